@@ -1,0 +1,3 @@
+"""pcp: own your AI context."""
+
+__version__ = "0.1.0"

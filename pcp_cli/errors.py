@@ -1,0 +1,121 @@
+"""Every error pcp reports on purpose, and the exit status each one maps to.
+
+The library raises these and never prints or exits; the CLI's single error funnel and the MCP
+server turn them into messages. This module imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    OK = 0
+    UNEXPECTED = 1
+    USAGE = 2
+    NOT_FOUND = 3
+    CONFLICT = 4
+    INVALID_INPUT = 5
+    LOCKED = 6
+    INDEX_UNAVAILABLE = 7
+    STORE_DAMAGED = 8
+    IMPORT_FAILED = 9
+
+
+class PcpError(Exception):
+    """Base class: a message for the person, an optional hint, and an exit status."""
+
+    exit_status: ExitStatus = ExitStatus.UNEXPECTED
+    code: str = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "error": {
+                "code": self.code,
+                "message": self.message,
+                "hint": self.hint,
+                "exit_status": int(self.exit_status),
+            }
+        }
+
+
+class UsageError(PcpError):
+    exit_status = ExitStatus.USAGE
+    code = "usage"
+
+
+class NotFound(PcpError):
+    exit_status = ExitStatus.NOT_FOUND
+    code = "not_found"
+
+
+class StoreNotFound(NotFound):
+    code = "store_not_found"
+
+
+class RevisionConflict(PcpError):
+    exit_status = ExitStatus.CONFLICT
+    code = "revision_conflict"
+
+    def __init__(
+        self, message: str, *, expected: str, current: str, hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.expected = expected
+        self.current = current
+
+
+class InvalidInput(PcpError):
+    """Bad data from outside: a file, an argument value, an import."""
+
+    exit_status = ExitStatus.INVALID_INPUT
+    code = "invalid_input"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        path: str | None = None,
+        line: int | None = None,
+        details: list[str] | None = None,
+    ) -> None:
+        where = path if path is None or line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {message}" if where else message, hint=hint)
+        self.path = path
+        self.line = line
+        self.details = details or []
+
+    def to_json(self) -> dict[str, object]:
+        data = super().to_json()
+        error = data["error"]
+        assert isinstance(error, dict)
+        error.update({"path": self.path, "line": self.line, "details": self.details})
+        return data
+
+
+class StoreLocked(PcpError):
+    exit_status = ExitStatus.LOCKED
+    code = "store_locked"
+
+
+class IndexUnavailable(PcpError):
+    exit_status = ExitStatus.INDEX_UNAVAILABLE
+    code = "index_unavailable"
+
+
+class StoreDamaged(PcpError):
+    exit_status = ExitStatus.STORE_DAMAGED
+    code = "store_damaged"
+
+
+class ImportFailed(PcpError):
+    """An import ran but some items failed; the summary says which."""
+
+    exit_status = ExitStatus.IMPORT_FAILED
+    code = "import_failed"

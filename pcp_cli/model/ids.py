@@ -1,0 +1,43 @@
+"""Identifiers: prefixed ULIDs for new objects, and the rule that makes any id a safe file name."""
+
+from __future__ import annotations
+
+import re
+
+from ulid import ULID
+
+from pcp_cli.errors import InvalidInput
+
+PREFIXES = {"page": "pg", "revision": "rev", "relation": "rel", "event": "ev"}
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
+
+
+def new_id(kind: str) -> str:
+    """A new id for a page, revision, relation or event: `pg_01J…`, unique across devices."""
+    return f"{PREFIXES[kind]}_{ULID()}"
+
+
+def is_safe_id(value: object) -> bool:
+    """True when `value` can name a file in any folder of the store on any common OS."""
+    return (
+        isinstance(value, str)
+        and _SAFE_ID.match(value) is not None
+        and ".." not in value
+        and not value.endswith(".")
+        and _RESERVED.match(value) is None
+    )
+
+
+def check_id(value: object, what: str = "id") -> str:
+    """Return `value` if it is a safe id, else raise InvalidInput naming it."""
+    if not is_safe_id(value):
+        shown = repr(value)[:80]
+        raise InvalidInput(
+            f"{what} {shown} is not a safe identifier",
+            hint="ids are 1-128 characters of letters, digits, '.', '_' and '-', starting with a "
+            "letter or digit, without '..', path separators or reserved device names",
+        )
+    assert isinstance(value, str)
+    return value

@@ -1,0 +1,339 @@
+"""The store's objects: page revisions, relations and events, as frozen dataclasses.
+
+A page's *state* is everything a person can see and edit in its head file (frontmatter and
+body). A *revision* is one immutable published state plus who made it, when, from what, and the
+hash of the state. The hash is what tells a hand edit apart from the recorded head.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime
+from typing import Any
+
+# Keys of a page's state, in the order they are written to frontmatter. `payload` is the body.
+STATE_KEYS = (
+    "page_id",
+    "type",
+    "title",
+    "namespace",
+    "owner_id",
+    "visibility",
+    "lifecycle_status",
+    "review_status",
+    "origin",
+    "sensitivity",
+    "integrity",
+    "epistemic_status",
+    "instruction_policy",
+    "tags",
+    "source_refs",
+    "record",
+    "facets",
+    "extensions",
+    "payload",
+)
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with milliseconds; `PCP_NOW` pins it (tests, replays)."""
+    pinned = os.environ.get("PCP_NOW")
+    if pinned:
+        return pinned
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def canonical_json(data: Any) -> str:
+    """Deterministic JSON: sorted keys, no ASCII escaping, compact separators."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def file_json(data: Any) -> str:
+    """Deterministic JSON for files: sorted keys, two-space indent, one trailing newline."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
+
+
+def hash_state(state: dict[str, Any]) -> str:
+    digest = hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+    return f"sha256:{digest}"
+
+
+@dataclass(frozen=True)
+class Actor:
+    actor_type: str
+    actor_id: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"actor_type": self.actor_type, "actor_id": self.actor_id}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Actor:
+        return cls(actor_type=data["actor_type"], actor_id=data["actor_id"])
+
+
+@dataclass(frozen=True)
+class ProvenanceStep:
+    operation: str
+    actor_type: str
+    actor_id: str
+    timestamp: str
+    input_revision_ids: tuple[str, ...] = ()
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "operation": self.operation,
+            "actor_type": self.actor_type,
+            "actor_id": self.actor_id,
+            "timestamp": self.timestamp,
+            "input_revision_ids": list(self.input_revision_ids),
+        }
+        if self.note is not None:
+            data["note"] = self.note
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProvenanceStep:
+        return cls(
+            operation=data["operation"],
+            actor_type=data["actor_type"],
+            actor_id=data["actor_id"],
+            timestamp=data["timestamp"],
+            input_revision_ids=tuple(data.get("input_revision_ids", ())),
+            note=data.get("note"),
+        )
+
+
+@dataclass(frozen=True)
+class PageState:
+    """What a page says at one revision. Dicts inside are treated as immutable by convention."""
+
+    page_id: str
+    type: str
+    namespace: str
+    owner_id: str
+    content: str
+    title: str = ""
+    media_type: str = "text/markdown"
+    visibility: str = "private"
+    lifecycle_status: str = "active"
+    review_status: str = "affirmed"
+    origin: str = "user_stated"
+    sensitivity: str = "low"
+    integrity: str = "verbatim"
+    epistemic_status: str = "asserted"
+    instruction_policy: str = "data_only"
+    tags: tuple[str, ...] = ()
+    source_refs: tuple[str, ...] = ()
+    record: dict[str, Any] = field(default_factory=dict)
+    facets: dict[str, Any] = field(default_factory=dict)
+    extensions: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "page_id": self.page_id,
+            "type": self.type,
+            "title": self.title,
+            "namespace": self.namespace,
+            "owner_id": self.owner_id,
+            "visibility": self.visibility,
+            "lifecycle_status": self.lifecycle_status,
+            "review_status": self.review_status,
+            "origin": self.origin,
+            "sensitivity": self.sensitivity,
+            "integrity": self.integrity,
+            "epistemic_status": self.epistemic_status,
+            "instruction_policy": self.instruction_policy,
+            "tags": list(self.tags),
+            "source_refs": list(self.source_refs),
+            "record": self.record,
+            "facets": self.facets,
+            "extensions": self.extensions,
+            "payload": {"media_type": self.media_type, "content": self.content},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PageState:
+        payload = data.get("payload") or {}
+        return cls(
+            page_id=data["page_id"],
+            type=data["type"],
+            title=data.get("title", ""),
+            namespace=data["namespace"],
+            owner_id=data["owner_id"],
+            visibility=data.get("visibility", "private"),
+            lifecycle_status=data.get("lifecycle_status", "active"),
+            review_status=data.get("review_status", "affirmed"),
+            origin=data.get("origin", "generated"),
+            sensitivity=data.get("sensitivity", "low"),
+            integrity=data.get("integrity", "unknown"),
+            epistemic_status=data.get("epistemic_status", "unknown"),
+            instruction_policy=data.get("instruction_policy", "data_only"),
+            tags=tuple(data.get("tags", ())),
+            source_refs=tuple(data.get("source_refs", ())),
+            record=dict(data.get("record") or {}),
+            facets=dict(data.get("facets") or {}),
+            extensions=dict(data.get("extensions") or {}),
+            media_type=payload.get("media_type", "text/markdown"),
+            content=payload.get("content", ""),
+        )
+
+    @property
+    def content_hash(self) -> str:
+        return hash_state(self.to_dict())
+
+    def evolve(self, **changes: Any) -> PageState:
+        return replace(self, **changes)
+
+    @property
+    def is_current(self) -> bool:
+        """Active and affirmed: what ordinary reads and the portable surface may show."""
+        return self.lifecycle_status == "active" and self.review_status == "affirmed"
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One immutable published state of a page (a file under `revisions/<page_id>/`)."""
+
+    revision_id: str
+    state: PageState
+    created_at: str
+    created_by: Actor
+    provenance: tuple[ProvenanceStep, ...]
+    page_created_at: str
+    parent_revision_id: str | None = None
+    merged_revision_ids: tuple[str, ...] = ()
+    idempotency_key: str | None = None
+    content_hash: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.content_hash:
+            object.__setattr__(self, "content_hash", self.state.content_hash)
+
+    @property
+    def page_id(self) -> str:
+        return self.state.page_id
+
+    @property
+    def parent_ids(self) -> tuple[str, ...]:
+        first = (self.parent_revision_id,) if self.parent_revision_id else ()
+        return first + self.merged_revision_ids
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.state.to_dict()
+        data.update(
+            {
+                "revision_id": self.revision_id,
+                "parent_revision_id": self.parent_revision_id,
+                "merged_revision_ids": list(self.merged_revision_ids),
+                "created_at": self.created_at,
+                "created_by": self.created_by.to_dict(),
+                "page_created_at": self.page_created_at,
+                "provenance": [step.to_dict() for step in self.provenance],
+                "idempotency_key": self.idempotency_key,
+                "content_hash": self.content_hash,
+            }
+        )
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Revision:
+        return cls(
+            revision_id=data["revision_id"],
+            state=PageState.from_dict(data),
+            created_at=data["created_at"],
+            created_by=Actor.from_dict(data["created_by"]),
+            provenance=tuple(ProvenanceStep.from_dict(p) for p in data.get("provenance", ())),
+            page_created_at=data.get("page_created_at") or data["created_at"],
+            parent_revision_id=data.get("parent_revision_id"),
+            merged_revision_ids=tuple(data.get("merged_revision_ids", ())),
+            idempotency_key=data.get("idempotency_key"),
+            content_hash=data.get("content_hash", ""),
+        )
+
+    def manifest(self) -> dict[str, Any]:
+        """Everything about the revision except the payload content (the `manifest` read view)."""
+        data = self.to_dict()
+        content = data["payload"]["content"]
+        data["payload"] = {"media_type": data["payload"]["media_type"], "length": len(content)}
+        return data
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A typed, directed edge between two revisions (a file under `relations/`)."""
+
+    relation_id: str
+    relation_type: str
+    from_page_id: str
+    from_revision_id: str
+    to_page_id: str
+    to_revision_id: str
+    created_at: str
+    created_by: Actor
+    note: str | None = None
+    extensions: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["created_by"] = self.created_by.to_dict()
+        if self.note is None:
+            del data["note"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Relation:
+        return cls(
+            relation_id=data["relation_id"],
+            relation_type=data["relation_type"],
+            from_page_id=data["from_page_id"],
+            from_revision_id=data["from_revision_id"],
+            to_page_id=data["to_page_id"],
+            to_revision_id=data["to_revision_id"],
+            created_at=data["created_at"],
+            created_by=Actor.from_dict(data["created_by"]),
+            note=data.get("note"),
+            extensions=dict(data.get("extensions") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Event:
+    """A raw ingested event (IngestEvent), or a record of a store operation such as a delete."""
+
+    event_id: str
+    kind: str
+    occurred_at: str
+    recorded_at: str
+    actor: Actor
+    data: dict[str, Any] = field(default_factory=dict)
+    source_refs: tuple[str, ...] = ()
+    idempotency_key: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "kind": self.kind,
+            "occurred_at": self.occurred_at,
+            "recorded_at": self.recorded_at,
+            "actor": self.actor.to_dict(),
+            "data": self.data,
+            "source_refs": list(self.source_refs),
+            "idempotency_key": self.idempotency_key,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        return cls(
+            event_id=data["event_id"],
+            kind=data["kind"],
+            occurred_at=data["occurred_at"],
+            recorded_at=data["recorded_at"],
+            actor=Actor.from_dict(data["actor"]),
+            data=dict(data.get("data") or {}),
+            source_refs=tuple(data.get("source_refs", ())),
+            idempotency_key=data.get("idempotency_key"),
+        )

@@ -1,0 +1,84 @@
+"""The closed vocabularies of the store: every enum a page, revision or relation may hold."""
+
+from __future__ import annotations
+
+PAGE_TYPES = (
+    "profile",
+    "keystone",
+    "timeline_event",
+    "note",
+    "conversation",
+    "document",
+    "summary",
+)
+LIFECYCLE_STATUSES = ("active", "superseded", "archived", "tombstoned")
+# Lifecycle states that ordinary reads hide (current-only).
+NON_CURRENT = ("superseded", "archived", "tombstoned")
+VISIBILITIES = ("private", "shared", "public")
+
+# The trust axes, kept apart (Paged Context Protocol: authority, integrity, epistemic status,
+# sensitivity and instruction policy are separate questions).
+ORIGINS = ("user_stated", "approved", "recorded", "imported", "generated", "inferred")
+# Authority order used when claims compete: earlier wins.
+ORIGIN_AUTHORITY = ("user_stated", "approved", "recorded", "imported", "generated", "inferred")
+INTEGRITIES = ("verbatim", "edited", "derived", "unknown")
+EPISTEMIC_STATUSES = ("affirmed", "asserted", "speculative", "disputed", "unknown")
+SENSITIVITIES = ("low", "medium", "high")
+INSTRUCTION_POLICIES = ("data_only", "advisory")
+
+# Approval is not lifecycle: a proposed keystone is active as a record but never served.
+REVIEW_STATUSES = ("affirmed", "proposed", "rejected")
+
+OPERATIONS = ("ingest", "write", "revise", "derive", "import")
+ACTOR_TYPES = ("user", "system", "model", "importer")
+
+RELATION_TYPES = (
+    "supersedes",
+    "derived_from",
+    "depends_on",
+    "contradicts",
+    "related_to",
+    "inspired_by",
+    "part_of",
+    "replies_to",
+    "merges",
+)
+
+# Portable Context Protocol v1 enums.
+KEYSTONE_CATEGORIES = (
+    "identity",
+    "preference",
+    "rule",
+    "objective",
+    "constraint",
+    "relationship",
+    "glossary",
+    "other",
+)
+KEYSTONE_SOURCES = ("user_stated", "inferred", "imported", "other")
+TIMELINE_CATEGORIES = ("job", "move", "milestone", "publication", "relationship", "other")
+
+PROFILE_FIELDS = (
+    "name",
+    "profession",
+    "primary_focus",
+    "summary",
+    "domain_expertise",
+    "values",
+    "communication_style",
+    "working_style",
+    "tools_and_workflows",
+    "how_interacts_with_ai",
+)
+PROFILE_LIST_FIELDS = ("domain_expertise", "values")
+
+MEDIA_TYPES = ("text/markdown", "text/plain")
+
+# Namespaced extension keys: reverse-DNS or a clear vendor prefix ("com.example.mood",
+# "pcp.origin", "memorandai:x").
+EXTENSION_KEY_PATTERN = r"^[A-Za-z0-9_-]+([.:][A-Za-z0-9_-]+)+$"
+NAMESPACE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}(:[a-z0-9][a-z0-9._-]{0,63}){0,7}$"
+PARTIAL_DATE_PATTERN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$"
+
+# Our own extension namespace, used where we add fields to PCP v1 objects.
+EXT_NS = "org.pcp-cli"
