@@ -56,6 +56,15 @@ def file_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
 
 
+def normalize_body(text: str) -> str:
+    """LF line ends, no BOM, no trailing blank lines, one final newline (empty stays empty)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    stripped = text.rstrip()
+    return stripped + "\n" if stripped else ""
+
+
 def hash_state(state: dict[str, Any]) -> str:
     digest = hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
     return f"sha256:{digest}"
@@ -131,6 +140,11 @@ class PageState:
     record: dict[str, Any] = field(default_factory=dict)
     facets: dict[str, Any] = field(default_factory=dict)
     extensions: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content", normalize_body(self.content))
+        object.__setattr__(self, "tags", tuple(self.tags))
+        object.__setattr__(self, "source_refs", tuple(self.source_refs))
 
     def to_dict(self) -> dict[str, Any]:
         return {

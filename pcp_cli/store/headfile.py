@@ -1,0 +1,132 @@
+"""A page's head file (`pages/<namespace>/<page_id>.md`): render from a revision, parse back.
+
+Rendering is deterministic; parsing turns whatever a person or a merge left in the file into a
+PageState, or an InvalidInput naming the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pcp_cli.errors import InvalidInput
+from pcp_cli.model.check import check_state
+from pcp_cli.model.page import PageState, Revision
+from pcp_cli.store import frontmatter
+
+# Keys always written, in this order; collections are written only when non-empty.
+_ALWAYS = (
+    "page_id",
+    "revision_id",
+    "type",
+    "title",
+    "namespace",
+    "owner_id",
+    "visibility",
+    "lifecycle_status",
+    "review_status",
+    "origin",
+    "sensitivity",
+    "integrity",
+    "epistemic_status",
+    "instruction_policy",
+)
+_WHEN_SET = ("tags", "source_refs", "record", "facets", "extensions")
+
+
+def frontmatter_for(revision: Revision) -> dict[str, Any]:
+    state = revision.state.to_dict()
+    data: dict[str, Any] = {"revision_id": revision.revision_id}
+    for key in _ALWAYS:
+        if key != "revision_id":
+            data[key] = state[key]
+    data = {key: data[key] for key in _ALWAYS}
+    for key in _WHEN_SET:
+        if state[key]:
+            data[key] = state[key]
+    if revision.state.media_type != "text/markdown":
+        data["media_type"] = revision.state.media_type
+    data["created_at"] = revision.page_created_at
+    data["updated_at"] = revision.created_at
+    data["content_hash"] = revision.content_hash
+    return data
+
+
+def render_head(revision: Revision) -> str:
+    return frontmatter.render(frontmatter_for(revision), revision.state.content)
+
+
+@dataclass(frozen=True)
+class ParsedHead:
+    """What a head file says. `state` is None for a new file that has no page id yet."""
+
+    frontmatter: dict[str, Any]
+    body: str
+    revision_id: str | None
+    state: PageState | None
+
+
+def parse_head(
+    raw: bytes,
+    *,
+    path: str,
+    file_page_id: str | None,
+    folder_namespace: str,
+    owner_id: str,
+) -> ParsedHead:
+    """Parse and check a head file. Raises InvalidInput (with file and line) when it is bad."""
+    text = frontmatter.decode(raw, path)
+    if frontmatter.has_conflict_markers(text):
+        match = frontmatter.CONFLICT_START.search(text)
+        line = text[: match.start()].count("\n") + 1 if match else None
+        raise InvalidInput(
+            "the file holds git conflict markers",
+            path=path,
+            line=line,
+            hint="run `pcp resolve PAGE_ID` or `pcp doctor --fix` to rebuild it from its revisions",
+        )
+    head = frontmatter.split(text, path)
+    data = head.frontmatter
+    block = text[4 : text.find("\n---", 3) + 1] if data else ""
+
+    def line_of(key: str) -> int | None:
+        match = re.search(rf"^{re.escape(key)}\s*:", block, re.MULTILINE)
+        return block[: match.start()].count("\n") + 2 if match else (2 if data else None)
+
+    check_state(data, path=path, line_of=line_of)
+    page_id = data.get("page_id")
+    if page_id is not None and file_page_id is not None and page_id != file_page_id:
+        raise InvalidInput(
+            f"page_id {page_id!r} does not match the file name {file_page_id}.md",
+            path=path,
+            line=line_of("page_id"),
+            hint="rename the file back, or remove page_id to adopt the file as a new page",
+        )
+    namespace = data.get("namespace", folder_namespace)
+    revision_id = data.get("revision_id")
+    if page_id is None:
+        return ParsedHead(data, head.body, None, None)
+    state_data = {key: value for key, value in data.items() if key not in _INFORMATIONAL}
+    state_data.update(
+        {
+            "namespace": namespace,
+            "owner_id": data.get("owner_id", owner_id),
+            "type": data.get("type", "note"),
+            "payload": {
+                "media_type": data.get("media_type", "text/markdown"),
+                "content": head.body,
+            },
+        }
+    )
+    return ParsedHead(data, head.body, revision_id, PageState.from_dict(state_data))
+
+
+_INFORMATIONAL = ("revision_id", "created_at", "updated_at", "media_type", "content_hash")
+
+
+def title_from_body(body: str, fallback: str) -> str:
+    for line in body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()[:200]
+    return fallback

@@ -1,0 +1,88 @@
+"""Where everything lives in a store folder. The only place that turns ids into paths."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pcp_cli.errors import InvalidInput
+from pcp_cli.model.ids import check_id
+from pcp_cli.model.vocab import NAMESPACE_PATTERN
+
+MANIFEST = "pcp.yaml"
+PAGES = "pages"
+REVISIONS = "revisions"
+RELATIONS = "relations"
+EVENTS = "events"
+LOCAL = ".pcp"
+
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+
+
+def check_namespace(namespace: object) -> str:
+    if not isinstance(namespace, str) or not _NAMESPACE.match(namespace) or ".." in namespace:
+        raise InvalidInput(
+            f"namespace {str(namespace)[:80]!r} is not valid",
+            hint="a namespace is lowercase segments joined by ':', e.g. 'user:ada' or "
+            "'project:tidewatch'",
+        )
+    return namespace
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / MANIFEST
+
+    @property
+    def pages(self) -> Path:
+        return self.root / PAGES
+
+    @property
+    def revisions(self) -> Path:
+        return self.root / REVISIONS
+
+    @property
+    def relations(self) -> Path:
+        return self.root / RELATIONS
+
+    @property
+    def events(self) -> Path:
+        return self.root / EVENTS
+
+    @property
+    def local(self) -> Path:
+        return self.root / LOCAL
+
+    def namespace_dir(self, namespace: str) -> Path:
+        return self.pages.joinpath(*check_namespace(namespace).split(":"))
+
+    def head_path(self, namespace: str, page_id: str) -> Path:
+        return self.namespace_dir(namespace) / f"{check_id(page_id, 'page id')}.md"
+
+    def namespace_of(self, head_path: Path) -> str:
+        """The namespace a head file's folder stands for (`pages/user/ada/x.md` -> `user:ada`)."""
+        return ":".join(head_path.parent.relative_to(self.pages).parts)
+
+    def revision_dir(self, page_id: str) -> Path:
+        return self.revisions / check_id(page_id, "page id")
+
+    def revision_path(self, page_id: str, revision_id: str) -> Path:
+        return self.revision_dir(page_id) / f"{check_id(revision_id, 'revision id')}.json"
+
+    def relation_path(self, relation_id: str) -> Path:
+        return self.relations / f"{check_id(relation_id, 'relation id')}.json"
+
+    def event_path(self, event_id: str, timestamp: str) -> Path:
+        year, month = timestamp[:4], timestamp[5:7]
+        if not (year.isdigit() and month.isdigit()):
+            year, month = "0000", "00"
+        return self.events / year / month / f"{check_id(event_id, 'event id')}.json"
+
+    def rel(self, path: Path) -> str:
+        """A store-relative POSIX path, as shown to people and stored in the catalog."""
+        return path.relative_to(self.root).as_posix()

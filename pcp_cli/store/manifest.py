@@ -1,0 +1,95 @@
+"""`pcp.yaml`: the store manifest (format version, ids, default namespace, client grants)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pcp_cli.errors import InvalidInput
+from pcp_cli.model.ids import is_safe_id, new_id
+from pcp_cli.store import frontmatter
+from pcp_cli.store.atomic import write_atomic
+from pcp_cli.store.layout import check_namespace
+
+FORMAT = "pcp-store/1"
+KNOWN_KEYS = ("format", "store_id", "owner_id", "default_namespace", "clients", "settings")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    store_id: str
+    owner_id: str
+    default_namespace: str
+    format: str = FORMAT
+    clients: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "format": self.format,
+            "store_id": self.store_id,
+            "owner_id": self.owner_id,
+            "default_namespace": self.default_namespace,
+            "clients": self.clients,
+        }
+        if self.settings:
+            data["settings"] = self.settings
+        return data
+
+    @classmethod
+    def new(cls, owner_id: str, namespace: str | None) -> Manifest:
+        if not is_safe_id(owner_id):
+            raise InvalidInput(
+                f"owner id {owner_id!r} is not a safe identifier",
+                hint="use letters, digits, '.', '_' and '-', e.g. 'ada-lumen'",
+            )
+        default = namespace or f"user:{owner_id.lower()}"
+        return cls(
+            store_id=new_id("page").replace("pg_", "st_"),
+            owner_id=owner_id,
+            default_namespace=check_namespace(default),
+        )
+
+
+def read_manifest(path: Path) -> Manifest:
+    rel = path.name
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the store manifest: {exc.strerror}", path=rel) from None
+    data = frontmatter.load_mapping(frontmatter.decode(raw, rel), rel)
+    for key in data:
+        if key not in KNOWN_KEYS:
+            raise InvalidInput(f"unknown key {key!r} in the store manifest", path=rel,
+                               hint=f"known keys: {', '.join(KNOWN_KEYS)}")
+    if data.get("format") != FORMAT:
+        raise InvalidInput(
+            f"store format {data.get('format')!r} is not supported (this pcp reads {FORMAT})",
+            path=rel,
+            hint="upgrade pcp, or check that this folder is a pcp store",
+        )
+    for key in ("store_id", "owner_id", "default_namespace"):
+        if not isinstance(data.get(key), str):
+            raise InvalidInput(f"{key} is missing or not a string", path=rel)
+    try:
+        check_namespace(data["default_namespace"])
+    except InvalidInput as exc:
+        raise InvalidInput(exc.message, path=rel, hint=exc.hint) from None
+    clients = data.get("clients") or {}
+    settings = data.get("settings") or {}
+    if not isinstance(clients, dict) or not isinstance(settings, dict):
+        raise InvalidInput("clients and settings must be mappings", path=rel)
+    return Manifest(
+        store_id=data["store_id"],
+        owner_id=data["owner_id"],
+        default_namespace=data["default_namespace"],
+        format=data["format"],
+        clients=clients,
+        settings=settings,
+    )
+
+
+def write_manifest(path: Path, manifest: Manifest) -> None:
+    header = "# pcp store manifest: see store_layout/README.md for every key.\n"
+    write_atomic(path, header + frontmatter.dump_mapping(manifest.to_dict()))

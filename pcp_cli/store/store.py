@@ -1,0 +1,796 @@
+"""The Store facade: every read and write of a context store folder goes through here.
+
+Writes take the store-wide lock, publish the immutable revision file first and the head file
+second (both atomically), then note the change in the catalog. Readers never lock. A head file a
+person edited, or a Markdown file they dropped under `pages/`, is recorded as a new revision by
+the next writable Store that looks at it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pcp_cli.config import resolve_store_root
+from pcp_cli.errors import (
+    InvalidInput,
+    NotFound,
+    PcpError,
+    RevisionConflict,
+    StoreDamaged,
+    UsageError,
+)
+from pcp_cli.model import vocab
+from pcp_cli.model.check import FieldError, check_fields
+from pcp_cli.model.ids import check_id, is_safe_id, new_id
+from pcp_cli.model.page import (
+    Actor,
+    Event,
+    PageState,
+    ProvenanceStep,
+    Relation,
+    Revision,
+    file_json,
+    now_iso,
+)
+from pcp_cli.store.atomic import is_temp_name, remove_file, write_atomic, write_new
+from pcp_cli.store.catalog import Catalog, Changes, Entry
+from pcp_cli.store.headfile import parse_head, render_head, title_from_body
+from pcp_cli.store.layout import Layout, check_namespace
+from pcp_cli.store.lock import writer_lock
+from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
+
+REVISION_FIELDS = frozenset(
+    (
+        "revision_id",
+        "parent_revision_id",
+        "merged_revision_ids",
+        "created_at",
+        "created_by",
+        "page_created_at",
+        "provenance",
+        "idempotency_key",
+        "content_hash",
+        "payload",
+    )
+)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    page_id: str
+    revision_id: str
+    status: str  # created | revised | unchanged
+
+    def to_dict(self) -> dict[str, str]:
+        return {"page_id": self.page_id, "revision_id": self.revision_id, "status": self.status}
+
+
+@dataclass(frozen=True)
+class HandEdit:
+    """A head file that was recorded as a new revision (or adopted as a new page)."""
+
+    path: str
+    page_id: str
+    revision_id: str
+    adopted: bool
+
+
+def page_id_for_key(key: str) -> str:
+    """The page id a keyed write gets when no id is given: the same key, the same page."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return "pg_" + base64.b32encode(digest).decode("ascii")[:26]
+
+
+class Store:
+    def __init__(self, root: Path, *, readonly: bool = False) -> None:
+        self.layout = Layout(root)
+        self.root = root
+        self.readonly = readonly
+        self.manifest: Manifest = read_manifest(self.layout.manifest)
+        self._catalog: Catalog | None = None
+        self._lock_depth = 0
+        self.hand_edits: list[HandEdit] = []
+        self.problems: dict[str, str] = {}
+
+    # -- opening ------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> Store:
+        return cls(resolve_store_root(path), readonly=readonly)
+
+    @classmethod
+    def init(cls, root: Path, *, owner_id: str, namespace: str | None = None) -> Store:
+        root = root.expanduser()
+        if (root / "pcp.yaml").exists():
+            raise UsageError(f"{root} is already a pcp store", hint="use it as it is")
+        manifest = Manifest.new(owner_id, namespace)
+        root.mkdir(parents=True, exist_ok=True)
+        layout = Layout(root.resolve())
+        for folder in (layout.pages, layout.revisions, layout.relations, layout.events):
+            folder.mkdir(exist_ok=True)
+            keep = folder / ".gitkeep"
+            if not keep.exists():
+                write_atomic(keep, "")
+        gitignore = layout.root / ".gitignore"
+        if not gitignore.exists():
+            write_atomic(gitignore, "# local, derived state: never committed\n.pcp/\n")
+        write_manifest(layout.manifest, manifest)
+        return cls(layout.root)
+
+    @property
+    def owner_id(self) -> str:
+        return self.manifest.owner_id
+
+    @property
+    def default_namespace(self) -> str:
+        return self.manifest.default_namespace
+
+    @property
+    def user(self) -> Actor:
+        return Actor("user", self.owner_id)
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = Catalog(
+                self.layout.local / "catalog.sqlite", self.root, self.layout.pages, self._scan
+            )
+        return self._catalog
+
+    def close(self) -> None:
+        if self._catalog is not None:
+            self._catalog.close()
+            self._catalog = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- locking ------------------------------------------------------------------------------
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store-wide writer lock (re-entrant within this Store)."""
+        if self.readonly:
+            raise UsageError("this store was opened read-only")
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        with writer_lock(self.layout.local / "lock"):
+            self._lock_depth = 1
+            try:
+                yield
+            finally:
+                self._lock_depth = 0
+
+    # -- revisions ----------------------------------------------------------------------------
+    def page_exists(self, page_id: str) -> bool:
+        return is_safe_id(page_id) and self.layout.revision_dir(page_id).is_dir()
+
+    def revision_ids(self, page_id: str) -> list[str]:
+        folder = self.layout.revision_dir(page_id)
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            return []
+        return sorted(
+            name[:-5] for name in names if name.endswith(".json") and not is_temp_name(name)
+        )
+
+    def load_revision(self, page_id: str, revision_id: str) -> Revision:
+        path = self.layout.revision_path(page_id, revision_id)
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            raise NotFound(f"revision {revision_id} of page {page_id} does not exist",
+                           hint=f"`pcp history {page_id}` lists its revisions") from None
+        except (ValueError, OSError) as exc:
+            raise StoreDamaged(f"{self.layout.rel(path)}: unreadable revision file ({exc})",
+                               hint="run `pcp doctor`") from None
+        try:
+            revision = Revision.from_dict(data)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise StoreDamaged(f"{self.layout.rel(path)}: revision file lacks {exc}",
+                               hint="run `pcp validate`") from None
+        if revision.page_id != page_id or revision.revision_id != revision_id:
+            raise StoreDamaged(f"{self.layout.rel(path)}: ids inside do not match its path")
+        return revision
+
+    def revisions(self, page_id: str) -> list[Revision]:
+        """Every revision of a page, parents before children (ties by time, then id)."""
+        revs = {rid: self.load_revision(page_id, rid) for rid in self.revision_ids(page_id)}
+        ordered: list[Revision] = []
+        placed: set[str] = set()
+        pending = sorted(revs.values(), key=lambda r: (r.created_at, r.revision_id))
+        while pending:
+            progress = False
+            for rev in list(pending):
+                if all(p in placed or p not in revs for p in rev.parent_ids):
+                    ordered.append(rev)
+                    placed.add(rev.revision_id)
+                    pending.remove(rev)
+                    progress = True
+            if not progress:  # a cycle cannot be written by pcp; show what is there
+                ordered.extend(pending)
+                break
+        return ordered
+
+    def graph_heads(self, page_id: str, revisions: Sequence[Revision] | None = None) -> list[
+        Revision
+    ]:
+        """Revisions no other revision names as a parent: one normally, more after divergence."""
+        revs = list(revisions) if revisions is not None else self.revisions(page_id)
+        parents = {p for rev in revs for p in rev.parent_ids}
+        heads = [rev for rev in revs if rev.revision_id not in parents]
+        return sorted(heads, key=lambda r: (r.created_at, r.revision_id))
+
+    # -- the current page ---------------------------------------------------------------------
+    def head_entry(self, page_id: str) -> Entry | None:
+        entries = self.catalog.by_page_id(page_id)
+        return entries[0] if entries else None
+
+    def current(self, page_id: str) -> Revision:
+        """The head revision of a page: the one its head file names, or the newest graph head."""
+        check_id(page_id, "page id")
+        if not self.page_exists(page_id):
+            raise NotFound(f"page {page_id} does not exist",
+                           hint="`pcp ls` lists pages; ids are case-sensitive")
+        revs = self.revisions(page_id)
+        if not revs:
+            raise StoreDamaged(f"page {page_id} has a revision folder but no revisions",
+                               hint="run `pcp doctor`")
+        entry = self.head_entry(page_id)
+        by_id = {rev.revision_id: rev for rev in revs}
+        heads = self.graph_heads(page_id, revs)
+        if entry and entry.revision_id in by_id and by_id[entry.revision_id] in heads:
+            return by_id[entry.revision_id]
+        return heads[-1]
+
+    def get(self, page_id: str, revision_id: str | None = None) -> Revision:
+        if revision_id:
+            check_id(revision_id, "revision id")
+            if not self.page_exists(page_id):
+                raise NotFound(f"page {page_id} does not exist")
+            return self.load_revision(page_id, revision_id)
+        return self.current(page_id)
+
+    def entries(
+        self,
+        *,
+        types: Sequence[str] | None = None,
+        namespaces: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+        review: Sequence[str] | None = ("affirmed",),
+    ) -> list[Entry]:
+        """Catalog entries of readable pages matching the filters (no file is opened)."""
+        clauses = ["problem IS NULL", "page_id IS NOT NULL"]
+        params: list[Any] = []
+        for column, values in (
+            ("type", types),
+            ("namespace", namespaces),
+            ("lifecycle_status", statuses),
+            ("review_status", review),
+        ):
+            if values:
+                clauses.append(f"{column} IN ({','.join('?' for _ in values)})")
+                params.extend(values)
+        return self.catalog.entries(" AND ".join(clauses), params)
+
+    def read_body(self, entry: Entry) -> str:
+        """The current body of a page listed in the catalog (its head file, else its revision)."""
+        if entry.problem is None and not entry.edited:
+            try:
+                text = (self.root / entry.path).read_text("utf-8")
+                end = text.find("\n---\n", 3)
+                if text.startswith("---\n") and end != -1:
+                    return text[end + 5:]
+            except (OSError, UnicodeDecodeError):
+                pass
+        assert entry.page_id
+        return self.current(entry.page_id).state.content
+
+    # -- scanning head files --------------------------------------------------------------------
+    def _scan(self, rel: str, raw: bytes) -> dict[str, Any]:
+        """Catalog fields for one head file (called by the catalog for new or changed files)."""
+        name = rel.rsplit("/", 1)[-1][:-3]
+        file_page_id = name if is_safe_id(name) else None
+        folder_ns = ":".join(rel.split("/")[1:-1]) or self.default_namespace
+        try:
+            parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
+                                folder_namespace=folder_ns, owner_id=self.owner_id)
+        except InvalidInput as exc:
+            return {"page_id": file_page_id, "problem": exc.message}
+        if parsed.state is None:
+            return {"page_id": None, "problem": "new file: not yet adopted as a page",
+                    "title": str(parsed.frontmatter.get("title") or name)}
+        state = parsed.state
+        stored_hash = parsed.frontmatter.get("content_hash")
+        fields = _entry_fields(state)
+        fields.update(
+            revision_id=parsed.revision_id,
+            content_hash=state.content_hash,
+            created_at=parsed.frontmatter.get("created_at"),
+            updated_at=parsed.frontmatter.get("updated_at"),
+            edited=stored_hash != state.content_hash,
+        )
+        if state.namespace != folder_ns:
+            fields["edited"] = True
+        return fields
+
+    def refresh(self, mode: str = "auto") -> Changes:
+        """Bring the catalog up to date and, when writable, record hand edits it found."""
+        changes = self.catalog.refresh(mode)
+        if self.readonly:
+            return changes
+        pending = self.catalog.entries("edited = 1 OR problem LIKE 'new file%'")
+        if not pending:
+            return changes
+        with self.locked():
+            for entry in pending:
+                self._record_hand_edit(entry.path)
+        recorded = {edit.page_id for edit in self.hand_edits}
+        extra = tuple(e for pid in sorted(recorded) for e in self.catalog.by_page_id(pid))
+        return Changes(extra + changes.changed, changes.removed)
+
+    def _record_hand_edit(self, rel: str) -> HandEdit | None:
+        """Turn an edited or new head file into a revision. Caller holds the lock."""
+        path = self.root / rel
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        name = path.name[:-3]
+        folder_ns = self.layout.namespace_of(path) or self.default_namespace
+        try:
+            parsed = parse_head(raw, path=rel, file_page_id=name if is_safe_id(name) else None,
+                                folder_namespace=folder_ns, owner_id=self.owner_id)
+            return self._record_parsed(rel, path, parsed, folder_ns)
+        except InvalidInput as exc:
+            self.problems[rel] = exc.message
+            return None
+
+    def _record_parsed(self, rel: str, path: Path, parsed: Any, folder_ns: str) -> HandEdit | None:
+        if parsed.state is None:
+            return self._adopt(rel, parsed.frontmatter, parsed.body, folder_ns)
+        state = parsed.state
+        page_id = state.page_id
+        self.check_state(state)
+        if not self.page_exists(page_id):
+            revision = self._new_revision(state, actor=self.user, operation="write",
+                                          note=f"adopted from {rel}")
+            self._publish(revision, old_path=path)
+            edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
+        else:
+            head = self.current(page_id)
+            base_id = parsed.revision_id if parsed.revision_id in self.revision_ids(page_id) \
+                else head.revision_id
+            if state.content_hash == head.content_hash and base_id == head.revision_id:
+                # Only informational keys or the folder changed: rewrite the head file.
+                self._publish(head, old_path=path, new_revision=False)
+                return None
+            revision = self._new_revision(
+                state, actor=self.user, operation="revise", parent=head,
+                note=f"hand edit recorded from {rel}",
+                input_revision_ids=(base_id,) if base_id != head.revision_id else (),
+            )
+            self._publish(revision, old_path=path)
+            edit = HandEdit(rel, page_id, revision.revision_id, adopted=False)
+        self.hand_edits.append(edit)
+        return edit
+
+    def _adopt(self, rel: str, data: dict[str, Any], body: str, folder_ns: str) -> HandEdit:
+        page_id = new_id("page")
+        fallback = Path(rel).stem
+        state_data = {k: v for k, v in data.items() if k not in REVISION_FIELDS}
+        state_data.update(
+            page_id=page_id,
+            namespace=data.get("namespace", folder_ns),
+            owner_id=data.get("owner_id", self.owner_id),
+            type=data.get("type", "note"),
+            title=data.get("title") or title_from_body(body, fallback),
+            origin=data.get("origin", "user_stated"),
+            integrity=data.get("integrity", "verbatim"),
+            epistemic_status=data.get("epistemic_status", "asserted"),
+            payload={"media_type": "text/markdown", "content": body},
+        )
+        state = PageState.from_dict(state_data)
+        self.check_state(state)
+        revision = self._new_revision(state, actor=self.user, operation="write",
+                                      note=f"adopted from {rel}")
+        self._publish(revision, old_path=self.root / rel)
+        edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
+        self.hand_edits.append(edit)
+        return edit
+
+    # -- writing ------------------------------------------------------------------------------
+    def new_state(self, content: str, **fields: Any) -> PageState:
+        """A PageState with the store's defaults filled in; raises InvalidInput on bad fields."""
+        fields.setdefault("page_id", "")
+        fields.setdefault("namespace", self.default_namespace)
+        fields.setdefault("owner_id", self.owner_id)
+        fields.setdefault("type", "note")
+        check_namespace(fields["namespace"])
+        state = PageState(content=content, **fields)
+        self.check_state(state)
+        return state
+
+    def check_state(self, state: PageState) -> None:
+        data = state.to_dict()
+        data["media_type"] = data.pop("payload")["media_type"]
+        if not data["page_id"]:
+            data.pop("page_id")
+        try:
+            check_fields(data)
+        except FieldError as exc:
+            raise InvalidInput(str(exc)) from None
+
+    def write_page(
+        self,
+        state: PageState,
+        *,
+        actor: Actor | None = None,
+        operation: str = "write",
+        idempotency_key: str | None = None,
+        source_note: str | None = None,
+        input_revision_ids: Sequence[str] = (),
+    ) -> WriteResult:
+        """WritePage: a new page. The same idempotency key again returns the same ids."""
+        actor = actor or self.user
+        with self.locked():
+            page_id = state.page_id or (
+                page_id_for_key(idempotency_key) if idempotency_key else new_id("page")
+            )
+            check_id(page_id, "page id")
+            state = state.evolve(page_id=page_id)
+            self.check_state(state)
+            if self.page_exists(page_id):
+                first = self.revisions(page_id)[0]
+                if idempotency_key and first.idempotency_key == idempotency_key:
+                    return WriteResult(page_id, first.revision_id, "unchanged")
+                raise RevisionConflict(
+                    f"page {page_id} already exists",
+                    expected="(none)",
+                    current=self.current(page_id).revision_id,
+                    hint="revise it with `pcp revise`, or choose another id",
+                )
+            self._check_case_unique(page_id)
+            revision = self._new_revision(
+                state, actor=actor, operation=operation, idempotency_key=idempotency_key,
+                note=source_note, input_revision_ids=input_revision_ids,
+            )
+            self._publish(revision)
+            return WriteResult(page_id, revision.revision_id, "created")
+
+    def upsert_page(
+        self,
+        state: PageState,
+        *,
+        key: str,
+        actor: Actor,
+        operation: str = "import",
+        source_note: str | None = None,
+    ) -> WriteResult:
+        """Importers: create the page for `key`, revise it if its content changed, else nothing."""
+        with self.locked():
+            page_id = state.page_id or page_id_for_key(key)
+            state = state.evolve(page_id=page_id)
+            if not self.page_exists(page_id):
+                return self.write_page(state, actor=actor, operation=operation,
+                                       idempotency_key=key, source_note=source_note)
+            head = self.current(page_id)
+            if head.content_hash == state.content_hash:
+                return WriteResult(page_id, head.revision_id, "unchanged")
+            revision = self._new_revision(state, actor=actor, operation=operation, parent=head,
+                                          idempotency_key=key, note=source_note)
+            self._publish(revision)
+            return WriteResult(page_id, revision.revision_id, "revised")
+
+    def revise(
+        self,
+        page_id: str,
+        *,
+        changes: dict[str, Any],
+        expected_revision_id: str | None = None,
+        actor: Actor | None = None,
+        operation: str = "revise",
+        note: str | None = None,
+        input_revision_ids: Sequence[str] = (),
+        merged_revision_ids: Sequence[str] = (),
+    ) -> WriteResult:
+        """RevisePage: a new revision with `changes` applied to the head's state."""
+        actor = actor or self.user
+        with self.locked():
+            self._record_pending_edit(page_id)
+            head = self.current(page_id)
+            if expected_revision_id is not None and expected_revision_id != head.revision_id:
+                raise RevisionConflict(
+                    f"page {page_id} is at revision {head.revision_id}, not "
+                    f"{expected_revision_id}",
+                    expected=expected_revision_id,
+                    current=head.revision_id,
+                    hint=f"read the current revision (`pcp show {page_id}`) and revise on top "
+                    "of it",
+                )
+            state = _apply_changes(head.state, changes)
+            self.check_state(state)
+            if state.content_hash == head.content_hash and not merged_revision_ids:
+                return WriteResult(page_id, head.revision_id, "unchanged")
+            revision = self._new_revision(
+                state, actor=actor, operation=operation, parent=head, note=note,
+                input_revision_ids=input_revision_ids, merged=tuple(merged_revision_ids),
+            )
+            self._publish(revision)
+            return WriteResult(page_id, revision.revision_id, "revised")
+
+    def set_lifecycle(self, page_id: str, status: str, *, actor: Actor | None = None,
+                      note: str | None = None) -> WriteResult:
+        if status not in vocab.LIFECYCLE_STATUSES:
+            raise UsageError(f"unknown lifecycle status {status!r}")
+        return self.revise(page_id, changes={"lifecycle_status": status}, actor=actor,
+                           note=note)
+
+    def link(
+        self,
+        from_page_id: str,
+        relation_type: str,
+        to_page_id: str,
+        *,
+        actor: Actor | None = None,
+        note: str | None = None,
+        from_revision_id: str | None = None,
+        to_revision_id: str | None = None,
+    ) -> Relation:
+        """LinkPages: a typed edge between two revisions (page ids resolve to their heads)."""
+        if relation_type not in vocab.RELATION_TYPES:
+            raise UsageError(
+                f"unknown relation type {relation_type!r}",
+                hint=f"one of: {', '.join(vocab.RELATION_TYPES)}",
+            )
+        with self.locked():
+            source = self.get(from_page_id, from_revision_id)
+            target = self.get(to_page_id, to_revision_id)
+            relation = Relation(
+                relation_id=new_id("relation"),
+                relation_type=relation_type,
+                from_page_id=source.page_id,
+                from_revision_id=source.revision_id,
+                to_page_id=target.page_id,
+                to_revision_id=target.revision_id,
+                created_at=now_iso(),
+                created_by=actor or self.user,
+                note=note,
+            )
+            write_new(self.layout.relation_path(relation.relation_id),
+                      file_json(relation.to_dict()))
+            return relation
+
+    def relations(self, page_id: str | None = None) -> list[Relation]:
+        """Relations touching `page_id` (either end), or all of them; oldest first."""
+        found: list[Relation] = []
+        try:
+            names = sorted(os.listdir(self.layout.relations))
+        except FileNotFoundError:
+            return []
+        for name in names:
+            if not name.endswith(".json") or is_temp_name(name):
+                continue
+            path = self.layout.relations / name
+            try:
+                relation = Relation.from_dict(json.loads(path.read_bytes()))
+            except (ValueError, KeyError, TypeError, OSError):
+                self.problems[self.layout.rel(path)] = "unreadable relation file"
+                continue
+            if page_id is None or page_id in (relation.from_page_id, relation.to_page_id):
+                found.append(relation)
+        return sorted(found, key=lambda r: (r.created_at, r.relation_id))
+
+    def delete(self, page_id: str, *, actor: Actor | None = None) -> dict[str, Any]:
+        """DeletePage: remove the head file, every revision and every relation touching it."""
+        with self.locked():
+            head = self.current(page_id)
+            relations = self.relations(page_id)
+            entries = self.catalog.by_page_id(page_id)
+            for relation in relations:
+                remove_file(self.layout.relation_path(relation.relation_id))
+            for entry in entries:
+                remove_file(self.root / entry.path)
+            revision_ids = self.revision_ids(page_id)
+            for revision_id in revision_ids:
+                remove_file(self.layout.revision_path(page_id, revision_id))
+            folder = self.layout.revision_dir(page_id)
+            for leftover in folder.iterdir() if folder.exists() else ():
+                leftover.unlink()
+            if folder.exists():
+                folder.rmdir()
+            self.catalog.record_removal(entry.path for entry in entries)
+            event = self.record_event(
+                "page_deleted",
+                {"page_id": page_id, "namespace": head.state.namespace,
+                 "revisions_removed": len(revision_ids), "relations_removed": len(relations)},
+                actor=actor,
+            )
+            return {
+                "page_id": page_id,
+                "revisions_removed": len(revision_ids),
+                "relations_removed": len(relations),
+                "event_id": event.event_id,
+            }
+
+    def record_event(
+        self,
+        kind: str,
+        data: dict[str, Any],
+        *,
+        actor: Actor | None = None,
+        occurred_at: str | None = None,
+        source_refs: Sequence[str] = (),
+        idempotency_key: str | None = None,
+    ) -> Event:
+        """IngestEvent: an immutable event file; the same idempotency key is stored once."""
+        with self.locked():
+            recorded = now_iso()
+            if idempotency_key:
+                digest = hashlib.sha256(idempotency_key.encode()).digest()
+                event_id = "ev_" + base64.b32encode(digest).decode("ascii")[:26]
+                existing = list(self.layout.events.glob(f"*/*/{event_id}.json"))
+                if existing:
+                    return Event.from_dict(json.loads(existing[0].read_bytes()))
+            else:
+                event_id = new_id("event")
+            event = Event(
+                event_id=event_id,
+                kind=kind,
+                occurred_at=occurred_at or recorded,
+                recorded_at=recorded,
+                actor=actor or self.user,
+                data=data,
+                source_refs=tuple(source_refs),
+                idempotency_key=idempotency_key,
+            )
+            write_new(self.layout.event_path(event_id, event.recorded_at),
+                      file_json(event.to_dict()))
+            return event
+
+    # -- internals ----------------------------------------------------------------------------
+    def _record_pending_edit(self, page_id: str) -> None:
+        """Before revising a page, record a hand edit of its head file, if there is one."""
+        for entry in self.catalog.by_page_id(page_id):
+            path = self.root / entry.path
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                continue
+            if (stat.st_mtime_ns, stat.st_size) != (entry.mtime_ns, entry.size) or entry.edited:
+                self.catalog.refresh("full")
+                self._record_hand_edit(entry.path)
+
+    def _check_case_unique(self, page_id: str) -> None:
+        folder = self.layout.revisions
+        if not folder.exists():
+            return
+        lowered = page_id.lower()
+        for name in os.listdir(folder):
+            if name.lower() == lowered and name != page_id:
+                raise InvalidInput(
+                    f"page id {page_id!r} differs from existing page {name!r} only in case",
+                    hint="ids must stay distinct on case-insensitive file systems",
+                )
+
+    def _new_revision(
+        self,
+        state: PageState,
+        *,
+        actor: Actor,
+        operation: str,
+        parent: Revision | None = None,
+        idempotency_key: str | None = None,
+        note: str | None = None,
+        input_revision_ids: Sequence[str] = (),
+        merged: tuple[str, ...] = (),
+    ) -> Revision:
+        timestamp = now_iso()
+        inputs = tuple(dict.fromkeys(
+            ((parent.revision_id,) if parent else ()) + merged + tuple(input_revision_ids)
+        ))
+        step = ProvenanceStep(
+            operation=operation,
+            actor_type=actor.actor_type,
+            actor_id=actor.actor_id,
+            timestamp=timestamp,
+            input_revision_ids=inputs,
+            note=note,
+        )
+        return Revision(
+            revision_id=new_id("revision"),
+            state=state,
+            created_at=timestamp,
+            created_by=actor,
+            provenance=(step,),
+            page_created_at=parent.page_created_at if parent else timestamp,
+            parent_revision_id=parent.revision_id if parent else None,
+            merged_revision_ids=merged,
+            idempotency_key=idempotency_key,
+        )
+
+    def _publish(self, revision: Revision, *, old_path: Path | None = None,
+                 new_revision: bool = True) -> None:
+        """Revision file first, then the head file, then the catalog. Caller holds the lock."""
+        if new_revision:
+            write_new(self.layout.revision_path(revision.page_id, revision.revision_id),
+                      file_json(revision.to_dict()))
+        self.write_head(revision, old_path=old_path)
+
+    def write_head(self, revision: Revision, *, old_path: Path | None = None) -> None:
+        """(Re)write a page's head file from a revision; moves it if the namespace changed."""
+        head_path = self.layout.head_path(revision.state.namespace, revision.page_id)
+        write_atomic(head_path, render_head(revision))
+        removed: list[str] = []
+        stale = {Path(self.root / e.path) for e in self.catalog.by_page_id(revision.page_id)}
+        if old_path is not None:
+            stale.add(old_path)
+        for path in stale:
+            if path != head_path and path.exists():
+                remove_file(path)
+                removed.append(self.layout.rel(path))
+            elif path != head_path:
+                removed.append(self.layout.rel(path))
+        fields = _entry_fields(revision.state)
+        fields.update(
+            revision_id=revision.revision_id,
+            content_hash=revision.content_hash,
+            created_at=revision.page_created_at,
+            updated_at=revision.created_at,
+            edited=False,
+        )
+        self.catalog.record_write(self.layout.rel(head_path), fields, removed)
+
+
+def _entry_fields(state: PageState) -> dict[str, Any]:
+    return {
+        "page_id": state.page_id,
+        "type": state.type,
+        "namespace": state.namespace,
+        "title": state.title,
+        "lifecycle_status": state.lifecycle_status,
+        "review_status": state.review_status,
+        "origin": state.origin,
+        "sensitivity": state.sensitivity,
+        "tags": state.tags,
+        "record": state.record,
+        "problem": None,
+    }
+
+
+def _apply_changes(state: PageState, changes: dict[str, Any]) -> PageState:
+    """A copy of `state` with `changes`; `content` and `record`/`extensions` merge sensibly."""
+    data = state.to_dict()
+    for key, value in changes.items():
+        if key == "content":
+            data["payload"] = {**data["payload"], "content": value}
+        elif key == "media_type":
+            data["payload"] = {**data["payload"], "media_type": value}
+        elif key in ("record", "extensions", "facets"):
+            merged = {**data[key], **value}
+            data[key] = {k: v for k, v in merged.items() if v is not None}
+        elif key in ("page_id", "owner_id"):
+            raise UsageError(f"{key} cannot be changed by a revision")
+        elif key in data:
+            data[key] = list(value) if isinstance(value, tuple) else value
+        else:
+            raise UsageError(f"unknown page field {key!r}")
+    try:
+        return PageState.from_dict(data)
+    except (KeyError, TypeError) as exc:  # pragma: no cover - guarded by check_state
+        raise PcpError(f"cannot apply changes: {exc}") from None
