@@ -1,0 +1,423 @@
+"""The library facade: the operations both front ends (the CLI and the MCP server) call.
+
+Each function takes an open Store, does one thing, and returns model objects or the JSON-able
+dicts that `--json` and the MCP tools print. Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from pcp_cli.errors import InvalidInput, NotFound, UsageError
+from pcp_cli.model import vocab
+from pcp_cli.model.page import Actor, PageState, Revision, now_iso
+from pcp_cli.store.catalog import Entry
+from pcp_cli.store.store import Store, WriteResult
+
+PROFILE_PAGE_ID = "profile"
+READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
+
+
+def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
+               refresh: bool = True) -> Store:
+    """Open the store `path` (or PCP_STORE, or the nearest one) and bring it up to date."""
+    store = Store.open(path, readonly=readonly)
+    if refresh:
+        store.refresh()
+    return store
+
+
+# -- shapes -----------------------------------------------------------------------------------
+def entry_summary(entry: Entry) -> dict[str, Any]:
+    """The JSON shape of one page in a listing (`pcp ls --json`)."""
+    return {
+        "page_id": entry.page_id,
+        "revision_id": entry.revision_id,
+        "type": entry.type,
+        "title": entry.title,
+        "namespace": entry.namespace,
+        "lifecycle_status": entry.lifecycle_status,
+        "review_status": entry.review_status,
+        "origin": entry.origin,
+        "sensitivity": entry.sensitivity,
+        "tags": list(entry.tags),
+        "created_at": entry.created_at,
+        "updated_at": entry.updated_at,
+        "path": entry.path,
+    }
+
+
+def revision_summary(revision: Revision) -> dict[str, Any]:
+    """One line of history: who made which revision from what, without the content."""
+    return {
+        "revision_id": revision.revision_id,
+        "parent_revision_id": revision.parent_revision_id,
+        "merged_revision_ids": list(revision.merged_revision_ids),
+        "created_at": revision.created_at,
+        "created_by": revision.created_by.to_dict(),
+        "operation": revision.provenance[0].operation if revision.provenance else None,
+        "note": revision.provenance[0].note if revision.provenance else None,
+        "lifecycle_status": revision.state.lifecycle_status,
+        "content_hash": revision.content_hash,
+        "title": revision.state.title,
+    }
+
+
+# -- listing ----------------------------------------------------------------------------------
+def list_pages(
+    store: Store,
+    *,
+    types: Sequence[str] = (),
+    namespaces: Sequence[str] = (),
+    statuses: Sequence[str] = ("active",),
+    include_proposed: bool = False,
+) -> list[Entry]:
+    for value in types:
+        _check_enum("type", value, vocab.PAGE_TYPES)
+    for value in statuses:
+        _check_enum("status", value, vocab.LIFECYCLE_STATUSES)
+    review = None if include_proposed else ("affirmed",)
+    entries = store.entries(types=types or None, namespaces=namespaces or None,
+                            statuses=statuses or None, review=review)
+    return sorted(entries, key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True)
+
+
+# -- reading ----------------------------------------------------------------------------------
+def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
+              view: str | None = None) -> dict[str, Any]:
+    """ReadPages for one page: the whole revision, or one view of it. Says which revision."""
+    revision = store.get(page_id, revision_id)
+    heads = [rev.revision_id for rev in store.graph_heads(page_id)]
+    data: dict[str, Any] = {
+        "page_id": revision.page_id,
+        "revision_id": revision.revision_id,
+        "is_head": revision.revision_id in heads,
+        "heads": heads,
+    }
+    if view is None:
+        data["page"] = revision.to_dict()
+        return data
+    _check_enum("view", view, READ_VIEWS)
+    data["view"] = view
+    if view == "manifest":
+        data["manifest"] = revision.manifest()
+    elif view == "payload":
+        data["payload"] = revision.to_dict()["payload"]
+    elif view == "relations":
+        data["relations"] = [rel.to_dict() for rel in store.relations(page_id)]
+    elif view == "history":
+        data["history"] = [revision_summary(rev) for rev in store.revisions(page_id)]
+    elif view == "facets":
+        data["facets"] = revision.state.facets
+    elif view == "source_spans":
+        data["source_spans"] = {
+            "source_refs": list(revision.state.source_refs),
+            "spans": revision.state.facets.get("source_spans", []),
+        }
+    return data
+
+
+# -- writing ----------------------------------------------------------------------------------
+def add_page(
+    store: Store,
+    content: str,
+    *,
+    page_type: str = "note",
+    title: str | None = None,
+    namespace: str | None = None,
+    sensitivity: str = "low",
+    origin: str = "user_stated",
+    tags: Sequence[str] = (),
+    idempotency_key: str | None = None,
+    actor: Actor | None = None,
+    review_status: str = "affirmed",
+    record: dict[str, Any] | None = None,
+    page_id: str | None = None,
+    epistemic_status: str = "asserted",
+) -> WriteResult:
+    _check_enum("type", page_type, vocab.PAGE_TYPES)
+    _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
+    _check_enum("origin", origin, vocab.ORIGINS)
+    if not content.strip():
+        raise UsageError("the page has no content", hint="give TEXT, --file F, or pipe text to -")
+    state = store.new_state(
+        content,
+        page_id=page_id or "",
+        type=page_type,
+        title=title if title is not None else _title_for(content),
+        namespace=namespace or store.default_namespace,
+        sensitivity=sensitivity,
+        origin=origin,
+        tags=tuple(dict.fromkeys(tags)),
+        review_status=review_status,
+        record=record or {},
+        epistemic_status=epistemic_status,
+    )
+    return store.write_page(state, actor=actor, idempotency_key=idempotency_key)
+
+
+def revise_page(
+    store: Store,
+    page_id: str,
+    *,
+    content: str | None = None,
+    title: str | None = None,
+    sensitivity: str | None = None,
+    tags: Sequence[str] | None = None,
+    expected_revision_id: str | None = None,
+    actor: Actor | None = None,
+    note: str | None = None,
+) -> WriteResult:
+    changes: dict[str, Any] = {}
+    if content is not None:
+        if not content.strip():
+            raise UsageError("the new content is empty")
+        changes["content"] = content
+    if title is not None:
+        changes["title"] = title
+    if sensitivity is not None:
+        _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
+        changes["sensitivity"] = sensitivity
+    if tags is not None:
+        changes["tags"] = list(dict.fromkeys(tags))
+    if not changes:
+        raise UsageError("nothing to change", hint="give new text, --title or --sensitivity")
+    return store.revise(page_id, changes=changes, expected_revision_id=expected_revision_id,
+                        actor=actor, note=note)
+
+
+def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None = None,
+                  actor: Actor | None = None) -> WriteResult:
+    return store.set_lifecycle(page_id, status, actor=actor, note=reason)
+
+
+# -- keystones --------------------------------------------------------------------------------
+def add_keystone(
+    store: Store,
+    content: str,
+    *,
+    category: str = "other",
+    confidence: float | None = None,
+    importance: float | None = None,
+    source: str = "user_stated",
+    sensitivity: str = "low",
+    supersedes: str | None = None,
+    page_id: str | None = None,
+    namespace: str | None = None,
+    proposed: bool = False,
+    actor: Actor | None = None,
+    origin: str | None = None,
+    extensions: dict[str, Any] | None = None,
+    created_at: str | None = None,
+    last_confirmed_at: str | None = None,
+    idempotency_key: str | None = None,
+) -> WriteResult:
+    """A keystone page; with `supersedes`, the old keystone becomes superseded and is linked."""
+    _check_enum("category", category, vocab.KEYSTONE_CATEGORIES)
+    _check_enum("source", source, vocab.KEYSTONE_SOURCES)
+    _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
+    for name, value in (("confidence", confidence), ("importance", importance)):
+        if value is not None and not 0 <= value <= 1:
+            raise UsageError(f"{name} must be between 0 and 1, not {value}")
+    if not content.strip():
+        raise UsageError("a keystone needs content")
+    record: dict[str, Any] = {"category": category, "source": source}
+    if confidence is not None:
+        record["confidence"] = confidence
+    if importance is not None:
+        record["importance"] = importance
+    if supersedes:
+        record["supersedes"] = supersedes
+    if created_at:
+        record["created_at"] = created_at
+    if last_confirmed_at:
+        record["last_confirmed_at"] = last_confirmed_at
+    origin = origin or ORIGIN_FOR_SOURCE[source]
+    with store.locked():
+        old: Revision | None = None
+        if supersedes:
+            old = store.current(supersedes)
+            if old.state.type != "keystone":
+                raise UsageError(f"{supersedes} is a {old.state.type}, not a keystone")
+            if old.state.lifecycle_status != "active":
+                raise UsageError(f"keystone {supersedes} is already {old.state.lifecycle_status}")
+        state = store.new_state(
+            content,
+            page_id=page_id or "",
+            type="keystone",
+            title=_title_for(content),
+            namespace=namespace or store.default_namespace,
+            sensitivity=sensitivity,
+            origin=origin,
+            review_status="proposed" if proposed else "affirmed",
+            epistemic_status="asserted" if proposed else "affirmed",
+            instruction_policy="advisory" if category in ("rule", "preference") else "data_only",
+            record=record,
+            extensions=dict(extensions or {}),
+        )
+        result = store.write_page(state, actor=actor, idempotency_key=idempotency_key)
+        if old is not None and result.status == "created":
+            store.revise(
+                old.page_id,
+                changes={"lifecycle_status": "superseded",
+                         "record": {"superseded_by": result.page_id}},
+                actor=actor,
+                note=f"superseded by {result.page_id}",
+                input_revision_ids=(result.revision_id,),
+            )
+            store.link(result.page_id, "supersedes", old.page_id, actor=actor,
+                       to_revision_id=old.revision_id)
+        return result
+
+
+ORIGIN_FOR_SOURCE = {
+    "user_stated": "user_stated",
+    "inferred": "inferred",
+    "imported": "imported",
+    "other": "generated",
+}
+
+
+def confirm_keystone(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
+    revision = store.current(page_id)
+    if revision.state.type != "keystone":
+        raise UsageError(f"{page_id} is a {revision.state.type}, not a keystone")
+    return store.revise(
+        page_id,
+        changes={"record": {"last_confirmed_at": now_iso()}, "epistemic_status": "affirmed"},
+        actor=actor,
+        note="re-affirmed",
+    )
+
+
+def keystone_entries(store: Store, *, include_all: bool = False) -> list[Entry]:
+    if include_all:
+        return store.entries(types=("keystone",), review=None)
+    return store.entries(types=("keystone",), statuses=("active",))
+
+
+# -- timeline ---------------------------------------------------------------------------------
+def add_timeline_event(
+    store: Store,
+    date: str,
+    summary: str,
+    *,
+    category: str = "other",
+    source: str = "user_stated",
+    confidence: float | None = None,
+    page_id: str | None = None,
+    namespace: str | None = None,
+    actor: Actor | None = None,
+    extensions: dict[str, Any] | None = None,
+    idempotency_key: str | None = None,
+) -> WriteResult:
+    import re
+
+    if not re.match(vocab.PARTIAL_DATE_PATTERN, date) or not _valid_partial_date(date):
+        raise UsageError(f"date {date!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+    _check_enum("category", category, vocab.TIMELINE_CATEGORIES)
+    _check_enum("source", source, vocab.KEYSTONE_SOURCES)
+    if confidence is not None and not 0 <= confidence <= 1:
+        raise UsageError(f"confidence must be between 0 and 1, not {confidence}")
+    if not summary.strip():
+        raise UsageError("a timeline event needs a summary")
+    record: dict[str, Any] = {"date": date, "category": category, "source": source}
+    if confidence is not None:
+        record["confidence"] = confidence
+    state = store.new_state(
+        summary,
+        page_id=page_id or "",
+        type="timeline_event",
+        title=_title_for(summary),
+        namespace=namespace or store.default_namespace,
+        origin=ORIGIN_FOR_SOURCE[source],
+        record=record,
+        extensions=dict(extensions or {}),
+    )
+    return store.write_page(state, actor=actor, idempotency_key=idempotency_key)
+
+
+def _valid_partial_date(value: str) -> bool:
+    from datetime import date
+
+    parts = [int(p) for p in value.split("-")]
+    try:
+        date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
+    except ValueError:
+        return False
+    return True
+
+
+# -- profile ----------------------------------------------------------------------------------
+def profile_revision(store: Store) -> Revision | None:
+    """The store's profile page (affirmed, active), if there is one."""
+    entries = store.entries(types=("profile",), statuses=("active",))
+    if not entries:
+        return None
+    preferred = [e for e in entries if e.page_id == PROFILE_PAGE_ID] or entries
+    page_id = preferred[0].page_id
+    assert page_id
+    return store.current(page_id)
+
+
+def set_profile_field(store: Store, field: str, value: str, *,
+                      actor: Actor | None = None) -> WriteResult:
+    """`pcp profile set`: a hand-set field, pinned so distillation never overwrites it."""
+    _check_enum("field", field, vocab.PROFILE_FIELDS)
+    parsed: Any = value.strip()
+    if field in vocab.PROFILE_LIST_FIELDS:
+        parsed = [item.strip() for item in value.split(";") if item.strip()]
+    with store.locked():
+        current = profile_revision(store)
+        if current is None:
+            record = {} if field == "summary" else {field: parsed}
+            record["pinned"] = [field]
+            state = store.new_state(
+                parsed if field == "summary" else "",
+                page_id=PROFILE_PAGE_ID,
+                type="profile",
+                title="Profile",
+                record=record,
+            )
+            if store.page_exists(PROFILE_PAGE_ID):
+                return store.revise(PROFILE_PAGE_ID, changes={
+                    "content": state.content, "record": record, "lifecycle_status": "active"},
+                    actor=actor, note=f"set {field}")
+            return store.write_page(state, actor=actor)
+        pinned = sorted(set(current.state.record.get("pinned", [])) | {field})
+        changes: dict[str, Any] = {"record": {"pinned": pinned}}
+        if field == "summary":
+            changes["content"] = parsed
+        else:
+            changes["record"][field] = parsed
+        return store.revise(current.page_id, changes=changes, actor=actor, note=f"set {field}")
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _check_enum(name: str, value: str, options: Sequence[str]) -> None:
+    if value not in options:
+        raise UsageError(f"unknown {name} {value!r}", hint=f"one of: {', '.join(options)}")
+
+
+def _title_for(content: str, limit: int = 80) -> str:
+    for line in content.strip().splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return ""
+
+
+def require_page(store: Store, page_id: str) -> Revision:
+    try:
+        return store.current(page_id)
+    except InvalidInput:
+        raise NotFound(f"page {page_id!r} does not exist") from None
+
+
+__all__ = [
+    "PageState",
+    "Store",
+    "WriteResult",
+]

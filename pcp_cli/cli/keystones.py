@@ -1,0 +1,92 @@
+"""`pcp keystone …`: curated, user-affirmed claims."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pcp_cli import api
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, table
+from pcp_cli.cli.pages import write_result
+
+keystone_app = typer.Typer(help="Curated claims about you (keystones).", no_args_is_help=True)
+
+CategoryOpt = Annotated[str, typer.Option(
+    "--category", help="identity|preference|rule|objective|constraint|relationship|glossary|other")]
+ConfidenceOpt = Annotated[float | None, typer.Option("--confidence", help="0-1")]
+ImportanceOpt = Annotated[float | None, typer.Option("--importance", help="0-1")]
+SourceOpt = Annotated[str, typer.Option("--source", help="user_stated|inferred|imported|other")]
+SensitivityOpt = Annotated[str, typer.Option("--sensitivity", help="low|medium|high")]
+SupersedesOpt = Annotated[str | None, typer.Option("--supersedes", help="Id of the keystone this "
+                                                   "one replaces.")]
+IdOpt = Annotated[str | None, typer.Option("--id", help="Use this page id.")]
+
+
+def keystone_rows(store, entries):  # type: ignore[no-untyped-def]
+    from pcp_cli.render.portable import keystone_object
+
+    rows = []
+    for entry in entries:
+        revision = store.current(entry.page_id)
+        obj = keystone_object(revision)
+        obj["extensions"] = {**obj["extensions"], "org.pcp-cli": {
+            "revision_id": revision.revision_id,
+            "origin": revision.state.origin,
+            "review_status": revision.state.review_status,
+            "lifecycle_status": revision.state.lifecycle_status,
+            "namespace": revision.state.namespace,
+        }}
+        rows.append(obj)
+    return sorted(rows, key=lambda o: (o.get("created_at", ""), o["id"]))
+
+
+@keystone_app.command("add")
+def keystone_add(
+    content: str,
+    category: CategoryOpt = "other",
+    confidence: ConfidenceOpt = None,
+    importance: ImportanceOpt = None,
+    source: SourceOpt = "user_stated",
+    sensitivity: SensitivityOpt = "low",
+    supersedes: SupersedesOpt = None,
+    page_id: IdOpt = None,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add an affirmed keystone (optionally superseding an older one)."""
+    with api.open_store(store_path) as store:
+        result = api.add_keystone(store, content, category=category, confidence=confidence,
+                                  importance=importance, source=source, sensitivity=sensitivity,
+                                  supersedes=supersedes, page_id=page_id)
+    write_result(result, as_json)
+
+
+@keystone_app.command("list")
+def keystone_list(
+    show_all: Annotated[bool, typer.Option("--all", help="Include superseded, archived, "
+                                           "tombstoned and proposed keystones.")] = False,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List keystones (active and affirmed by default)."""
+    with api.open_store(store_path) as store:
+        rows = keystone_rows(store, api.keystone_entries(store, include_all=show_all))
+    emit(rows, as_json, lambda: table(
+        ("id", "category", "status", "source", "content"),
+        ((o["id"], o.get("category", ""),
+          o["status"] + ("" if o["extensions"]["org.pcp-cli"]["review_status"] == "affirmed"
+                         else f" ({o['extensions']['org.pcp-cli']['review_status']})"),
+          o.get("source", ""), o["content"].strip()) for o in rows)))
+
+
+@keystone_app.command("confirm")
+def keystone_confirm(page_id: str, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Re-affirm a keystone (sets last_confirmed_at to now)."""
+    with api.open_store(store_path) as store:
+        result = api.confirm_keystone(store, page_id)
+    write_result(result, as_json, "confirmed")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(keystone_app, name="keystone")

@@ -1,0 +1,36 @@
+"""`pcp timeline …`: dated events in the person's life."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pcp_cli import api
+from pcp_cli.cli.output import JsonOpt, StoreOpt
+from pcp_cli.cli.pages import write_result
+
+timeline_app = typer.Typer(help="Dated events (timeline).", no_args_is_help=True)
+
+
+@timeline_app.command("add")
+def timeline_add(
+    date: Annotated[str, typer.Argument(help="YYYY, YYYY-MM or YYYY-MM-DD")],
+    summary: str,
+    category: Annotated[str, typer.Option(
+        "--category", help="job|move|milestone|publication|relationship|other")] = "other",
+    source: Annotated[str, typer.Option("--source")] = "user_stated",
+    confidence: Annotated[float | None, typer.Option("--confidence")] = None,
+    page_id: Annotated[str | None, typer.Option("--id")] = None,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a timeline event."""
+    with api.open_store(store_path) as store:
+        result = api.add_timeline_event(store, date, summary, category=category, source=source,
+                                        confidence=confidence, page_id=page_id)
+    write_result(result, as_json)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(timeline_app, name="timeline")

@@ -1,0 +1,182 @@
+"""`pcp validate`: check every file of a store against the store's JSON Schemas.
+
+Also renders every keystone, timeline_event and profile page as its Portable Context Protocol
+v1 object and checks it against the published v1 schemas (shipped as package data, unchanged).
+jsonschema is imported here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pcp_cli.errors import InvalidInput
+from pcp_cli.model.page import Revision, hash_state
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """A schema shipped with pcp: 'revision', 'frontmatter', …, or 'v1/keystone'."""
+    ref = resources.files("pcp_cli.model").joinpath("schemas", f"{name}.schema.json")
+    return json.loads(ref.read_text("utf-8"))
+
+
+@cache
+def validator(name: str) -> Any:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    return Draft202012Validator(schema(name), format_checker=FormatChecker())
+
+
+def errors_for(name: str, data: Any) -> list[str]:
+    """Every schema error for `data`, as 'path.inside: reason'."""
+    found = []
+    for error in sorted(validator(name).iter_errors(data), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        found.append(f"{where}: {error.message}")
+    return found
+
+
+def validate_store(root: Path) -> list[Problem]:
+    from pcp_cli.render.portable import keystone_object, profile_object, timeline_object
+    from pcp_cli.store.frontmatter import decode, load_mapping, split
+    from pcp_cli.store.layout import Layout
+
+    layout = Layout(root)
+    problems: list[Problem] = []
+
+    def rel(path: Path) -> str:
+        return layout.rel(path)
+
+    # pcp.yaml
+    try:
+        manifest = load_mapping(decode(layout.manifest.read_bytes(), "pcp.yaml"), "pcp.yaml")
+        problems += [Problem("pcp.yaml", e) for e in errors_for("manifest", manifest)]
+    except InvalidInput as exc:
+        problems.append(Problem("pcp.yaml", exc.message))
+    except OSError as exc:
+        problems.append(Problem("pcp.yaml", f"cannot read: {exc.strerror}"))
+
+    # head files
+    for path in sorted(layout.pages.rglob("*.md")) if layout.pages.exists() else []:
+        if any(part.startswith(".") for part in path.relative_to(layout.pages).parts):
+            continue
+        try:
+            text = decode(path.read_bytes(), rel(path))
+            head = split(text, rel(path))
+        except InvalidInput as exc:
+            problems.append(Problem(rel(path), exc.message.split(": ", 1)[-1], exc.line))
+            continue
+        if not head.frontmatter:
+            problems.append(Problem(rel(path), "no frontmatter: not yet adopted as a page "
+                                    "(any pcp command adopts it)"))
+            continue
+        for error in errors_for("frontmatter", head.frontmatter):
+            problems.append(Problem(rel(path), error, _line_of(text, error)))
+        if path.stem != head.frontmatter.get("page_id", path.stem):
+            problems.append(Problem(rel(path), "page_id does not match the file name"))
+
+    # revisions
+    revisions: dict[str, Revision] = {}
+    for path in sorted(layout.revisions.glob("*/*.json")) if layout.revisions.exists() else []:
+        data = _load_json(path, rel(path), problems)
+        if data is None:
+            continue
+        errors = errors_for("revision", data)
+        problems += [Problem(rel(path), e) for e in errors]
+        if errors:
+            continue
+        revision = Revision.from_dict(data)
+        if revision.page_id != path.parent.name or revision.revision_id != path.stem:
+            problems.append(Problem(rel(path), "ids inside do not match the file's path"))
+        if hash_state(revision.state.to_dict()) != data["content_hash"]:
+            problems.append(Problem(rel(path), "content_hash does not match the content"))
+        revisions[revision.revision_id] = revision
+    for revision in revisions.values():
+        for parent in revision.parent_ids:
+            if parent not in revisions:
+                problems.append(Problem(
+                    rel(layout.revision_path(revision.page_id, revision.revision_id)),
+                    f"parent revision {parent} does not exist"))
+
+    # relations and events
+    for path in sorted(layout.relations.glob("*.json")) if layout.relations.exists() else []:
+        data = _load_json(path, rel(path), problems)
+        if data is not None:
+            problems += [Problem(rel(path), e) for e in errors_for("relation", data)]
+            for end in ("from", "to"):
+                if isinstance(data, dict) and data.get(f"{end}_revision_id") not in revisions:
+                    problems.append(Problem(rel(path), f"{end}_revision_id names no revision"))
+    for path in sorted(layout.events.glob("*/*/*.json")) if layout.events.exists() else []:
+        data = _load_json(path, rel(path), problems)
+        if data is not None:
+            problems += [Problem(rel(path), e) for e in errors_for("event", data)]
+
+    # the portable objects rendered from the newest revision of each page
+    newest: dict[str, Revision] = {}
+    for revision in revisions.values():
+        known = newest.get(revision.page_id)
+        if known is None or (revision.created_at, revision.revision_id) > (
+            known.created_at, known.revision_id
+        ):
+            newest[revision.page_id] = revision
+    for revision in newest.values():
+        where = rel(layout.revision_path(revision.page_id, revision.revision_id))
+        kind = revision.state.type
+        if kind == "keystone":
+            obj, name = keystone_object(revision), "v1/keystone"
+        elif kind == "timeline_event":
+            obj, name = timeline_object(revision.state), "v1/timeline-event"
+        elif kind == "profile":
+            obj, name = profile_object(revision), "v1/profile"
+        else:
+            continue
+        problems += [Problem(where, f"as a v1 {kind}: {e}") for e in errors_for(name, obj)]
+
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".pcp", ".git")]
+        for name in filenames:
+            if ".pcp-tmp-" in name:
+                problems.append(Problem(rel(Path(dirpath) / name),
+                                        "temporary file from an interrupted write "
+                                        "(`pcp doctor --fix` removes it)"))
+    return problems
+
+
+def _load_json(path: Path, shown: str, problems: list[Problem]) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except ValueError as exc:
+        problems.append(Problem(shown, f"not valid JSON: {exc}"))
+    except OSError as exc:
+        problems.append(Problem(shown, f"cannot read: {exc.strerror}"))
+    return None
+
+
+def _line_of(text: str, error: str) -> int | None:
+    key = error.split(":", 1)[0].split("/", 1)[0]
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(f"{key}:"):
+            return number
+        if number > 1 and line == "---":
+            break
+    return None

@@ -1,0 +1,189 @@
+"""`pcp doctor`: find what an interrupted writer, an editor or a merge left behind, and mend it.
+
+Every check is read-only unless `fix` is set. Fixes only ever roll a page forward to what its
+revisions already say; nothing a person wrote is thrown away (a head file that cannot be read
+and holds no conflict markers is reported, never overwritten).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pcp_cli.errors import PcpError
+from pcp_cli.store.atomic import is_temp_name, remove_file
+from pcp_cli.store.frontmatter import has_conflict_markers
+from pcp_cli.store.store import Store
+
+
+@dataclass
+class Finding:
+    kind: str
+    path: str
+    message: str
+    page_id: str | None = None
+    fixed: bool = False
+    fixable: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+KINDS = {
+    "temp_file": "a temporary file left by an interrupted write",
+    "unfinished_write": "a head file one revision behind its page's newest revision",
+    "missing_head_file": "a page with revisions but no head file",
+    "hand_edit": "a head file edited by hand, not yet recorded as a revision",
+    "new_file": "a Markdown file dropped under pages/, not yet adopted as a page",
+    "conflict_markers": "a head file holding git conflict markers",
+    "invalid_file": "a head file that cannot be read as a page",
+    "diverged": "a page whose revision graph has more than one head",
+    "broken_revision": "a revision file that cannot be read",
+    "empty_revision_folder": "a revision folder with no revisions",
+    "dangling_relation": "a relation naming a revision that does not exist",
+}
+
+
+def check(store: Store, *, fix: bool = False) -> list[Finding]:
+    findings: list[Finding] = []
+    findings += _temp_files(store, fix)
+    store.catalog.refresh("full")
+    findings += _head_files(store, fix)
+    findings += _revision_graphs(store, fix)
+    findings += _relations(store)
+    if fix:
+        store.catalog.refresh("full")
+    return findings
+
+
+def _temp_files(store: Store, fix: bool) -> list[Finding]:
+    found = []
+    for folder in (store.layout.pages, store.layout.revisions, store.layout.relations,
+                   store.layout.events, store.root):
+        if not folder.exists():
+            continue
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = [d for d in dirnames if d != ".pcp" and d != ".git"]
+            for name in filenames:
+                if is_temp_name(name):
+                    path = Path(dirpath) / name
+                    finding = Finding("temp_file", store.layout.rel(path), KINDS["temp_file"])
+                    if fix:
+                        with store.locked():
+                            remove_file(path)
+                        finding.fixed = True
+                    found.append(finding)
+            if folder == store.root:
+                break
+    return found
+
+
+def _head_files(store: Store, fix: bool) -> list[Finding]:
+    found = []
+    for entry in store.catalog.entries():
+        if entry.problem is None and not entry.edited:
+            continue
+        path = store.root / entry.path
+        if entry.problem and entry.problem.startswith("new file"):
+            kind = "new_file"
+        elif entry.problem:
+            try:
+                conflicted = has_conflict_markers(path.read_text("utf-8", errors="replace"))
+            except OSError:
+                conflicted = False
+            kind = "conflict_markers" if conflicted else "invalid_file"
+        else:
+            kind = "hand_edit"
+        finding = Finding(kind, entry.path, entry.problem or KINDS[kind], entry.page_id,
+                          fixable=kind != "invalid_file")
+        if fix and finding.fixable:
+            finding.fixed = _fix_head(store, kind, entry.path, entry.page_id)
+        found.append(finding)
+    return found
+
+
+def _fix_head(store: Store, kind: str, rel: str, page_id: str | None) -> bool:
+    with store.locked():
+        if kind in ("new_file", "hand_edit"):
+            store._record_hand_edit(rel)
+            return rel not in store.problems
+        if kind == "conflict_markers" and page_id and store.page_exists(page_id):
+            heads = store.graph_heads(page_id)
+            store.write_head(heads[-1], old_path=store.root / rel)
+            return True
+    return False
+
+
+def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
+    found = []
+    folder = store.layout.revisions
+    names = sorted(os.listdir(folder)) if folder.exists() else []
+    for page_id in names:
+        page_dir = folder / page_id
+        if not page_dir.is_dir():
+            continue
+        rel_dir = store.layout.rel(page_dir)
+        if not store.revision_ids(page_id):
+            finding = Finding("empty_revision_folder", rel_dir, KINDS["empty_revision_folder"],
+                              page_id)
+            if fix:
+                with store.locked():
+                    if not any(page_dir.iterdir()):
+                        page_dir.rmdir()
+                        finding.fixed = True
+            found.append(finding)
+            continue
+        try:
+            revisions = store.revisions(page_id)
+        except PcpError as exc:
+            found.append(Finding("broken_revision", rel_dir, exc.message, page_id,
+                                 fixable=False))
+            continue
+        heads = store.graph_heads(page_id, revisions)
+        if len(heads) > 1:
+            found.append(Finding(
+                "diverged", rel_dir,
+                f"{len(heads)} heads: {', '.join(h.revision_id for h in heads)} "
+                f"(run `pcp resolve {page_id}`)", page_id, fixable=False))
+        entries = store.catalog.by_page_id(page_id)
+        if not entries:
+            finding = Finding("missing_head_file", rel_dir, KINDS["missing_head_file"], page_id)
+            if fix:
+                with store.locked():
+                    store.write_head(heads[-1])
+                finding.fixed = True
+            found.append(finding)
+            continue
+        entry = entries[0]
+        head_ids = {h.revision_id for h in heads}
+        if entry.problem is None and not entry.edited and entry.revision_id not in head_ids \
+                and len(heads) == 1:
+            finding = Finding("unfinished_write", entry.path,
+                              f"names {entry.revision_id}, newest is {heads[0].revision_id}",
+                              page_id)
+            if fix:
+                with store.locked():
+                    store.write_head(heads[0])
+                finding.fixed = True
+            found.append(finding)
+    return found
+
+
+def _relations(store: Store) -> list[Finding]:
+    found = []
+    for relation in store.relations():
+        for page_id, revision_id in ((relation.from_page_id, relation.from_revision_id),
+                                     (relation.to_page_id, relation.to_revision_id)):
+            if not store.layout.revision_path(page_id, revision_id).exists():
+                found.append(Finding(
+                    "dangling_relation", store.layout.rel(store.layout.relation_path(
+                        relation.relation_id)),
+                    f"names {page_id}/{revision_id}, which does not exist", page_id,
+                    fixable=False))
+                break
+    for rel, message in sorted(store.problems.items()):
+        if rel.startswith("relations/"):
+            found.append(Finding("broken_revision", rel, message, fixable=False))
+    return found
