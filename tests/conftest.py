@@ -1,0 +1,116 @@
+"""Shared fixtures: an isolated environment, real store folders, and a `cli()` runner.
+
+Tests use real temporary folders, never a mocked store. `cli()` runs the CLI in-process and
+returns stdout, stderr, the exit status and parsed JSON; `run_pcp()` runs a real `pcp` process
+for tests about processes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "store_layout" / "example"
+SHARED = ROOT.parent / "shared"
+V1_SCHEMAS = SHARED / "pcp-v1" / "schemas"
+V1_EXAMPLES = SHARED / "pcp-v1" / "examples"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name in list(os.environ):
+        if name.startswith("PCP_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("PCP_LOCK_TIMEOUT", "60")
+
+
+@dataclass
+class Result:
+    stdout: str
+    stderr: str
+    code: int
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    @property
+    def error_json(self) -> Any:
+        return json.loads(self.stderr)
+
+
+class _Stdin(io.TextIOWrapper):
+    pass
+
+
+def cli(*args: str, input: str | bytes | None = None, cwd: Path | None = None) -> Result:
+    """Run `pcp ARGS` in this process; never raises for a non-zero exit."""
+    from pcp_cli.cli.main import run
+
+    out, err = io.StringIO(), io.StringIO()
+    raw = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+    stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    saved = sys.stdout, sys.stderr, sys.stdin
+    old_cwd = Path.cwd()
+    sys.stdout, sys.stderr, sys.stdin = out, err, stdin
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        code = run([str(a) for a in args])
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = saved
+        os.chdir(old_cwd)
+    return Result(out.getvalue(), err.getvalue(), int(code))
+
+
+def run_pcp(*args: str, input: str | None = None, cwd: Path | None = None,
+            env: dict[str, str] | None = None, timeout: float = 120) -> Result:
+    """Run a real `pcp` process (python -m pcp_cli)."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pcp_cli", *map(str, args)],
+        input=input, capture_output=True, text=True, cwd=cwd, env=full_env, timeout=timeout,
+    )
+    return Result(proc.stdout, proc.stderr, proc.returncode)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A new empty store owned by 'tester'."""
+    root = tmp_path / "store"
+    result = cli("init", str(root), "--owner", "tester")
+    assert result.code == 0, result.stderr
+    return root
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """A private copy of the bundled example store."""
+    root = tmp_path / "example"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".pcp"))
+    return root
+
+
+def snapshot(root: Path, *, skip_local: bool = True) -> dict[str, bytes]:
+    """Every file under `root` (but .pcp/ and .git/) and its bytes."""
+    files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if skip_local and rel.parts and rel.parts[0] in (".pcp", ".git"):
+            continue
+        if path.is_file():
+            files[rel.as_posix()] = path.read_bytes()
+    return files
