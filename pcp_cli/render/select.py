@@ -50,7 +50,8 @@ def instant(value: Any) -> float | None:
 
 def day(seconds: float) -> str:
     """UTC calendar date (YYYY-MM-DD) of an instant."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d")
+    stamp = datetime.fromtimestamp(seconds, UTC)
+    return f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}"  # strftime won't pad year 999
 
 
 def rfc3339(value: Any) -> str | None:
@@ -59,7 +60,7 @@ def rfc3339(value: Any) -> str | None:
     if seconds is None:
         return None
     stamp = datetime.fromtimestamp(seconds, UTC)
-    text = stamp.strftime("%Y-%m-%dT%H:%M:%S")
+    text = f"{day(seconds)}T{stamp:%H:%M:%S}"
     if stamp.microsecond:
         text += f".{stamp.microsecond:06d}".rstrip("0")
     return text + "Z"
