@@ -35,8 +35,41 @@ _MY_NAME = re.compile(rf"^(?:my name is|i am called|call me) ({_NAME})\b", re.IG
 _X_IS_A = re.compile(rf"^({_NAME}) is (?:a|an) ")
 # Capitalised sentence openers that are not names.
 _NOT_NAMES = frozenset(
-    "I He She They It We You This That These Those There Here My Our Their His Her Its The A An "
-    "Someone Everyone Nobody Who What Each Every Most Some Prefers Works".split()
+    [
+        "I",
+        "He",
+        "She",
+        "They",
+        "It",
+        "We",
+        "You",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "There",
+        "Here",
+        "My",
+        "Our",
+        "Their",
+        "His",
+        "Her",
+        "Its",
+        "The",
+        "A",
+        "An",
+        "Someone",
+        "Everyone",
+        "Nobody",
+        "Who",
+        "What",
+        "Each",
+        "Every",
+        "Most",
+        "Some",
+        "Prefers",
+        "Works",
+    ]
 )
 _ROLE = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as) (an? [^;.,()]+)")
 _FOCUS = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm) ([a-z]+ing\b.*)$")
@@ -95,7 +128,7 @@ def extract_name(text: str) -> str | None:
 
 
 def extract_role(text: str) -> str | None:
-    """"X is a freelance developer; …" -> "Freelance developer"."""
+    """ "X is a freelance developer; …" -> "Freelance developer"."""
     match = _ROLE.match(clean(text))
     if not match:
         return None
@@ -123,8 +156,11 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
     old_record: dict[str, Any] = dict(current.state.record) if current is not None else {}
     old_summary = current.state.content if current is not None else ""
     pinned_raw = old_record.get("pinned")
-    pinned = {p for p in pinned_raw if isinstance(p, str)} \
-        if isinstance(pinned_raw, (list, tuple)) else set()
+    pinned = (
+        {p for p in pinned_raw if isinstance(p, str)}
+        if isinstance(pinned_raw, (list, tuple))
+        else set()
+    )
 
     derived: dict[str, tuple[Any, list[Revision]]] = {}
     identity = by_cat.get("identity", [])
@@ -160,13 +196,16 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
             comm.append(rev)
         elif cat in ("rule", "preference", "constraint"):
             work.append(rev)
-    for key, group in (("how_interacts_with_ai", ai), ("communication_style", comm),
-                       ("working_style", work)):
+    for key, group in (
+        ("how_interacts_with_ai", ai),
+        ("communication_style", comm),
+        ("working_style", work),
+    ):
         if group:
             used = group[:MAX_SENTENCES_PER_FIELD]
             derived[key] = (_join(used, MAX_SENTENCES_PER_FIELD), used)
 
-    summary_sources = (identity + by_cat.get("relationship", []) + by_cat.get("glossary", []))
+    summary_sources = identity + by_cat.get("relationship", []) + by_cat.get("glossary", [])
     summary_sources = summary_sources[:MAX_SUMMARY_SENTENCES]
     if summary_sources:
         derived["summary"] = (_join(summary_sources, MAX_SUMMARY_SENTENCES), summary_sources)
@@ -189,5 +228,9 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
                 changed.append(key)
             record[key] = value
     record["pinned"] = sorted(pinned)
-    return DistillResult(record=record, summary=summary,
-                         input_revision_ids=tuple(sorted(used_ids)), changed=tuple(changed))
+    return DistillResult(
+        record=record,
+        summary=summary,
+        input_revision_ids=tuple(sorted(used_ids)),
+        changed=tuple(changed),
+    )

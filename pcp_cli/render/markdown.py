@@ -105,10 +105,13 @@ def profile_markdown(
     if fact_lines:
         lines.extend(["## Key facts", "", *fact_lines])
 
-    section("Recent timeline", [
-        f"- **{clean(ev.record.get('date')) or 'undated'}** — {clean(ev.content)}"
-        for ev in events
-    ])
+    section(
+        "Recent timeline",
+        [
+            f"- **{clean(ev.record.get('date')) or 'undated'}** — {clean(ev.content)}"
+            for ev in events
+        ],
+    )
 
     stamps = [material_instant(rev) for rev in facts]
     if prof is not None:

@@ -122,11 +122,29 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
         name = _field(profile, "name")
         profession = _strip_end(_field(profile, "profession"))
 
-        def add(section: int, group: int, label: str, text: str, tier: int, pos: int = 0,
-                list_item: bool = False) -> None:
+        def add(
+            section: int,
+            group: int,
+            label: str,
+            text: str,
+            tier: int,
+            pos: int = 0,
+            list_item: bool = False,
+        ) -> None:
             if text:
-                units.append(_Unit(section, group, label, list_item, (pos,),
-                                   (tier, section, group, pos), text, seconds, tier == 0))
+                units.append(
+                    _Unit(
+                        section,
+                        group,
+                        label,
+                        list_item,
+                        (pos,),
+                        (tier, section, group, pos),
+                        text,
+                        seconds,
+                        tier == 0,
+                    )
+                )
 
         headline = " — ".join(part for part in (name, profession) if part)
         add(0, 0, "", _sentence(headline), 0)
@@ -138,8 +156,13 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
         add(1, 2, "Tools and workflow:", _sentence(_field(profile, "tools_and_workflows")), 2)
         add(1, 3, "Working style:", _sentence(_field(profile, "working_style")), 2)
         who = _first_name(name)
-        add(2, 0, f"How to work with {who}:" if who else "How to work with this person:",
-            _sentence(_field(profile, "how_interacts_with_ai")), 0)
+        add(
+            2,
+            0,
+            f"How to work with {who}:" if who else "How to work with this person:",
+            _sentence(_field(profile, "how_interacts_with_ai")),
+            0,
+        )
         add(2, 1, "Communication:", _sentence(_field(profile, "communication_style")), 1)
         for pos, item in enumerate(_list_field(profile, "values")):
             add(2, 5, "Values:", item, 3, pos, list_item=True)
@@ -147,8 +170,16 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
     for rank, rev in enumerate(keystones[:MAX_KEYSTONE_UNITS]):
         section, group, label, tier = _KEYSTONE_PLACES[category(rev)]
         units.append(
-            _Unit(section, group, label, False, (rank,), (tier, section, group, rank),
-                  _sentence(rev.state.content), material_instant(rev))
+            _Unit(
+                section,
+                group,
+                label,
+                False,
+                (rank,),
+                (tier, section, group, rank),
+                _sentence(rev.state.content),
+                material_instant(rev),
+            )
         )
     return units
 
@@ -156,8 +187,9 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
 def _render_body(units: Sequence[_Unit]) -> str:
     paragraphs: list[str] = []
     for section in range(3):
-        in_section = sorted((u for u in units if u.section == section),
-                            key=lambda u: (u.group, u.order))
+        in_section = sorted(
+            (u for u in units if u.section == section), key=lambda u: (u.group, u.order)
+        )
         groups: list[str] = []
         for group in sorted({u.group for u in in_section}):
             members = [u for u in in_section if u.group == group]

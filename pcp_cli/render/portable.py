@@ -39,8 +39,20 @@ ORIGIN_TO_SOURCE = {
     "imported": "imported",
     "inferred": "inferred",
 }
-KEYSTONE_ORDER = ("id", "content", "category", "confidence", "importance", "source", "status",
-                  "sensitivity", "created_at", "last_confirmed_at", "supersedes", "extensions")
+KEYSTONE_ORDER = (
+    "id",
+    "content",
+    "category",
+    "confidence",
+    "importance",
+    "source",
+    "status",
+    "sensitivity",
+    "created_at",
+    "last_confirmed_at",
+    "supersedes",
+    "extensions",
+)
 TIMELINE_ORDER = ("id", "date", "summary", "category", "confidence", "source", "extensions")
 PROFILE_ORDER = ("schema_version", "generated_at", *PROFILE_FIELDS, "extensions")
 _PARTIAL_DATE = re.compile(PARTIAL_DATE_PATTERN)
@@ -62,8 +74,9 @@ def keystone_object(revision: Revision) -> dict[str, Any]:
     state = revision.state
     record = state.record
     obj: dict[str, Any] = {"id": state.page_id, "content": state.content}
-    obj["category"] = record.get("category") if record.get("category") in KEYSTONE_CATEGORIES \
-        else "other"
+    obj["category"] = (
+        record.get("category") if record.get("category") in KEYSTONE_CATEGORIES else "other"
+    )
     for key in ("confidence", "importance"):
         if _unit_interval(record.get(key)) is not None:
             obj[key] = record[key]
@@ -117,8 +130,11 @@ def profile_object(revision: Revision | None) -> dict[str, Any]:
     for key in PROFILE_FIELDS:
         value = state.content if key == "summary" else state.record.get(key)
         if key in PROFILE_LIST_FIELDS:
-            items = [v for v in value if isinstance(v, str) and v.strip()] \
-                if isinstance(value, (list, tuple)) else []
+            items = (
+                [v for v in value if isinstance(v, str) and v.strip()]
+                if isinstance(value, (list, tuple))
+                else []
+            )
             if items:
                 obj[key] = items
         elif isinstance(value, str) and value.strip():
@@ -165,10 +181,16 @@ def archive(
             held = events.get(st.page_id)
             if held is None or st.content_hash > held.content_hash:
                 events[st.page_id] = st
-    ev_objects = sorted((timeline_object(st) for st in events.values()),
-                        key=lambda o: (o["date"], o["id"]))
-    usable = profile if profile is not None and profile.state.review_status == "affirmed" \
-        and profile.state.lifecycle_status != "tombstoned" else None
+    ev_objects = sorted(
+        (timeline_object(st) for st in events.values()), key=lambda o: (o["date"], o["id"])
+    )
+    usable = (
+        profile
+        if profile is not None
+        and profile.state.review_status == "affirmed"
+        and profile.state.lifecycle_status != "tombstoned"
+        else None
+    )
     return {
         "schema_version": "1.0",
         "kind": "pcp.full-archive",
@@ -181,7 +203,9 @@ def archive(
 
 def _newer(a: Revision, b: Revision) -> bool:
     return (instant(a.created_at) or float("-inf"), a.revision_id) > (
-        instant(b.created_at) or float("-inf"), b.revision_id)
+        instant(b.created_at) or float("-inf"),
+        b.revision_id,
+    )
 
 
 def _ordered(obj: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
