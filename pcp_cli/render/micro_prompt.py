@@ -48,6 +48,32 @@ MIN_USEFUL_ROOM = 60
 MAX_KEYSTONE_UNITS = 120
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+# Words after which a full stop does not end a sentence ("Dr. Okonkwo", "J. Smith").
+_ABBREVIATIONS = frozenset(
+    [
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "prof",
+        "st",
+        "sr",
+        "jr",
+        "vs",
+        "etc",
+        "inc",
+        "ltd",
+        "co",
+        "no",
+        "fig",
+        "e.g",
+        "i.e",
+        "approx",
+        "dept",
+        "univ",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -71,7 +97,18 @@ def _sentence(text: str) -> str:
 
 
 def _split_sentences(text: str) -> list[str]:
-    return [s for s in (_sentence(part) for part in _SENTENCE_END.split(clean(text))) if s]
+    """Sentences of `text`, not split after abbreviations or initials."""
+    text = clean(text)
+    parts: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        last_word = text[start : match.start()].rsplit(" ", 1)[-1].rstrip(".").casefold()
+        if last_word in _ABBREVIATIONS or len(last_word) == 1:
+            continue
+        parts.append(text[start : match.start()])
+        start = match.end()
+    parts.append(text[start:])
+    return [s for s in (_sentence(part) for part in parts) if s]
 
 
 def _strip_end(text: str) -> str:
@@ -146,24 +183,24 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
                     )
                 )
 
+        def prose(section: int, group: int, label: str, key: str, tier: int) -> None:
+            # The first sentence carries the field; later ones are one tier less important.
+            for pos, sentence in enumerate(_split_sentences(_field(profile, key))):
+                add(section, group, label, sentence, tier if pos == 0 else tier + 1, pos)
+
         headline = " — ".join(part for part in (name, profession) if part)
         add(0, 0, "", _sentence(headline), 0)
         for pos, sentence in enumerate(_split_sentences(_field(profile, "summary"))):
             add(0, 2, "", sentence, 5, pos)
         for pos, item in enumerate(_list_field(profile, "domain_expertise")):
             add(0, 3, "Expertise:", item, 4, pos, list_item=True)
-        add(1, 0, "Current focus:", _sentence(_field(profile, "primary_focus")), 0)
-        add(1, 2, "Tools and workflow:", _sentence(_field(profile, "tools_and_workflows")), 2)
-        add(1, 3, "Working style:", _sentence(_field(profile, "working_style")), 2)
+        prose(1, 0, "Current focus:", "primary_focus", 0)
+        prose(1, 2, "Tools and workflow:", "tools_and_workflows", 2)
+        prose(1, 3, "Working style:", "working_style", 2)
         who = _first_name(name)
-        add(
-            2,
-            0,
-            f"How to work with {who}:" if who else "How to work with this person:",
-            _sentence(_field(profile, "how_interacts_with_ai")),
-            0,
-        )
-        add(2, 1, "Communication:", _sentence(_field(profile, "communication_style")), 1)
+        work_with = f"How to work with {who}:" if who else "How to work with this person:"
+        prose(2, 0, work_with, "how_interacts_with_ai", 0)
+        prose(2, 1, "Communication:", "communication_style", 1)
         for pos, item in enumerate(_list_field(profile, "values")):
             add(2, 5, "Values:", item, 3, pos, list_item=True)
 

@@ -372,3 +372,20 @@ def test_same_inputs_in_any_order_give_identical_bytes(keystones, rnd):
 def test_ada_is_order_independent():
     prof, keystones, _ = ada()
     assert micro_prompt(prof, keystones) == micro_prompt(prof, list(reversed(keystones)))
+
+
+def test_long_profile_fields_lose_later_sentences_first():
+    focus = "FIRST focus sentence. " + " ".join(
+        f"Later detail {i} about Dr. Who and J. Smith." for i in range(60)
+    )
+    text = micro_prompt(profile({"name": "Bo", "primary_focus": focus}), [])
+    assert len(text) <= LIMIT
+    assert "Current focus: FIRST focus sentence." in text
+    body = text.split("Current focus: ", 1)[1].rsplit("\n\n", 1)[0]
+    later = [f"Later detail {i} about Dr. Who and J. Smith." for i in range(60)]
+    kept = next(
+        k for k in range(60, -1, -1) if body == " ".join(["FIRST focus sentence.", *later[:k]])
+    )
+    # whole sentences only, abbreviations and initials not taken for sentence ends
+    assert 0 < kept < 60
+    assert body.endswith("J. Smith.")
