@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pcp_cli.model.page import Revision
-from pcp_cli.render.select import category, clean, current_keystones, slot_winner, usable_profile
+from pcp_cli.render.select import category, clean, current_keystones, slot_winner
 
 MAX_SENTENCES_PER_FIELD = 4
 MAX_SUMMARY_SENTENCES = 8
@@ -152,7 +152,7 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
     for rev in facts:
         by_cat.setdefault(category(rev), []).append(rev)
 
-    current = usable_profile(current_profile) or current_profile
+    current = current_profile
     old_record: dict[str, Any] = dict(current.state.record) if current is not None else {}
     old_summary = current.state.content if current is not None else ""
     pinned_raw = old_record.get("pinned")
