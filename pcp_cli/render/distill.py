@@ -154,7 +154,7 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
 
     current = current_profile
     old_record: dict[str, Any] = dict(current.state.record) if current is not None else {}
-    old_summary = current.state.content if current is not None else ""
+    old_summary = current.state.content.rstrip("\n") if current is not None else ""
     pinned_raw = old_record.get("pinned")
     pinned = (
         {p for p in pinned_raw if isinstance(p, str)}

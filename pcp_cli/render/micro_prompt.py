@@ -116,7 +116,7 @@ def _strip_end(text: str) -> str:
 
 
 def _field(profile: Revision, key: str) -> str:
-    value = profile.state.content if key == "summary" else profile.state.record.get(key)
+    value = profile.state.content.rstrip("\n") if key == "summary" else profile.state.record.get(key)
     return clean(value) if isinstance(value, str) else ""
 
 

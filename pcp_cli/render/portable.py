@@ -73,7 +73,7 @@ def _source(record: dict[str, Any], origin: str) -> str:
 def keystone_object(revision: Revision) -> dict[str, Any]:
     state = revision.state
     record = state.record
-    obj: dict[str, Any] = {"id": state.page_id, "content": state.content}
+    obj: dict[str, Any] = {"id": state.page_id, "content": state.content.rstrip("\n")}
     obj["category"] = (
         record.get("category") if record.get("category") in KEYSTONE_CATEGORIES else "other"
     )
@@ -104,7 +104,7 @@ def timeline_object(state: PageState) -> dict[str, Any]:
             hint="set record.date to YYYY, YYYY-MM or YYYY-MM-DD",
         )
     record = state.record
-    obj: dict[str, Any] = {"id": state.page_id, "date": date, "summary": state.content}
+    obj: dict[str, Any] = {"id": state.page_id, "date": date, "summary": state.content.rstrip("\n")}
     if record.get("category") in TIMELINE_CATEGORIES:
         obj["category"] = record["category"]
     if _unit_interval(record.get("confidence")) is not None:
@@ -128,7 +128,7 @@ def profile_object(revision: Revision | None) -> dict[str, Any]:
     if generated:
         obj["generated_at"] = generated
     for key in PROFILE_FIELDS:
-        value = state.content if key == "summary" else state.record.get(key)
+        value = state.content.rstrip("\n") if key == "summary" else state.record.get(key)
         if key in PROFILE_LIST_FIELDS:
             items = (
                 [v for v in value if isinstance(v, str) and v.strip()]

@@ -12,7 +12,7 @@ from typing import Any
 
 from pcp_cli.model.page import Actor, PageState, ProvenanceStep, Revision
 
-SHARED = Path("/work/shared/pcp-v1")
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "pcp-v1"
 SCHEMAS = SHARED / "schemas"
 ARCHIVE_EXAMPLE = SHARED / "examples" / "full-archive.example.json"
 GOLDEN = Path(__file__).parent / "golden"
