@@ -288,10 +288,8 @@ def _sniff_json(stream: IO[bytes]) -> tuple[str, set[str], str | None]:
                 keys.add(value)
             elif shape == "list" and prefix == "item" and event == "string":
                 keys.add("<string>")
-            elif shape == "list" and prefix == "item" and event in ("end_map", "end_array"):
-                break
-            elif shape == "list" and prefix == "" and event == "end_array":
-                break
+            elif shape == "list" and event in ("end_map", "end_array") and prefix in ("item", ""):
+                break  # the first element, or an empty list, is over
             if count > _SNIFF_EVENTS:
                 break
     except (ijson.JSONError, ijson.IncompleteJSONError, UnicodeDecodeError):
@@ -346,12 +344,10 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
 
 
 def _detect_in(source: Source) -> Format | None:
-    json_names = [n for n in source.names if n.lower().endswith(".json")]
     if not source.is_zip and not source.path.is_dir():
-        if not json_names:
-            return None
-        with source.open(json_names[0]) as stream:
+        with source.open(source.names[0]) as stream:  # one file, whatever its name
             return _classify_json(*_sniff_json(stream))
+    json_names = [n for n in source.names if n.lower().endswith(".json")]
     # Inside a zip or a folder: conversation files first, shallowest first.
     base = {n: PurePosixPath(n).name.lower() for n in json_names}
     candidates = sorted(json_names, key=lambda n: (n.count("/"), n))
@@ -367,7 +363,6 @@ def _detect_in(source: Source) -> Format | None:
     # An export with no conversations at all: ChatGPT's zip still carries its HTML viewer.
     if conversations and any(PurePosixPath(n).name == "chat.html" for n in source.names):
         return "chatgpt"
-    if any(n.lower().endswith((".md", ".markdown")) for n in source.names):
-        if not source.is_zip:
-            return "markdown"
+    if not source.is_zip and any(n.lower().endswith((".md", ".markdown")) for n in source.names):
+        return "markdown"
     return None

@@ -30,7 +30,12 @@ SOURCE_SYSTEM = "chatgpt"
 EXT_KEY = "org.pcp-cli.chatgpt"
 _ROLES = {"user": "User", "assistant": "Assistant"}
 # Content types that are the model's private workings or UI scaffolding, not the conversation.
-_SKIPPED_CONTENT = {"user_editable_context", "thoughts", "reasoning_recap", "model_editable_context"}
+_SKIPPED_CONTENT = {
+    "user_editable_context",
+    "thoughts",
+    "reasoning_recap",
+    "model_editable_context",
+}
 _PLACEHOLDERS = {
     "image_asset_pointer": "[image]",
     "audio_asset_pointer": "[audio]",
@@ -264,4 +269,3 @@ def _render(turns: list[tuple[str, str | None, str]]) -> str:
         heading = f"### {_ROLES[role]} · {stamp}" if stamp else f"### {_ROLES[role]}"
         blocks.append(f"{heading}\n\n{text}")
     return "\n\n".join(blocks) + "\n"
-

@@ -89,9 +89,9 @@ def _plan(source: Source) -> dict[str, list[str]]:
             continue
         if base in ("users.json", "projects.json", "memories.json"):
             plan[base[:-5]].append(name)
-        elif base in ("conversations.json", "conversation.json"):
-            plan["conversations"].append(name)
-        elif any(part.lower() == "conversations" for part in posix.parts[:-1]):
+        elif base in ("conversations.json", "conversation.json") or "conversations" in {
+            part.lower() for part in posix.parts[:-1]
+        }:
             plan["conversations"].append(name)
     if not source.is_zip and not source.path.is_dir():
         plan["conversations"] = source.names  # a bare conversations file
@@ -105,7 +105,9 @@ def _records(stream: io.BufferedReader) -> Iterator[Any]:
     yield from ijson.items(stream, prefix, use_float=True)
 
 
-def _read(source: Source, name: str, tracker: ProgressTracker, state: _State, handler: Any) -> ParseResult:
+def _read(
+    source: Source, name: str, tracker: ProgressTracker, state: _State, handler: Any
+) -> ParseResult:
     label = source.label(name)
     count = 0
     with source.open(name) as raw:
@@ -351,7 +353,9 @@ def _turn(message: Any) -> tuple[str, str | None, str] | None:
         file_name = str(attachment.get("file_name") or "attachment")
         extracted = attachment.get("extracted_content")
         if isinstance(extracted, str) and extracted.strip():
-            extras.append(f"**Attachment: {file_name}**\n\n" + fence(clip(extracted, ATTACHMENT_LIMIT)))
+            extras.append(
+                f"**Attachment: {file_name}**\n\n" + fence(clip(extracted, ATTACHMENT_LIMIT))
+            )
         else:
             extras.append(f"[attachment: {file_name}]")
     for file in message.get("files") or ():

@@ -99,7 +99,11 @@ def gpt_branching() -> dict[str, Any]:
             ("sys", "root", gpt_message("sys", "system", "", time=None, hidden=True)),
             ("u1", "sys", gpt_message("u1", "user", "What is a monad?", time=1714557720.0)),
             ("a1", "u1", gpt_message("a1", "assistant", "OLD ANSWER", time=1714557730.0)),
-            ("a2", "u1", gpt_message("a2", "assistant", "A monoid in endofunctors.", time=1714557790.0)),
+            (
+                "a2",
+                "u1",
+                gpt_message("a2", "assistant", "A monoid in endofunctors.", time=1714557790.0),
+            ),
             ("u2", "a2", gpt_message("u2", "user", "Thanks!", time=1714557800.0)),
         ],
         current="u2",
@@ -127,7 +131,9 @@ def claude_message(
     return message
 
 
-def claude_conversation(uuid: str, messages: list[dict[str, Any]], name: str = "Chat") -> dict[str, Any]:
+def claude_conversation(
+    uuid: str, messages: list[dict[str, Any]], name: str = "Chat"
+) -> dict[str, Any]:
     return {
         "uuid": uuid,
         "name": name,

@@ -63,26 +63,57 @@ def test_null_times_non_text_parts_hidden_and_empty_messages(tmp_path: Path) -> 
         "conv-odd",
         [
             ("root", None, None),
-            ("ctx", "root", {**gpt_message("ctx", "user", "", time=None, hidden=True),
-                             "content": {"content_type": "user_editable_context",
-                                         "user_profile": "secret custom instructions"}}),
-            ("u1", "ctx", gpt_message(
-                "u1", "user",
-                [{"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"},
-                 "What is in this picture? 日本語のテキスト"],
-                time=None, content_type="multimodal_text")),
+            (
+                "ctx",
+                "root",
+                {
+                    **gpt_message("ctx", "user", "", time=None, hidden=True),
+                    "content": {
+                        "content_type": "user_editable_context",
+                        "user_profile": "secret custom instructions",
+                    },
+                },
+            ),
+            (
+                "u1",
+                "ctx",
+                gpt_message(
+                    "u1",
+                    "user",
+                    [
+                        {
+                            "content_type": "image_asset_pointer",
+                            "asset_pointer": "file-service://x",
+                        },
+                        "What is in this picture? 日本語のテキスト",
+                    ],
+                    time=None,
+                    content_type="multimodal_text",
+                ),
+            ),
             ("t1", "u1", gpt_message("t1", "tool", "tool output", time=None)),
             ("a0", "t1", gpt_message("a0", "assistant", "", time=None)),
-            ("a1", "a0", {**gpt_message("a1", "assistant", "", time=None),
-                          "content": {"content_type": "code", "language": "python",
-                                      "text": "print('```')"}}),
+            (
+                "a1",
+                "a0",
+                {
+                    **gpt_message("a1", "assistant", "", time=None),
+                    "content": {
+                        "content_type": "code",
+                        "language": "python",
+                        "text": "print('```')",
+                    },
+                },
+            ),
             ("a2", "a1", gpt_message("a2", "assistant", "A cat. 猫です。", time=None)),
         ],
         current="a2",
         create_time=None,
         update_time=None,
     )
-    [item] = list(chatgpt_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]})))
+    [item] = list(
+        chatgpt_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]}))
+    )
     assert isinstance(item, ImportItem)
     assert item.content == (
         "### User\n\n[image]\n\nWhat is in this picture? 日本語のテキスト\n\n"
@@ -97,7 +128,9 @@ def test_null_times_non_text_parts_hidden_and_empty_messages(tmp_path: Path) -> 
 def test_missing_current_node_falls_back_to_the_deepest_latest_leaf(tmp_path: Path) -> None:
     conversation = gpt_branching()
     conversation["current_node"] = "gone"
-    results = list(chatgpt_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]})))
+    results = list(
+        chatgpt_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]}))
+    )
     items, problems = split(results)
     assert [p.skipped for p in problems] == [False]
     assert "current_node" in problems[0].reason
@@ -113,7 +146,9 @@ def test_a_cycle_in_the_parent_chain_stops_the_walk(tmp_path: Path) -> None:
         ],
         current="y",
     )
-    results = list(chatgpt_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]})))
+    results = list(
+        chatgpt_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]}))
+    )
     items, problems = split(results)
     assert len(items) == 1 and "loops back" in problems[0].reason and not problems[0].skipped
 
@@ -185,7 +220,9 @@ def test_streaming_keeps_peak_memory_well_below_file_size(tmp_path: Path) -> Non
     assert size > 15_000_000
     tracemalloc.start()
     try:
-        count = sum(1 for r in chatgpt_items(tmp_path / "conversations.json") if isinstance(r, ImportItem))
+        count = sum(
+            1 for r in chatgpt_items(tmp_path / "conversations.json") if isinstance(r, ImportItem)
+        )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -22,15 +22,32 @@ def chat() -> dict:
     return claude_conversation(
         "conv-1",
         [
-            claude_message("m1", "human", "old text field", blocks=[
-                {"type": "text", "text": "Summarise this file, 请。"}],
-                attachments=[{"file_name": "notes.txt", "file_size": 10, "file_type": "txt",
-                              "extracted_content": "line one\n```\nline two"}]),
-            claude_message("m2", "assistant", "", blocks=[
-                {"type": "thinking", "thinking": "private reasoning"},
-                {"type": "text", "text": "It has two lines."}]),
-            claude_message("m3", "human", "Only the text field", blocks=[],
-                           files=[{"file_name": "photo.png"}]),
+            claude_message(
+                "m1",
+                "human",
+                "old text field",
+                blocks=[{"type": "text", "text": "Summarise this file, 请。"}],
+                attachments=[
+                    {
+                        "file_name": "notes.txt",
+                        "file_size": 10,
+                        "file_type": "txt",
+                        "extracted_content": "line one\n```\nline two",
+                    }
+                ],
+            ),
+            claude_message(
+                "m2",
+                "assistant",
+                "",
+                blocks=[
+                    {"type": "thinking", "thinking": "private reasoning"},
+                    {"type": "text", "text": "It has two lines."},
+                ],
+            ),
+            claude_message(
+                "m3", "human", "Only the text field", blocks=[], files=[{"file_name": "photo.png"}]
+            ),
         ],
         name="File summary",
     )
@@ -64,7 +81,9 @@ def test_single_file_layout_zip(tmp_path: Path) -> None:
 
     project = items["claude:project:proj-1"]
     assert project.namespace == "project:tidewatch-dashboard"
-    assert project.content == "Ocean sensor dashboard.\n\n## Project instructions\n\nAnswer briefly.\n"
+    assert (
+        project.content == "Ocean sensor dashboard.\n\n## Project instructions\n\nAnswer briefly.\n"
+    )
     doc = items["claude:project:proj-1:doc:doc-1"]
     assert doc.type == "document" and doc.title == "sensors.md"
     assert doc.namespace == "project:tidewatch-dashboard"
@@ -112,35 +131,49 @@ def test_memories_become_proposals_one_per_statement(tmp_path: Path) -> None:
 
 
 def test_memory_list_of_strings_shape(tmp_path: Path) -> None:
-    export = write_zip(tmp_path / "c.zip", {"memories.json": ["Prefers tea. Works remotely."],
-                                            "users.json": CLAUDE_USERS})
-    contents = [i.content for i in claude_items(export) if isinstance(i, ImportItem)
-                and i.kind == "keystone_proposal"]
+    export = write_zip(
+        tmp_path / "c.zip",
+        {"memories.json": ["Prefers tea. Works remotely."], "users.json": CLAUDE_USERS},
+    )
+    contents = [
+        i.content
+        for i in claude_items(export)
+        if isinstance(i, ImportItem) and i.kind == "keystone_proposal"
+    ]
     assert contents == ["Prefers tea.\n", "Works remotely.\n"]
 
 
 def test_split_layout_one_file_per_conversation(tmp_path: Path) -> None:
     first = chat()
     second = claude_conversation("conv-2", [claude_message("x", "human", "你好，世界")])
-    export = write_zip(tmp_path / "split.zip", {
-        "data-2024/users.json": CLAUDE_USERS,
-        "data-2024/conversations/conv-1.json": first,
-        "data-2024/conversations/conv-2.json": [second],
-        "data-2024/conv-3/conversation.json": claude_conversation(
-            "conv-3", [claude_message("y", "assistant", "hello")]),
-    })
+    export = write_zip(
+        tmp_path / "split.zip",
+        {
+            "data-2024/users.json": CLAUDE_USERS,
+            "data-2024/conversations/conv-1.json": first,
+            "data-2024/conversations/conv-2.json": [second],
+            "data-2024/conv-3/conversation.json": claude_conversation(
+                "conv-3", [claude_message("y", "assistant", "hello")]
+            ),
+        },
+    )
     items = by_key(list(iter_items(export)))
-    assert {"claude:conversation:conv-1", "claude:conversation:conv-2",
-            "claude:conversation:conv-3"} <= set(items)
+    assert {
+        "claude:conversation:conv-1",
+        "claude:conversation:conv-2",
+        "claude:conversation:conv-3",
+    } <= set(items)
     assert "你好，世界" in items["claude:conversation:conv-2"].content
     assert items["claude:conversation:conv-2"].source_refs == (
-        "claude:data-2024/conversations/conv-2.json#conversation=conv-2",)
+        "claude:data-2024/conversations/conv-2.json#conversation=conv-2",
+    )
 
 
 def test_conversation_in_a_project_goes_to_its_namespace(tmp_path: Path) -> None:
     conversation = {**chat(), "project_uuid": "proj-1"}
-    export = write_zip(tmp_path / "c.zip", {"projects.json": CLAUDE_PROJECTS,
-                                            "conversations.json": [conversation]})
+    export = write_zip(
+        tmp_path / "c.zip", {"projects.json": CLAUDE_PROJECTS, "conversations.json": [conversation]}
+    )
     item = by_key(list(claude_items(export)))["claude:conversation:conv-1"]
     assert item.namespace == "project:tidewatch-dashboard"
     assert item.links == ("claude:project:proj-1",)
@@ -148,19 +181,25 @@ def test_conversation_in_a_project_goes_to_its_namespace(tmp_path: Path) -> None
 
 def test_truncated_conversations_file(tmp_path: Path) -> None:
     text = json.dumps([chat(), claude_conversation("conv-2", [claude_message("x", "human", "hi")])])
-    export = write_zip(tmp_path / "c.zip", {"users.json": CLAUDE_USERS,
-                                            "conversations.json": text[:-40]})
+    export = write_zip(
+        tmp_path / "c.zip", {"users.json": CLAUDE_USERS, "conversations.json": text[:-40]}
+    )
     results = list(claude_items(export))
     assert "claude:conversation:conv-1" in by_key(results)
     assert isinstance(results[-1], ItemProblem) and "ends early" in results[-1].reason
 
 
 def test_long_attachments_are_clipped(tmp_path: Path) -> None:
-    message = claude_message("m", "human", "see file", attachments=[
-        {"file_name": "big.txt", "extracted_content": "x" * 50_000}])
-    export = write_zip(tmp_path / "c.zip", {
-        "users.json": CLAUDE_USERS,
-        "conversations.json": [claude_conversation("big", [message])]})
+    message = claude_message(
+        "m",
+        "human",
+        "see file",
+        attachments=[{"file_name": "big.txt", "extracted_content": "x" * 50_000}],
+    )
+    export = write_zip(
+        tmp_path / "c.zip",
+        {"users.json": CLAUDE_USERS, "conversations.json": [claude_conversation("big", [message])]},
+    )
     item = by_key(list(claude_items(export)))["claude:conversation:big"]
     assert len(item.content) < 21_000 and "truncated, 30000 more characters" in item.content
 
