@@ -242,6 +242,8 @@ def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportI
     for target in wikilink_targets(body):
         found = resolver.resolve(target)
         if found is None:
+            if PurePosixPath(target).suffix.lower() not in ("", *_SUFFIXES):
+                continue  # an embedded image or PDF, not a note
             if target not in unresolved:
                 unresolved.append(target)
         elif found != rel and f"markdown:{found}" not in links:

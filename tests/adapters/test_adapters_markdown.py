@@ -16,7 +16,7 @@ VAULT = {
     "Home.md": "---\ntitle: Start here\ntags: [index, '#meta']\naliases: [Index]\n"
     "created: 2024-01-02\nmood: calm\ncustom: {nested: [1, 2]}\n---\n"
     "See [[Projects/Tidewatch|the dashboard]], [[Ideas#Later]], [[Missing note]] and "
-    "`[[not a link]]`.\n",
+    "`[[not a link]]`.\n\n![[attachments/image.png]]\n",
     "Projects/Tidewatch.md": "# Tidewatch\n\nBack to [[index]] and [[Home]]. 中文内容。\n",
     "Ideas.md": "---\ntags: 'rust, #go  python'\nupdated: 2024-03-04T05:06:07Z\n---\n"
     "No heading here.\n",
