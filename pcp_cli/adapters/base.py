@@ -139,6 +139,25 @@ def clip(text: str, limit: int) -> str:
     return text[:limit].rstrip() + f"\n… [truncated, {len(text) - limit} more characters]"
 
 
+def json_records(stream: io.BufferedReader) -> Iterator[Any]:
+    """The objects of a JSON file holding either a list of them or just one, streamed."""
+    head = stream.peek(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    prefix = "" if head.startswith(b"{") else "item"
+    yield from ijson.items(stream, prefix, use_float=True)
+
+
+# Errors a parser may hit on a structurally odd item; the item is skipped, the stream goes on.
+ITEM_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+
+
+def guarded(results: ParseResult, source: str, item: str) -> ParseResult:
+    """Pass `results` through, turning an unexpected shape error into an ItemProblem."""
+    try:
+        yield from results
+    except ITEM_ERRORS as exc:
+        yield ItemProblem(source, item, f"malformed item ({type(exc).__name__}: {exc})")
+
+
 # --- opening a source: a zip, a folder or a single file -----------------------------------
 
 

@@ -22,8 +22,10 @@ from pcp_cli.adapters.base import (
     ProgressTracker,
     Source,
     fence,
+    guarded,
     heading_time,
     iso_from_epoch,
+    json_records,
 )
 
 SOURCE_SYSTEM = "chatgpt"
@@ -76,9 +78,10 @@ def _iter_file(source: Source, name: str, tracker: ProgressTracker) -> ParseResu
     with source.open(name) as raw:
         stream = tracker.wrap(raw)
         try:
-            for index, conversation in enumerate(ijson.items(stream, "item", use_float=True)):
+            for index, conversation in enumerate(json_records(stream)):
                 count += 1
-                yield from _conversation(conversation, index, label, ref_name)
+                results = _conversation(conversation, index, label, ref_name)
+                yield from guarded(results, label, f"#{index}")
         except ijson.IncompleteJSONError as exc:
             yield ItemProblem(
                 label,

@@ -12,7 +12,6 @@ Files read, in this order so that projects are known before what refers to them:
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from collections.abc import Iterator
@@ -30,8 +29,10 @@ from pcp_cli.adapters.base import (
     Source,
     clip,
     fence,
+    guarded,
     heading_time,
     iso_from_text,
+    json_records,
     short_hash,
     slugify,
 )
@@ -98,13 +99,6 @@ def _plan(source: Source) -> dict[str, list[str]]:
     return plan
 
 
-def _records(stream: io.BufferedReader) -> Iterator[Any]:
-    """The objects of a JSON file holding either one object or a list of them."""
-    head = stream.peek(64).lstrip(b"\xef\xbb\xbf \t\r\n")
-    prefix = "item" if head.startswith(b"[") else ""
-    yield from ijson.items(stream, prefix, use_float=True)
-
-
 def _read(
     source: Source, name: str, tracker: ProgressTracker, state: _State, handler: Any
 ) -> ParseResult:
@@ -112,9 +106,9 @@ def _read(
     count = 0
     with source.open(name) as raw:
         try:
-            for index, data in enumerate(_records(tracker.wrap(raw))):
+            for index, data in enumerate(json_records(tracker.wrap(raw))):
                 count += 1
-                yield from handler(data, index, label, name, state)
+                yield from guarded(handler(data, index, label, name, state), label, f"#{index}")
         except (ijson.JSONError, ijson.IncompleteJSONError, UnicodeDecodeError) as exc:
             yield ItemProblem(
                 label,
@@ -122,6 +116,17 @@ def _read(
                 f"file ends early or is not valid JSON after {count} item(s); "
                 f"the rest was not imported ({exc})",
             )
+
+
+def _ref_name(name: str) -> str:
+    """A member name without the export's own top folder: `conversations/<x>.json` stays."""
+    parts = PurePosixPath(name).parts
+    lowered = [part.lower() for part in parts[:-1]]
+    if "conversations" in lowered:
+        return "/".join(parts[lowered.index("conversations") :])
+    if parts[-1].lower() == "conversation.json":
+        return "/".join(parts[-2:])
+    return parts[-1]
 
 
 def _uuid(data: Any) -> str | None:
@@ -332,7 +337,7 @@ def _conversations(data: Any, index: int, label: str, name: str, state: _State) 
         content=_render(turns),
         origin="recorded",
         namespace=namespace,
-        source_refs=(f"claude:{name}#{where}",),
+        source_refs=(f"claude:{_ref_name(name)}#{where}",),
         record=record,
         links=(f"claude:project:{project}",) if namespace else (),
         timestamp=updated,

@@ -228,3 +228,23 @@ def test_streaming_keeps_peak_memory_well_below_file_size(tmp_path: Path) -> Non
         tracemalloc.stop()
     assert count == 600
     assert peak < size / 10, f"peak {peak} bytes for a {size}-byte file"
+
+
+def test_a_file_holding_one_conversation_object(tmp_path: Path) -> None:
+    bare = tmp_path / "one.json"
+    bare.write_text(json.dumps(gpt_branching()), encoding="utf-8")
+    assert [r.key for r in iter_items(bare)] == ["chatgpt:conversation:conv-branch"]
+
+
+def test_an_oddly_shaped_conversation_is_skipped_not_fatal(tmp_path: Path) -> None:
+    odd = gpt_branching()
+    odd["id"] = odd["conversation_id"] = "conv-odd"
+    odd["mapping"]["u1"]["message"]["metadata"] = {"is_visually_hidden_from_conversation": False}
+    odd["mapping"]["u1"]["children"] = 5  # not a list
+    odd["current_node"] = None  # forces the leaf search, which reads children
+    data = [odd, gpt_branching()]
+    items, problems = split(
+        list(chatgpt_items(write_zip(tmp_path / "e.zip", {"conversations.json": data})))
+    )
+    assert [i.key for i in items] == ["chatgpt:conversation:conv-branch"]
+    assert problems[-1].item == "#0" and "malformed" in problems[-1].reason

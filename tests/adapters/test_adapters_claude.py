@@ -165,7 +165,7 @@ def test_split_layout_one_file_per_conversation(tmp_path: Path) -> None:
     } <= set(items)
     assert "你好，世界" in items["claude:conversation:conv-2"].content
     assert items["claude:conversation:conv-2"].source_refs == (
-        "claude:data-2024/conversations/conv-2.json#conversation=conv-2",
+        "claude:conversations/conv-2.json#conversation=conv-2",
     )
 
 
@@ -213,3 +213,12 @@ def test_split_statements_handles_headings_bullets_and_cjk() -> None:
         ("Work", "東京に住んでいる。"),
         ("Work", "猫が好き。"),
     ]
+
+
+def test_an_oddly_shaped_message_skips_only_its_conversation(tmp_path: Path) -> None:
+    broken = claude_conversation("bad", [claude_message("m", "human", "hi", attachments=5)])
+    export = write_zip(tmp_path / "c.zip", {"conversations.json": [broken, chat()]})
+    results = list(claude_items(export))
+    assert list(by_key(results)) == ["claude:conversation:conv-1"]
+    [problem] = [r for r in results if isinstance(r, ItemProblem)]
+    assert problem.item == "#0" and "malformed" in problem.reason
