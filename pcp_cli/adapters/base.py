@@ -74,7 +74,9 @@ ParseResult = Iterator[ImportItem | ItemProblem]
 
 def iso_from_epoch(value: object) -> str | None:
     """Epoch seconds (ChatGPT's float times) as ISO 8601 UTC with milliseconds, else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or value is None:
+        return None
+    if not isinstance(value, int | float):
         try:
             value = float(value)  # type: ignore[arg-type]  # Decimal or numeric string
         except (TypeError, ValueError):
@@ -143,7 +145,9 @@ def json_records(stream: io.BufferedReader) -> Iterator[Any]:
     """The objects of a JSON file holding either a list of them or just one, streamed."""
     head = stream.peek(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     prefix = "" if head.startswith(b"{") else "item"
-    yield from ijson.items(stream, prefix, use_float=True)
+    # Not use_float: the C backend then rejects integers beyond 64 bits, which are valid JSON.
+    # Non-integer numbers arrive as Decimal; iso_from_epoch accepts those.
+    yield from ijson.items(stream, prefix)
 
 
 # Errors a parser may hit on a structurally odd item; the item is skipped, the stream goes on.

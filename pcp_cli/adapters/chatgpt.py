@@ -9,6 +9,7 @@ up through `parent` to the root.
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -203,7 +204,7 @@ def _latest_leaf(mapping: dict[str, Any]) -> str | None:
             continue
         message = node.get("message") if isinstance(node.get("message"), dict) else {}
         when = message.get("create_time") if isinstance(message, dict) else None
-        when = when if isinstance(when, int | float) else 0.0
+        when = when if isinstance(when, int | float | Decimal) else 0.0
         candidate = (depth_of(node_id), float(when), node_id)
         if best is None or candidate > best:
             best = candidate
