@@ -35,19 +35,33 @@ FRONTMATTER_EXT = "org.pcp-cli.frontmatter"
 class ImportItem:
     """One thing to write: a page, or a keystone/profile proposal awaiting review."""
 
+    # Idempotency key from the source's own ids: `chatgpt:conversation:<id>`.
     key: str
+    # "page", or a "keystone_proposal"/"profile_proposal" that is stored as review_status
+    # proposed and never affirmed by an import.
     kind: ItemKind
+    # Page type (pcp_cli.model.vocab.PAGE_TYPES): conversation, note, document, keystone, ...
     type: str
     title: str
+    # The Markdown body, ending in one newline.
     content: str
+    # "recorded" for conversation transcripts, "imported" for everything else.
     origin: str = "imported"
+    # None means the caller's default namespace; Claude projects use `project:<slug>`.
     namespace: str | None = None
     tags: tuple[str, ...] = ()
+    # Where exactly the item came from: `claude:projects.json#project=<uuid>/doc=<uuid>`.
     source_refs: tuple[str, ...] = ()
+    # Type-specific fields; conversations: source_system, source_id, started_at, updated_at,
+    # message_count, participants (and model when known).
     record: dict[str, Any] = field(default_factory=dict)
+    # Namespaced keys only, e.g. "org.pcp-cli.frontmatter".
     extensions: dict[str, Any] = field(default_factory=dict)
+    # Keys of other items this one links to; the writer records them as related_to relations.
     links: tuple[str, ...] = ()
+    # ISO 8601 (UTC, or a bare date) of the item's last change in the source, when known.
     timestamp: str | None = None
+    # "medium" for anything that identifies the person (name, remembered facts).
     sensitivity: str = "low"
 
 

@@ -223,7 +223,12 @@ def _turn(node: dict[str, Any]) -> tuple[str, str | None, str] | None:
     metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
         return None
-    text = _render_content(message.get("content"))
+    content = message.get("content")
+    recipient = message.get("recipient")
+    is_code = isinstance(content, dict) and content.get("content_type") == "code"
+    if recipient not in (None, "all") and not is_code:
+        return None  # the model addressing a tool (a search query, a browser command)
+    text = _render_content(content)
     if not text.strip():
         return None
     return role, iso_from_epoch(message.get("create_time")), text.strip()

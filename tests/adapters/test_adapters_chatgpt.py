@@ -248,3 +248,23 @@ def test_an_oddly_shaped_conversation_is_skipped_not_fatal(tmp_path: Path) -> No
     )
     assert [i.key for i in items] == ["chatgpt:conversation:conv-branch"]
     assert problems[-1].item == "#0" and "malformed" in problems[-1].reason
+
+
+def test_messages_addressed_to_tools_are_left_out(tmp_path: Path) -> None:
+    search = gpt_message("s", "assistant", 'search("tide tables")')
+    search["recipient"] = "browser"
+    code = {**gpt_message("c", "assistant", ""), "recipient": "python"}
+    code["content"] = {"content_type": "code", "language": "python", "text": "1 + 1"}
+    conversation = gpt_conversation(
+        "conv-tools",
+        [
+            ("u", None, gpt_message("u", "user", "Tides?")),
+            ("s", "u", search),
+            ("c", "s", code),
+            ("a", "c", gpt_message("a", "assistant", "High tide at noon.")),
+        ],
+        current="a",
+    )
+    [item] = list(iter_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]})))
+    assert "tide tables" not in item.content
+    assert "```python\n1 + 1\n```" in item.content and "High tide at noon." in item.content
