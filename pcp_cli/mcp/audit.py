@@ -73,7 +73,7 @@ def _redact(key: str, value: Any, depth: int) -> Any:
 
 
 def sanitize_params(params: Mapping[str, Any] | Any) -> Any:
-    """Parameters fit for the log: content fields reduced to their size, strings and lists capped."""
+    """Parameters fit for the log: content reduced to its size, strings and lists capped."""
     if not isinstance(params, Mapping):
         return _trim(params)
     return {str(k)[:MAX_STRING]: _redact(str(k), v, 1) for k, v in list(params.items())[:MAX_ITEMS]}

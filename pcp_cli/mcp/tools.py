@@ -336,8 +336,9 @@ def _check(tool: str, p: Param, value: Any) -> Any:
             ok = value.is_integer()
             value = int(value) if ok else value
         if not ok or value != value:  # NaN
-            raise _bad(tool, f"{p.name} must be a{'n integer' if p.kind == 'integer' else ' number'}"
-                       f", not {_show(value)}", f"pass {p.name} as a JSON number")
+            article = "an integer" if p.kind == "integer" else "a number"
+            raise _bad(tool, f"{p.name} must be {article}, not {_show(value)}",
+                       f"pass {p.name} as a JSON number")
         if (p.minimum is not None and value < p.minimum) or (
             p.maximum is not None and value > p.maximum
         ):

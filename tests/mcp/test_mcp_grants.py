@@ -70,7 +70,8 @@ def test_write_needs_grant_and_flag():
 
 
 def test_scope_can_only_narrow():
-    grant = resolve_grant(MANIFEST, "claude-desktop", ["project:tidewatch", "project:secret"], False)
+    requested = ["project:tidewatch", "project:secret"]
+    grant = resolve_grant(MANIFEST, "claude-desktop", requested, False)
     assert grant.scopes == ("project:tidewatch",)
     assert grant.dropped_scopes == ("project:secret",)
     assert any("project:secret" in n for n in grant.notices)
