@@ -46,6 +46,7 @@ def test_defaults_are_filled_and_lists_deduplicated():
         ("pcp_search", {"query": "x" * 1001}),
         ("pcp_search", {"query": ""}),
         ("pcp_search", {"query": "x", "scopes": "user:ada-lumen"}),
+        ("pcp_search", {"query": "x", "scopes": []}),
         ("pcp_read_pages", {"ids": []}),
         ("pcp_read_pages", {"ids": [f"pg_{i}" for i in range(21)]}),
         ("pcp_read_pages", {"ids": ["a"], "views": ["everything"]}),
