@@ -41,7 +41,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
+def mcp_store(tmp_path: Path) -> Path:
     root = tmp_path / "store"
     root.mkdir()
     (root / "pcp.yaml").write_text(PCP_YAML)
@@ -61,7 +61,7 @@ def server_stderr(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def mcp_session(
-    store: Path, mcp_server_command: list[str], server_stderr: Path
+    mcp_store: Path, mcp_server_command: list[str], server_stderr: Path
 ) -> Callable[..., AbstractAsyncContextManager[Any]]:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -73,8 +73,8 @@ def mcp_session(
         params = StdioServerParameters(
             command=mcp_server_command[0],
             args=[*mcp_server_command[1:], *(args or [])],
-            env={"PCP_STORE": str(store), "PYTHONPATH": str(REPO), **(env or {})},
-            cwd=str(store),
+            env={"PCP_STORE": str(mcp_store), "PYTHONPATH": str(REPO), **(env or {})},
+            cwd=str(mcp_store),
         )
         with server_stderr.open("a") as errlog:
             transport = stdio_client(params, errlog=errlog)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -105,7 +106,7 @@ async def test_out_of_grant_write_target_looks_like_missing(mcp_session):
         assert denied.is_error and "outside this client's grant" in denied.content[0].text
 
 
-async def test_malformed_calls_are_tool_errors_and_server_keeps_serving(mcp_session, store):
+async def test_malformed_calls_are_tool_errors_and_server_keeps_serving(mcp_session, mcp_store):
     bad_calls = [
         ("pcp_search", {"query": "tide", "limit": "ten"}, "limit must be an integer"),
         ("pcp_search", {"query": "tide", "limit": 100}, "out of range"),
@@ -129,11 +130,11 @@ async def test_malformed_calls_are_tool_errors_and_server_keeps_serving(mcp_sess
             assert data["error"]["hint"]
         result, _ = await _call(client, "pcp_search", {"query": "tide", "limit": 1.0})
         assert not result.is_error
-    refused = [r for r in read_audit(store) if r["outcome"] == "refused"]
+    refused = [r for r in read_audit(mcp_store) if r["outcome"] == "refused"]
     assert len(refused) == len(bad_calls)
 
 
-async def test_backend_errors_become_tool_errors(mcp_session, server_stderr, store):
+async def test_backend_errors_become_tool_errors(mcp_session, server_stderr, mcp_store):
     async with mcp_session(["--client-id", "writer", "--allow-write"]) as client:
         result, data = await _call(client, "pcp_revise_page", {
             "page_id": "pg_role", "expected_revision_id": "rev_old", "content": "new"})
@@ -147,7 +148,7 @@ async def test_backend_errors_become_tool_errors(mcp_session, server_stderr, sto
         result, _ = await _call(client, "pcp_stats")
         assert not result.is_error
     assert "secret internal detail" in server_stderr.read_text()
-    outcomes = [(r["tool"], r["outcome"], r["error_code"]) for r in read_audit(store)]
+    outcomes = [(r["tool"], r["outcome"], r["error_code"]) for r in read_audit(mcp_store)]
     assert outcomes == [
         ("pcp_revise_page", "error", "revision_conflict"),
         ("pcp_tombstone_page", "error", "internal"),
@@ -155,25 +156,25 @@ async def test_backend_errors_become_tool_errors(mcp_session, server_stderr, sto
     ]
 
 
-async def test_audit_records_every_call_without_content(mcp_session, store):
+async def test_audit_records_every_call_without_content(mcp_session, mcp_store):
     async with mcp_session(["--client-id", "writer", "--allow-write"]) as client:
         await _call(client, "pcp_search", {"query": "tide"})
         result, data = await _call(client, "pcp_write_page",
                                    {"content": "my private journal entry", "title": "Journal"})
         assert not result.is_error
         await _call(client, "pcp_search", {"query": 7})
-    records = read_audit(store)
+    records = read_audit(mcp_store)
     assert [(r["tool"], r["outcome"]) for r in records] == [
         ("pcp_search", "allowed"), ("pcp_write_page", "allowed"), ("pcp_search", "refused")]
     assert records[0]["client_id"] == "writer" and records[0]["actor"] == "model"
     assert records[0]["result_count"] == 3
     assert records[1]["params"]["content"] == {"omitted": True, "chars": 24}
-    assert "journal entry" not in audit_path(store).read_text()
+    assert "journal entry" not in audit_path(mcp_store).read_text()
     assert records[2]["error_code"] == "invalid_input"
 
 
-async def test_audit_failure_fails_the_call(mcp_session, store):
-    audit_path(store).mkdir(parents=True)  # root ignores chmod; a directory cannot be appended
+async def test_audit_failure_fails_the_call(mcp_session, mcp_store):
+    audit_path(mcp_store).mkdir(parents=True)  # root ignores chmod; a directory cannot be appended
     async with mcp_session(["--client-id", "claude-desktop"]) as client:
         result, data = await _call(client, "pcp_search", {"query": "tide"})
         assert result.is_error
@@ -234,9 +235,9 @@ async def test_backend_printing_does_not_corrupt_the_stream(mcp_session, server_
     assert "stray raw write to fd 1" in log
 
 
-def test_stdout_carries_only_protocol_messages(store, mcp_server_command, tmp_path):
+def test_stdout_carries_only_protocol_messages(mcp_store, mcp_server_command, tmp_path):
     """Raw pipes, no SDK client: every line the server writes to stdout is JSON-RPC."""
-    from conftest import REPO
+    repo = Path(__file__).resolve().parents[2]
 
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -251,7 +252,7 @@ def test_stdout_carries_only_protocol_messages(store, mcp_server_command, tmp_pa
         proc = subprocess.Popen(
             [*mcp_server_command, "--client-id", "claude-desktop"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog,
-            env={"PCP_STORE": str(store), "PYTHONPATH": str(REPO)},
+            env={"PCP_STORE": str(mcp_store), "PYTHONPATH": str(repo)},
         )
         lines = []
         for request in requests:
