@@ -443,9 +443,10 @@ def merge_proposal(store: Store, page_id: str) -> str:
 def resolve_page(store: Store, page_id: str, *, keep: str | None = None,
                  content: str | None = None) -> dict[str, Any]:
     """`pcp resolve`: a revision whose parents are all the page's heads."""
+    from pcp_cli.sync.git import find_repo
     from pcp_cli.sync.heads import resolve
 
-    return resolve(store, page_id, keep=keep, content=content)
+    return resolve(store, page_id, keep=keep, content=content, repo=find_repo(store.root))
 
 
 def sync_store(store: Store, *, remote: str | None = None,

@@ -13,7 +13,12 @@ import typer
 
 from pcp_cli import api
 from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table, text
-from pcp_cli.errors import UsageError
+from pcp_cli.errors import ExitStatus, PcpError, UsageError
+
+
+class MergeLeftToPcp(PcpError):
+    exit_status = ExitStatus.UNEXPECTED  # 1: what git expects from a driver that did not merge
+    code = "merge_conflict"
 
 
 def register(app: typer.Typer) -> None:
@@ -80,9 +85,11 @@ def register(app: typer.Typer) -> None:
         """Git merge driver for page head files (registered by `pcp init --git`)."""
         from pcp_cli.sync.driver import merge_files
 
-        status = merge_files(Path(base), Path(ours), Path(theirs), path or ours)
-        if status:
-            raise typer.Exit(status)
+        if merge_files(Path(base), Path(ours), Path(theirs), path or ours):
+            # Git reads exit status 1 as "conflict" and keeps what the driver left in %A.
+            raise MergeLeftToPcp(
+                f"{path}: both sides changed by hand (or unreadable); kept ours, without "
+                "conflict markers", hint="`pcp sync` records both sides and rebuilds the file")
 
 
 def _edit(folder: Path, proposal: str) -> str:

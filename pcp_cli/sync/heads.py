@@ -11,11 +11,12 @@ import os
 from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, PcpError, UsageError
-from pcp_cli.model.ids import check_id
-from pcp_cli.model.page import Revision
-from pcp_cli.store.atomic import write_atomic
+from pcp_cli.model.ids import check_id, is_safe_id
+from pcp_cli.model.page import Revision, file_json
+from pcp_cli.store.atomic import write_new
 from pcp_cli.store.frontmatter import has_conflict_markers
-from pcp_cli.store.store import Store
+from pcp_cli.store.headfile import parse_head
+from pcp_cli.store.store import HandEdit, Store
 from pcp_cli.sync.driver import classify
 from pcp_cli.sync.git import Repo
 
@@ -101,35 +102,91 @@ def head_file_report(store: Store) -> dict[str, list[dict[str, Any]]]:
     return report
 
 
-def record_unmerged_sides(store: Store, repo: Repo) -> list[dict[str, Any]]:
+def record_unmerged_sides(store: Store, repo: Repo, page_id: str | None = None
+                          ) -> list[dict[str, Any]]:
     """For head files git could not merge: record each side's unrecorded hand edit.
 
     Git keeps both sides in its index (stages 2 and 3). A side that pcp rendered names a
-    revision that is already in the graph; a side edited by hand is written back to the head
-    file and recorded as a revision, so it joins the graph as a head of its own.
+    revision that is already in the graph; a side edited by hand is recorded as a child of the
+    revision it names, so each side's text becomes a head of its own and nothing is chosen.
     """
     recorded: list[dict[str, Any]] = []
     for rel in repo.unmerged():
         if not (rel.startswith("pages/") and rel.endswith(".md")):
             continue
-        for stage in (2, 3):
+        if page_id is not None and rel.rsplit("/", 1)[-1] != f"{page_id}.md":
+            continue
+        for stage, side in ((2, "ours"), (3, "theirs")):
             blob = repo.stage_blob(stage, rel)
             if blob is None or classify(blob, rel).kind != "edited":
                 continue
-            with store.locked():
-                write_atomic(store.root / rel, blob)
-                store.hand_edits.clear()
-                store.refresh("full")
-                for edit in store.hand_edits:
-                    recorded.append({"path": rel, "page_id": edit.page_id,
-                                     "revision_id": edit.revision_id,
-                                     "side": "ours" if stage == 2 else "theirs"})
+            edit = record_edit(store, rel, blob, f"hand edit recorded from {rel} ({side} side "
+                               "of a git merge)")
+            if edit is not None:
+                recorded.append({"path": rel, "page_id": edit.page_id,
+                                 "revision_id": edit.revision_id, "side": side})
     return recorded
+
+
+def record_edit(store: Store, rel: str, raw: bytes, note: str) -> HandEdit | None:
+    """Record a hand-edited head file as a child of the revision it names (not of the newest
+    head, which another device may have written meanwhile): if that revision is no longer a
+    head, the page diverges visibly instead of one text silently replacing the other.
+    None when there is nothing to record this way (the edit is already recorded, the file
+    names no known revision, or it is not a page yet)."""
+    name = rel.rsplit("/", 1)[-1][:-3]
+    folder_ns = store.layout.namespace_of(store.root / rel) or store.default_namespace
+    try:
+        parsed = parse_head(raw, path=rel, file_page_id=name if is_safe_id(name) else None,
+                            folder_namespace=folder_ns, owner_id=store.owner_id)
+        if parsed.state is None or not store.page_exists(parsed.state.page_id):
+            return None
+        state = parsed.state
+        store.check_state(state)
+    except InvalidInput:
+        return None
+    page_id = state.page_id
+    if parsed.revision_id not in store.revision_ids(page_id):
+        return None
+    with store.locked():
+        parent = store.load_revision(page_id, str(parsed.revision_id))
+        if parent.content_hash == state.content_hash:
+            return None
+        for rev in store.revisions(page_id):
+            if rev.parent_revision_id == parent.revision_id and \
+                    rev.content_hash == state.content_hash:
+                return None  # already recorded
+        # The Store records hand edits on top of the newest head; this one must branch from
+        # the revision it was made from, so it uses the Store's revision builder directly.
+        revision = store._new_revision(state, actor=store.user, operation="revise",
+                                       parent=parent, note=note)
+        write_new(store.layout.revision_path(page_id, revision.revision_id),
+                  file_json(revision.to_dict()))
+        store.write_head(revision)  # the edit is recorded: the file renders it now
+        edit = HandEdit(rel, page_id, revision.revision_id, adopted=False)
+        store.hand_edits.append(edit)
+        return edit
+
+
+def record_branching_edits(store: Store) -> list[HandEdit]:
+    """Record every edited head file as a child of the revision it names (see record_edit)."""
+    store.catalog.refresh("full")
+    found = []
+    for entry in store.catalog.entries("edited = 1"):
+        try:
+            raw = (store.root / entry.path).read_bytes()
+        except OSError:
+            continue
+        edit = record_edit(store, entry.path, raw, f"hand edit recorded from {entry.path}")
+        if edit is not None:
+            found.append(edit)
+    return found
 
 
 def repair(store: Store) -> list[dict[str, Any]]:
     """Rebuild head files from the graph where they hold conflict markers, are missing, or name
     another revision than the one every device shows. Hand edits are recorded first."""
+    record_branching_edits(store)
     store.refresh("full")
     repaired: list[dict[str, Any]] = []
     with store.locked():
@@ -165,7 +222,28 @@ def _needs_rewrite(store: Store, entries: list[Any], want: Revision) -> str | No
 
 
 def resolve(store: Store, page_id: str, *, keep: str | None = None,
-            content: str | None = None) -> dict[str, Any]:
+            content: str | None = None, repo: Repo | None = None) -> dict[str, Any]:
+    """See `_resolve`; with `repo`, a head file git left unmerged is settled first: each side's
+    unrecorded hand edit is recorded (so it becomes a head), and once the file is rebuilt it is
+    marked resolved in git's index (`git add`), ready for `git commit`."""
+    unmerged: list[str] = []
+    recorded: list[dict[str, Any]] = []
+    if repo is not None:
+        unmerged = [rel for rel in repo.unmerged() if rel.startswith("pages/")
+                    and rel.rsplit("/", 1)[-1] == f"{page_id}.md"]
+        if unmerged:
+            recorded = record_unmerged_sides(store, repo, page_id)
+    result = _resolve(store, page_id, keep=keep, content=content)
+    for rel in unmerged:
+        path = f"{repo.prefix}/{rel}" if repo is not None and repo.prefix else rel
+        if repo is not None:
+            repo.git("add", "-A", "--", path)
+    result["recorded_from_conflicts"] = recorded
+    return result
+
+
+def _resolve(store: Store, page_id: str, *, keep: str | None = None,
+             content: str | None = None) -> dict[str, Any]:
     """Join a page's heads: a new revision whose parents are all of them.
 
     `keep`: the new revision has that revision's state (any revision of the page; its parent is

@@ -54,9 +54,10 @@ def check_not_busy(repo: Repo) -> None:
     if busy:
         raise GitBusy(
             f"the repository at {repo.top} is in the middle of a {busy}",
-            hint=f"finish it first: `pcp doctor --fix` rebuilds conflicted head files, then "
-            f"`git add -A` and `git {'commit' if busy == 'merge' else 'rebase --continue'}` "
-            f"(or `git {busy} --abort`); then run `pcp sync` again")
+            hint=f"finish it first: `pcp resolve PAGE_ID` (or `pcp doctor --fix`) rebuilds "
+            f"each unmerged head file from the revision graph; then `git add -A` and "
+            f"`git {'commit' if busy == 'merge' else 'rebase --continue'}` (or "
+            f"`git {busy} --abort`); then run `pcp sync` again")
     if repo.unmerged():
         raise GitBusy("the repository has unmerged files",
                       hint="resolve them (`pcp doctor --fix` for head files), `git add` them, "
@@ -71,7 +72,8 @@ def sync(store: Store, *, remote: str | None = None, message: str | None = None
     report: dict[str, Any] = {
         "store": str(store.root), "repository": str(repo.top), "remote": None,
         "branch": repo.branch(), "hand_edits": [], "committed": [], "merged": None,
-        "repaired": [], "recorded_from_conflicts": [], "pushed": False, "diverged": [],
+        "repaired": [], "recorded_from_conflicts": [], "recorded_after_merge": [],
+        "pushed": False, "diverged": [],
         "merge_driver": driver_registered(repo),
     }
     with store.locked():
@@ -93,8 +95,11 @@ def sync(store: Store, *, remote: str | None = None, message: str | None = None
             return report
         if _remote_has_branch(repo, name, branch):
             report["merged"] = _merge(store, repo, name, branch, report)
-            store.refresh("full")
-            report["repaired"] += repair(store)
+            store.hand_edits.clear()
+            report["repaired"] += repair(store)  # records edits the merge brought, first
+            report["recorded_after_merge"] = [
+                {"path": e.path, "page_id": e.page_id, "revision_id": e.revision_id}
+                for e in store.hand_edits]
             store.refresh("full")
             _commit(repo, "pcp sync: rebuild head files from the revision graph", report)
         report["diverged"] = divergences(store)
