@@ -190,6 +190,19 @@ def test_resolve_refusals(tmp_path: Path) -> None:
     assert len(desktop.heads(page_id)) == 2  # nothing recorded
 
 
+def test_resolve_keep_an_older_revision_joins_both_heads(tmp_path: Path) -> None:
+    laptop, desktop, page_id = diverged_pair(tmp_path, driver=True)
+    desktop.sync()
+    heads = desktop.heads(page_id)
+    history = desktop.pcp("history", page_id, "--json").json["revisions"]
+    first = history[0]["revision_id"]
+    data = desktop.pcp("resolve", page_id, "--keep", first, "--json").json
+    assert data["status"] == "resolved" and sorted(data["parents"]) == sorted(heads)
+    page = desktop.pcp("show", page_id, "--json").json["page"]
+    assert page["payload"]["content"] == "# Plan\n\nFirst draft.\n"
+    assert desktop.heads(page_id) == [data["revision_id"]]
+
+
 def test_resolve_edit_offers_both_texts_and_records_the_result(tmp_path: Path) -> None:
     laptop, desktop, page_id = diverged_pair(tmp_path, driver=True)
     desktop.sync()

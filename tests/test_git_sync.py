@@ -97,6 +97,7 @@ def test_two_devices_converge_and_resolve(tmp_path: Path, driver: bool, order: s
     if not driver:
         assert {r["reason"] for r in reports[1]["repaired"]} == {"conflict_markers"}
     assert_converged(laptop, desktop)
+    fsck_clean(tmp_path / "remote.git")
     # Nothing lost: every revision either device ever wrote is on both, byte-identical.
     assert written_before < written <= revision_files(laptop) == revision_files(desktop)
     # Every divergence is named, on both devices, and by the merging sync's report.
