@@ -462,3 +462,19 @@ def setup_git(store: Store, *, create: bool = False) -> dict[str, Any] | None:
     from pcp_cli.sync.setup import setup_git as setup
 
     return setup(store.root, create=create)
+
+
+def merge_head_file(base: str, ours: str, theirs: str, path: str) -> None:
+    """`pcp merge-file %O %A %B %P`, the git merge driver: result in `ours`; NotMerged if not."""
+    from pathlib import Path
+
+    from pcp_cli.sync.driver import merge_files
+
+    merge_files(Path(base), Path(ours), Path(theirs), path)
+
+
+def strip_merge_proposal(text: str) -> str:
+    """What a person kept of a `pcp resolve --edit` proposal (pcp's comment lines removed)."""
+    from pcp_cli.sync.heads import strip_proposal
+
+    return strip_proposal(text)

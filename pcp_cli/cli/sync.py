@@ -13,12 +13,7 @@ import typer
 
 from pcp_cli import api
 from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table, text
-from pcp_cli.errors import ExitStatus, PcpError, UsageError
-
-
-class MergeLeftToPcp(PcpError):
-    exit_status = ExitStatus.UNEXPECTED  # 1: what git expects from a driver that did not merge
-    code = "merge_conflict"
+from pcp_cli.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -83,13 +78,8 @@ def register(app: typer.Typer) -> None:
         path: Annotated[str, typer.Argument(help="%P: the path in the repository.")] = "",
     ) -> None:
         """Git merge driver for page head files (registered by `pcp init --git`)."""
-        from pcp_cli.sync.driver import merge_files
-
-        if merge_files(Path(base), Path(ours), Path(theirs), path or ours):
-            # Git reads exit status 1 as "conflict" and keeps what the driver left in %A.
-            raise MergeLeftToPcp(
-                f"{path}: both sides changed by hand (or unreadable); kept ours, without "
-                "conflict markers", hint="`pcp sync` records both sides and rebuilds the file")
+        # Exit status 1 (NotMerged) tells git "conflict"; it keeps what we left in %A.
+        api.merge_head_file(base, ours, theirs, path or ours)
 
 
 def _edit(folder: Path, proposal: str) -> str:
@@ -107,9 +97,7 @@ def _edit(folder: Path, proposal: str) -> str:
         if proc.returncode != 0:
             raise UsageError(f"the editor exited with status {proc.returncode}; nothing was "
                              "recorded")
-        from pcp_cli.sync.heads import strip_proposal
-
-        return strip_proposal(Path(name).read_text("utf-8"))
+        return api.strip_merge_proposal(Path(name).read_text("utf-8"))
     finally:
         Path(name).unlink(missing_ok=True)
 

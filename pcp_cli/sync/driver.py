@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcp_cli.errors import InvalidInput
+from pcp_cli.errors import ExitStatus, InvalidInput, PcpError
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.store.atomic import write_atomic
 from pcp_cli.store.headfile import parse_head
@@ -78,10 +78,23 @@ def merge(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[bytes, bo
     return ours, False
 
 
-def merge_files(base: Path, ours: Path, theirs: Path, path: str) -> int:
-    """Run the driver on git's temporary files; the result goes to `ours`. Returns the status."""
+class NotMerged(PcpError):
+    """The driver kept our side and tells git the file is not merged (git expects status 1)."""
+
+    exit_status = ExitStatus.UNEXPECTED
+    code = "head_file_not_merged"
+
+
+def merge_files(base: Path, ours: Path, theirs: Path, path: str) -> None:
+    """Run the driver on git's temporary files; the result goes to `ours`.
+
+    Raises NotMerged (exit status 1) when it could not merge without choosing."""
     result, clean = merge(base.read_bytes() if base.exists() else b"", ours.read_bytes(),
                           theirs.read_bytes(), path)
     if result != ours.read_bytes():
         write_atomic(ours, result)
-    return 0 if clean else 1
+    if not clean:
+        raise NotMerged(
+            f"{path}: both sides were changed by hand (or one is unreadable); kept ours, "
+            "without conflict markers",
+            hint="`pcp resolve PAGE_ID` records both sides and rebuilds the file")

@@ -97,15 +97,18 @@ class Repo:
         return None
 
     def branch(self) -> str | None:
+        """The current branch (None when HEAD is detached)."""
         proc = self.git("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
-
-    def has_commits(self) -> bool:
-        return self.git("rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode().strip() or None
 
     def head(self) -> str | None:
+        """The commit HEAD points at (None on a branch with no commits yet)."""
         proc = self.git("rev-parse", "--verify", "--quiet", "HEAD", check=False)
-        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode().strip() or None
 
     def remotes(self) -> list[str]:
         return [line for line in self.out("remote").splitlines() if line]
