@@ -392,3 +392,18 @@ def test_driver_conflict_from_plain_git_pull_is_settled_by_resolve(tmp_path: Pat
     assert laptop.files("pages") == desktop.files("pages")
     assert laptop.diverged() == desktop.diverged()
     fsck_clean(desktop.root)
+
+
+def test_sync_when_the_remote_refuses_the_push_exits_10(tmp_path: Path) -> None:
+    bare = make_remote(tmp_path)
+    laptop = first_device(tmp_path, bare)
+    laptop.add("First")
+    laptop.sync()
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'read-only today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    laptop.add("Second")
+    result = laptop.pcp("sync", ok=False)
+    assert result.code == 10
+    assert "refused the push" in result.stderr and "run `pcp sync` again" in result.stderr
+    assert laptop.status()["git"]["uncommitted"] == []  # committed locally all the same
