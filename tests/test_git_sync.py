@@ -74,6 +74,12 @@ def assert_converged(laptop: Device, desktop: Device) -> None:
         assert not status["conflicts"] and not status["git"]["uncommitted"]
         assert status["git"]["in_progress"] is None
     assert laptop.git("rev-parse", "HEAD").stdout == desktop.git("rev-parse", "HEAD").stdout
+    # ULID names: in the whole history no revision, relation or event file was ever modified,
+    # deleted or conflicted; each was only ever added.
+    touched = laptop.git("log", "--format=", "--name-status", "--diff-merges=first-parent",
+                         "--diff-filter=MDR", "--",
+                         "revisions", "relations", "events").stdout
+    assert touched.strip() == ""
 
 
 def revision_files(device: Device) -> set[str]:
