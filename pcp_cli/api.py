@@ -421,3 +421,60 @@ __all__ = [
     "Store",
     "WriteResult",
 ]
+
+
+# == git multi-device sync (pcp_cli.sync) ======================================================
+# status, resolve and sync; the git logic itself lives in pcp_cli/sync/.
+def sync_status(store: Store) -> dict[str, Any]:
+    """`pcp status --json`: hand edits, diverged pages, conflicts, missing heads, git state."""
+    from pcp_cli.sync.sync import status
+
+    return status(store)
+
+
+def merge_proposal(store: Store, page_id: str) -> str:
+    """The text `pcp resolve --edit` opens: every head's body, clearly delimited."""
+    from pcp_cli.sync.heads import merge_proposal as proposal
+
+    store.current(page_id)
+    return proposal(store, page_id)
+
+
+def resolve_page(store: Store, page_id: str, *, keep: str | None = None,
+                 content: str | None = None) -> dict[str, Any]:
+    """`pcp resolve`: a revision whose parents are all the page's heads."""
+    from pcp_cli.sync.git import find_repo
+    from pcp_cli.sync.heads import resolve
+
+    return resolve(store, page_id, keep=keep, content=content, repo=find_repo(store.root))
+
+
+def sync_store(store: Store, *, remote: str | None = None,
+               message: str | None = None) -> dict[str, Any]:
+    """`pcp sync`: record hand edits, commit, pull with the merge driver, repair, push."""
+    from pcp_cli.sync.sync import sync
+
+    return sync(store, remote=remote, message=message)
+
+
+def setup_git(store: Store, *, create: bool = False) -> dict[str, Any] | None:
+    """`pcp init [--git]`: .gitignore, .gitattributes and the merge driver (None: no git)."""
+    from pcp_cli.sync.setup import setup_git as setup
+
+    return setup(store.root, create=create)
+
+
+def merge_head_file(base: str, ours: str, theirs: str, path: str) -> None:
+    """`pcp merge-file %O %A %B %P`, the git merge driver: result in `ours`; NotMerged if not."""
+    from pathlib import Path
+
+    from pcp_cli.sync.driver import merge_files
+
+    merge_files(Path(base), Path(ours), Path(theirs), path)
+
+
+def strip_merge_proposal(text: str) -> str:
+    """What a person kept of a `pcp resolve --edit` proposal (pcp's comment lines removed)."""
+    from pcp_cli.sync.heads import strip_proposal
+
+    return strip_proposal(text)
