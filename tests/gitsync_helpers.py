@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOT, Result, cli
+from tests.conftest import ROOT, Result, cli
 
 MARKER = "<<<<<<<"
 

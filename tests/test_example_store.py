@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, V1_SCHEMAS, cli
+from tests.conftest import EXAMPLE, ROOT, V1_SCHEMAS, cli
 from jsonschema import Draft202012Validator, FormatChecker
 
 from pcp_cli.render.portable import keystone_object, profile_object, timeline_object

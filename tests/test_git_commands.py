@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import cli
-from gitsync_helpers import (
+from tests.conftest import cli
+from tests.gitsync_helpers import (
     MARKER,
     Device,
     clone_device,

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli
+from tests.conftest import ROOT, cli
 
 from pcp_cli.store.store import Store
 from pcp_cli.sync.driver import classify, merge

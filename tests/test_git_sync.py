@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitsync_helpers import (
+from tests.gitsync_helpers import (
     Device,
     clone_device,
     first_device,

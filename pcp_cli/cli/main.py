@@ -80,8 +80,9 @@ def run(args: list[str]) -> int:
     STATE["traceback"] = "--traceback" in args
     try:
         command = typer.main.get_command(build_app())
-        command.main(args=args, prog_name="pcp", standalone_mode=False)
-        return ExitStatus.OK
+        returned = command.main(args=args, prog_name="pcp", standalone_mode=False)
+        # Without standalone mode click returns typer.Exit's code instead of raising it.
+        return returned if isinstance(returned, int) else ExitStatus.OK
     except PcpError as exc:
         _report(exc, want_json)
         return int(exc.exit_status)

@@ -4,7 +4,7 @@ import json
 import tracemalloc
 from pathlib import Path
 
-from adapter_builders import (
+from tests.adapters.adapter_builders import (
     gpt_branching,
     gpt_conversation,
     gpt_message,

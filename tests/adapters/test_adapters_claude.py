@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from adapter_builders import (
+from tests.adapters.adapter_builders import (
     CLAUDE_MEMORIES,
     CLAUDE_PROJECTS,
     CLAUDE_USERS,

@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from adapter_builders import (
+from tests.adapters.adapter_builders import (
     CLAUDE_PROJECTS,
     CLAUDE_USERS,
     claude_conversation,

@@ -7,7 +7,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from adapter_builders import gpt_branching
+from tests.adapters.adapter_builders import gpt_branching
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
-from adapter_builders import write_folder
+from tests.adapters.adapter_builders import write_folder
 from hypothesis import given
 from hypothesis import strategies as st
 

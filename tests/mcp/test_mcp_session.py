@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jsonschema
 import pytest
-from fake_backend_server import FakeBackend
+from tests.mcp.fake_backend_server import FakeBackend
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.mcp.audit import AuditLog, read_audit

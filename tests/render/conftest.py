@@ -1,7 +1,7 @@
 import os
 
 import pytest
-from render_personas import GOLDEN
+from tests.render.render_personas import GOLDEN
 
 
 @pytest.fixture

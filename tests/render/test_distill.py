@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from render_personas import ada, keystone, profile
+from tests.render.render_personas import ada, keystone, profile
 
 from pcp_cli.render import distill
 from pcp_cli.render.distill import extract_name

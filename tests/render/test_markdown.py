@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from render_personas import ada, keystone, profile, state
+from tests.render.render_personas import ada, keystone, profile, state
 
 from pcp_cli.render import profile_markdown
 

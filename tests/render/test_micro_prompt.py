@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from render_personas import ada, keystone, profile
+from tests.render.render_personas import ada, keystone, profile
 
 from pcp_cli.render import EMPTY, LIMIT, micro_prompt
 
