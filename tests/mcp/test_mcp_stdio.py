@@ -1,4 +1,8 @@
-"""End to end: a real server subprocess driven over stdio by the SDK's client."""
+"""The server framework end to end over a fake backend: a real server subprocess driven over
+stdio by the SDK's client. The fake backend produces what a real store cannot on demand (a
+backend that prints to stdout, an unexpected exception with private details, fixed pages) so
+the framework's guarantees are tested on their own; test_mcp_serve.py drives the real
+`pcp serve`."""
 
 from __future__ import annotations
 
@@ -12,6 +16,11 @@ from pcp_cli.mcp.audit import audit_path, read_audit
 from pcp_cli.mcp.tools import READ_TOOLS, WRITE_TOOLS
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def mcp_server_command(fake_server_command):
+    return fake_server_command
 
 
 def _tool_names(listing):
