@@ -82,9 +82,20 @@ class StoreBackend:
             return frozenset(suppressed)
         sensitive = {
             e.page_id for e in api.list_pages(store, statuses=(), include_proposed=True)
-            if e.sensitivity == "high" and e.page_id
+            if e.sensitivity == "high" and e.page_id and scope_allows(grant, e.namespace or "")
         }
         return frozenset(suppressed) | sensitive
+
+    @staticmethod
+    def _report_own(data: JSON, suppressed: frozenset[str]) -> JSON:
+        """filters_applied may count what was left out: count only what the client suppressed,
+        never the sensitive pages left out for the grant's sake (that count is itself a leak)."""
+        filters = data.get("filters_applied")
+        if isinstance(filters, dict) and "suppressed" in filters:
+            value = filters["suppressed"]
+            filters["suppressed"] = sorted(suppressed) if isinstance(value, list) else len(
+                suppressed)
+        return data
 
     def _visible_entry(self, store: api.Store, grant: Grant, page_id: str,
                        hidden: frozenset[str]) -> api.Entry | None:
@@ -181,11 +192,12 @@ class StoreBackend:
         narrowed = _narrowed(grant, scopes)
         with self._reading() as store:
             hidden = self._hidden(store, grant, suppressed)
+            # Sensitivity has its own switch here; `suppressed` is only what the client hid.
             data = api.search(
                 store, query, limit=limit, types=types or (), exclude_types=exclude_types or (),
                 include_superseded=include_superseded,
                 include_sensitive=include_sensitive and grant.allow_sensitive,
-                min_score=min_score, scopes=list(scopes), suppressed=hidden,
+                min_score=min_score, scopes=list(scopes), suppressed=frozenset(suppressed),
             )
             results = data.get("results") or []
             kept = [
@@ -195,7 +207,7 @@ class StoreBackend:
             ]
         data["results"] = kept
         data["count"] = len(kept)
-        return data
+        return self._report_own(data, suppressed)
 
     def _searchable(self, store: api.Store, grant: Grant, page_id: str, hidden: frozenset[str],
                     include_superseded: bool) -> bool:
@@ -225,7 +237,7 @@ class StoreBackend:
             ]
         data["events"] = events
         data["count"] = len(events)
-        return data
+        return self._report_own(data, suppressed)
 
     def stats(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
         with self._reading() as store:
@@ -237,7 +249,12 @@ class StoreBackend:
     # -- Paged Context Protocol reads ----------------------------------------------------------------
     def describe_capabilities(self, grant: Grant) -> JSON:
         with self._reading() as store:
-            return api.capabilities(store)
+            data = api.capabilities(store)
+        # The store's default namespace is the owner's own: not for a client granted elsewhere.
+        default = data.get("default_namespace")
+        if isinstance(default, str) and not scope_allows(grant, default):
+            del data["default_namespace"]
+        return data
 
     def list_scopes(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
         with self._reading() as store:
