@@ -52,7 +52,7 @@ class StoreBackend:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
 
-    # -- opening ---------------------------------------------------------------------------------
+    # -- opening ------------------------------------------------------------------------------
     @contextmanager
     def _reading(self) -> Iterator[api.Store]:
         store = api.open_store(self.root, readonly=True)
@@ -69,7 +69,7 @@ class StoreBackend:
         finally:
             store.close()
 
-    # -- the grant, applied ------------------------------------------------------------------------
+    # -- the grant, applied ------------------------------------------------------------------
     @staticmethod
     def _scopes(grant: Grant) -> list[str]:
         # Never None (which the api reads as "every namespace"): an empty grant sees nothing.
@@ -134,7 +134,7 @@ class StoreBackend:
                 and e.problem is None
             )
 
-    # -- read-only query profile -------------------------------------------------------------------
+    # -- read-only query profile -------------------------------------------------------------
     def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str]) -> JSON:
         with self._reading() as store:
             hidden = self._hidden(store, grant, suppressed)
@@ -246,7 +246,7 @@ class StoreBackend:
         self._check_namespaces(grant, data.get("by_namespace"))
         return data
 
-    # -- Paged Context Protocol reads ----------------------------------------------------------------
+    # -- Paged Context Protocol reads ---------------------------------------------------------
     def describe_capabilities(self, grant: Grant) -> JSON:
         with self._reading() as store:
             data = api.capabilities(store)
@@ -336,7 +336,7 @@ class StoreBackend:
                 page[view] = data[view]
         return page
 
-    # -- writes ----------------------------------------------------------------------------------------
+    # -- writes ------------------------------------------------------------------------------
     @staticmethod
     def _actor(grant: Grant) -> api.Actor:
         return api.Actor(grant.actor, grant.client_id or "anonymous")
