@@ -139,7 +139,8 @@ class StoreBackend:
         with self._reading() as store:
             hidden = self._hidden(store, grant, suppressed)
             used = {
-                e.page_id for e in api.list_pages(store, types=("profile", "keystone"))
+                e.page_id
+                for e in api.list_pages(store, types=("profile", "keystone", "timeline_event"))
                 if e.page_id and scope_allows(grant, e.namespace or "")
             }
             if used & hidden:

@@ -296,9 +296,12 @@ async def test_suppressed_keystone_leaves_the_profile(mcp_session):
         read = await ok(client, "pcp_read_pages", {"ids": ["ks-002"], "views": ["payload"]})
         claim = read["pages"][0]["payload"].strip().splitlines()[0][:40]
         assert claim in before["text"]
-        await ok(client, "pcp_suppress_pages", {"ids": ["ks-002"]})
+        event = (await ok(client, "pcp_get_timeline"))["events"][-1]
+        assert event["summary"][:40] in before["text"]
+        await ok(client, "pcp_suppress_pages", {"ids": ["ks-002", event["id"]]})
         after = await ok(client, "pcp_get_profile", {"format": "markdown"})
         assert claim not in after["text"]
+        assert event["summary"][:40] not in after["text"]
 
 
 # -- audit --------------------------------------------------------------------------------------
