@@ -548,3 +548,53 @@ async def test_start_up_time(mcp_session, capsys):
         print(f"\npcp serve start-up (spawn -> initialize -> list_tools): "
               f"{', '.join(f'{t:.2f}s' for t in timings)}", file=sys.stderr)
     assert min(timings) < float(os.environ.get("PCP_SERVE_STARTUP_BUDGET", "5"))
+
+
+async def test_out_of_grant_write_target_looks_like_missing(mcp_session, mcp_store):
+    async with mcp_session([*WRITER, "--scope", "project:tidewatch"]) as client:
+        outside, _ = await call(client, "pcp_tombstone_page", {"page_id": USER_PAGE})
+        missing, _ = await call(client, "pcp_tombstone_page", {"page_id": "no-such-page"})
+        assert outside.is_error and missing.is_error
+        assert texts_of(outside).replace(USER_PAGE, "X") == \
+            texts_of(missing).replace("no-such-page", "X")
+        # The default namespace is outside this narrowed grant: a keystone cannot go there.
+        refused, data = await call(client, "pcp_propose_keystone", {"content": "Ada sails."})
+        assert refused.is_error and data["error"]["code"] == "not_permitted"
+        refused, data = await call(client, "pcp_write_page", {"content": "journal"})
+        assert refused.is_error and data["error"]["code"] == "not_permitted"
+        await ok(client, "pcp_write_page", {"content": "my private journal entry",
+                                            "namespace": "project:tidewatch"})
+    records = read_audit(mcp_store)
+    assert [r["outcome"] for r in records] == ["refused"] * 4 + ["allowed"]
+    assert records[-1]["params"]["content"] == {"omitted": True, "chars": 24}
+    assert "journal entry" not in audit_path(mcp_store).read_text()
+
+
+def test_stdout_carries_only_protocol_messages(mcp_store, tmp_path):
+    """Raw pipes, no SDK client: every line `pcp serve` writes to stdout is JSON-RPC."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "pcp_get_profile", "arguments": {"format": "micro_prompt"}}},
+    ]
+    stdin = "".join(json.dumps(r) + "\n" for r in requests)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pcp_cli", "serve", "--client-id", "tidewatch"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PCP_STORE": str(mcp_store),
+             "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    proc.stdin.write(stdin.encode())
+    proc.stdin.flush()
+    lines = [proc.stdout.readline(), proc.stdout.readline()]
+    proc.stdin.close()
+    lines += proc.stdout.read().splitlines()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == 0
+    responses = [json.loads(line) for line in lines if line.strip()]
+    assert [r["id"] for r in responses] == [1, 2]
+    assert responses[1]["result"]["structuredContent"]["text"] == EMPTY_PROFILE
+    assert "pcp serve: store " in stderr and "scopes project:tidewatch;" in stderr
