@@ -291,9 +291,11 @@ class StoreBackend:
                     not_found.append(page_id)
                     continue
                 if entry.problem is not None:
+                    # Not the parser's words: they may quote the file, and this page may be
+                    # one the grant would not show (its sensitivity is unreadable too).
                     raise StoreDamaged(
-                        f"page {page_id}: its file {entry.path} cannot be read ({entry.problem})",
-                        hint="the person can fix the file by hand or run `pcp doctor`; read the "
+                        f"page {page_id} cannot be read: its file in the store is damaged",
+                        hint="ask the person to run `pcp doctor` or fix the file; read the "
                         "other pages without this id",
                     )
                 page = self._read_one(store, grant, page_id, views, hidden)
