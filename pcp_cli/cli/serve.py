@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, table
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table
 
 
 def register(app: typer.Typer) -> None:
@@ -76,6 +76,9 @@ def register(app: typer.Typer) -> None:
         from pcp_cli.mcp.audit import read_audit
 
         records = read_audit(resolve_store_root(store_path), client=client, since=since)
+        if not records and not as_json:
+            note("no MCP tool calls recorded" + (" for that filter" if client or since else ""))
+            return
         emit(records, as_json, lambda: table(
             ("time", "client", "tool", "outcome", "results", "params"),
             ((r.get("time"), r.get("client_id") or "-", r.get("tool"),
