@@ -84,6 +84,18 @@ def list_pages(
     return sorted(entries, key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True)
 
 
+def page_entry(store: Store, page_id: str) -> Entry | None:
+    """The catalog entry of a page's head file, even when the file could not be read (then
+    `entry.problem` says why and `entry.namespace` is None). None if no head file names it."""
+    return store.head_entry(page_id)
+
+
+def entry_folder_namespace(entry: Entry) -> str | None:
+    """The namespace a head file's folder stands for (`pages/project/x/p.md` -> project:x)."""
+    parts = entry.path.split("/")[1:-1]
+    return ":".join(parts) or None
+
+
 # -- reading ----------------------------------------------------------------------------------
 def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None) -> dict[str, Any]:
@@ -169,7 +181,10 @@ def revise_page(
     expected_revision_id: str | None = None,
     actor: Actor | None = None,
     note: str | None = None,
+    origin: str | None = None,
 ) -> WriteResult:
+    """RevisePage. `origin` re-labels who the content now comes from (an AI client's revision
+    of a person's page is `generated`: under-claim, never over-claim)."""
     changes: dict[str, Any] = {}
     if content is not None:
         if not content.strip():
@@ -184,8 +199,17 @@ def revise_page(
         changes["tags"] = list(dict.fromkeys(tags))
     if not changes:
         raise UsageError("nothing to change", hint="give new text, --title or --sensitivity")
+    if origin is not None:
+        _check_enum("origin", origin, vocab.ORIGINS)
+        changes["origin"] = origin
     return store.revise(page_id, changes=changes, expected_revision_id=expected_revision_id,
                         actor=actor, note=note)
+
+
+def link_pages(store: Store, from_id: str, relation_type: str, to_id: str, *,
+               note: str | None = None, actor: Actor | None = None) -> dict[str, Any]:
+    """LinkPages between the current revisions of two pages; returns the relation object."""
+    return store.link(from_id, relation_type, to_id, note=note, actor=actor).to_dict()
 
 
 def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None = None,
@@ -417,13 +441,15 @@ def require_page(store: Store, page_id: str) -> Revision:
 
 
 __all__ = [
+    "Actor",
+    "Entry",
     "PageState",
     "Store",
     "WriteResult",
 ]
 
 
-# == git multi-device sync (pcp_cli.sync) ======================================================
+# == git multi-device sync (pcp_cli.sync) ===============================================
 # status, resolve and sync; the git logic itself lives in pcp_cli/sync/.
 def sync_status(store: Store) -> dict[str, Any]:
     """`pcp status --json`: hand edits, diverged pages, conflicts, missing heads, git state."""
@@ -478,3 +504,157 @@ def strip_merge_proposal(text: str) -> str:
     from pcp_cli.sync.heads import strip_proposal
 
     return strip_proposal(text)
+
+
+# -- provisional: replaced by the search and profile work --
+# Minimal stand-ins with the exact signatures and shapes of the real functions, so the MCP
+# server can be built and tested end to end now. Deleted at merge.
+def _prov_in_scopes(namespace: str | None, scopes: Sequence[str] | None) -> bool:
+    if scopes is None:
+        return True
+    for pattern in scopes:
+        if pattern == "*" or pattern == namespace:
+            return True
+        if pattern.endswith(":*") and (namespace or "").startswith(pattern[:-1]):
+            return True
+    return False
+
+
+def _prov_entries(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[str],
+                  **filters: Any) -> list[Entry]:
+    return [e for e in store.entries(**filters)
+            if _prov_in_scopes(e.namespace, scopes) and e.page_id not in suppressed]
+
+
+def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
+           exclude_types: Sequence[str] = (), include_superseded: bool = False,
+           include_sensitive: bool = False, min_score: float | None = None,
+           scopes: Sequence[str] | None = None,
+           suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    limit = 10 if limit is None else max(1, min(limit, 25))
+    statuses = ("active", "superseded", "archived") if include_superseded else ("active",)
+    needle = query.casefold()
+    results: list[dict[str, Any]] = []
+    for entry in sorted(_prov_entries(store, scopes, suppressed, statuses=statuses),
+                        key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True):
+        if (types and entry.type not in types) or entry.type in exclude_types:
+            continue
+        if entry.sensitivity == "high" and not include_sensitive:
+            continue
+        body = store.read_body(entry)
+        at = (entry.title + "\n" + body).casefold().find(needle)
+        if at < 0:
+            continue
+        result: dict[str, Any] = {
+            "id": entry.page_id, "type": entry.type, "origin": entry.origin or "generated",
+            "snippet": body.strip()[:240], "score": None, "source_system": "pcp",
+            "source_id": entry.page_id,
+            "extensions": {"org.pcp-cli": {"namespace": entry.namespace,
+                                           "revision_id": entry.revision_id,
+                                           "title": entry.title,
+                                           "lifecycle_status": entry.lifecycle_status}},
+        }
+        if entry.updated_at:
+            result["timestamp"] = entry.updated_at
+        if entry.sensitivity:
+            result["sensitivity"] = entry.sensitivity
+        del result["score"]
+        results.append(result)
+        if len(results) >= limit:
+            break
+    return {
+        "schema_version": "1.0", "query": query, "count": len(results),
+        "filters_applied": {
+            "limit": limit, "types": list(types), "exclude_types": list(exclude_types),
+            "current_only": not include_superseded, "include_sensitive": include_sensitive,
+            "sensitivity_filtering": "where_classified_v1", "min_score": min_score,
+            "min_score_applied": False, "scopes": None if scopes is None else list(scopes),
+            "suppressed": len(suppressed),
+        },
+        "results": results,
+    }
+
+
+def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
+             query: str | None = None, limit: int | None = None,
+             scopes: Sequence[str] | None = None,
+             suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    from pcp_cli.render.portable import timeline_object
+
+    events = []
+    for entry in _prov_entries(store, scopes, suppressed, types=("timeline_event",),
+                               statuses=("active",)):
+        assert entry.page_id
+        event = timeline_object(store.current(entry.page_id).state)
+        date = event["date"]
+        if (from_ and date[: len(from_)] < from_) or (to and date[: len(to)] > to):
+            continue
+        if query and query.casefold() not in event["summary"].casefold():
+            continue
+        events.append(event)
+    events.sort(key=lambda e: (e["date"], e["id"]))
+    if limit is not None:
+        events = events[:limit]
+    return {"schema_version": "1.0", "count": len(events),
+            "filters_applied": {"from": from_, "to": to, "query": query, "limit": limit,
+                                "scopes": None if scopes is None else list(scopes)},
+            "events": events}
+
+
+def stats(store: Store, *, scopes: Sequence[str] | None = None,
+          suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    entries = _prov_entries(store, scopes, suppressed, statuses=None)
+    counts: dict[str, dict[str, int]] = {"by_type": {}, "by_origin": {}, "by_namespace": {},
+                                         "by_lifecycle": {}}
+    for entry in entries:
+        for key, value in (("by_type", entry.type), ("by_origin", entry.origin),
+                           ("by_namespace", entry.namespace),
+                           ("by_lifecycle", entry.lifecycle_status)):
+            counts[key][str(value)] = counts[key].get(str(value), 0) + 1
+    times = sorted(t for e in entries for t in (e.created_at, e.updated_at) if t)
+    return {"schema_version": "1.0", "total": len(entries), **counts,
+            "time_range": {"earliest": times[0] if times else None,
+                           "latest": times[-1] if times else None}}
+
+
+def list_scopes(store: Store, *, scopes: Sequence[str] | None = None) -> dict[str, Any]:
+    rows: dict[str, dict[str, Any]] = {}
+    for entry in _prov_entries(store, scopes, frozenset(), statuses=("active",)):
+        row = rows.setdefault(str(entry.namespace), {
+            "namespace": entry.namespace, "owner_id": store.owner_id, "visibility": "private",
+            "pages": 0, "last_activity": None})
+        row["pages"] += 1
+        if entry.updated_at and (row["last_activity"] or "") < entry.updated_at:
+            row["last_activity"] = entry.updated_at
+    return {"scopes": [rows[k] for k in sorted(rows)]}
+
+
+def capabilities(store: Store) -> dict[str, Any]:
+    return {"store_format": store.manifest.format, "store_id": store.manifest.store_id,
+            "owner_id": store.owner_id, "default_namespace": store.default_namespace,
+            "search": {"modes": ["substring"], "index": "none"},
+            "operations": ["DescribeCapabilities", "ListScopes", "SearchPages", "ReadPages",
+                           "WritePage", "RevisePage", "LinkPages", "SuppressPages",
+                           "TombstonePage"]}
+
+
+def profile_text(store: Store, format: str = "json", *,
+                 scopes: Sequence[str] | None = None) -> dict[str, Any] | str:
+    from pcp_cli import render
+
+    profile = profile_revision(store)
+    if profile is not None and not _prov_in_scopes(profile.state.namespace, scopes):
+        profile = None
+    keystones = [store.current(e.page_id) for e in _prov_entries(
+        store, scopes, frozenset(), types=("keystone",), statuses=("active",)) if e.page_id]
+    if format == "json":
+        return render.profile_json(profile)
+    if format == "micro_prompt":
+        return render.micro_prompt(profile, keystones)
+    if format == "markdown":
+        events = [store.current(e.page_id).state for e in _prov_entries(
+            store, scopes, frozenset(), types=("timeline_event",), statuses=("active",))
+            if e.page_id]
+        return render.profile_markdown(profile, keystones, events)
+    raise UsageError(f"unknown format {format!r}", hint="one of: json, markdown, micro_prompt")
+# -- end provisional --

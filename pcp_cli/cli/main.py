@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.profile",
     "pcp_cli.cli.maintenance",
     "pcp_cli.cli.sync",
+    "pcp_cli.cli.serve",
 )
 
 STATE = {"traceback": False, "store": None}

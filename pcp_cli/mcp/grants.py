@@ -19,11 +19,11 @@ from pcp_cli.errors import InvalidInput, UsageError
 from pcp_cli.model.vocab import NAMESPACE_PATTERN
 
 MANIFEST_NAME = "pcp.yaml"
-# An MCP client is an AI application: its writes carry this actor type in provenance.
+# An MCP client is an AI application: its writes carry this actor type in provenance, always
+# (an MCP peer cannot prove it is the user, and a configurable actor would let a grant say so).
 DEFAULT_ACTOR = "model"
-# A client may be declared a `system` actor (a sync agent); never `user`, which an MCP peer
-# cannot prove it is.
-CLIENT_ACTORS = ("model", "system")
+# What a grant in pcp.yaml may say (the manifest schema's `clients` entry).
+GRANT_KEYS = ("scopes", "allow_sensitive", "allow_write", "description")
 
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -192,6 +192,13 @@ def resolve_grant(
                 f"clients.{client_id} must be a mapping",
                 "give it scopes, allow_sensitive and allow_write keys",
             )
+        unknown = sorted(str(k) for k in entry if k not in GRANT_KEYS)
+        if unknown:
+            # A misspelt key must not silently change what a client may see.
+            raise _manifest_error(
+                f"clients.{client_id} has unknown key {unknown[0]!r}",
+                f"a grant may have: {', '.join(GRANT_KEYS)}",
+            )
         raw_scopes = entry.get("scopes", [])
         if isinstance(raw_scopes, str) or not isinstance(raw_scopes, list):
             raise _manifest_error(
@@ -205,12 +212,7 @@ def resolve_grant(
                 "a scope is a namespace (user:ada-lumen), a prefix pattern (project:*) or *",
             )
         scopes = tuple(dict.fromkeys(raw_scopes))
-        actor = entry.get("actor", DEFAULT_ACTOR)
-        if actor not in CLIENT_ACTORS:
-            raise _manifest_error(
-                f"clients.{client_id}.actor must be one of {', '.join(CLIENT_ACTORS)}",
-                "an MCP client cannot act as the user; leave actor out to use 'model'",
-            )
+        actor = DEFAULT_ACTOR
         allow_sensitive = _flag(entry, "allow_sensitive", client_id or "")
         granted_write = _flag(entry, "allow_write", client_id or "")
         allow_write = granted_write and allow_write_flag

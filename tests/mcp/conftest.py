@@ -1,12 +1,14 @@
 """Fixtures for driving an MCP server over real stdio, as an AI client would.
 
 `mcp_session(args, env=None, mode="legacy")` is an async context manager yielding a connected
-`mcp.Client`; the server command comes from the `mcp_server_command` fixture (the fake-backend
-server today; override it to drive the real `pcp serve`).
+`mcp.Client`; the server command comes from the `mcp_server_command` fixture: the real
+`pcp serve` on `mcp_store` (a copy of the example store with client grants). Modules that test
+framework behaviour the real store cannot produce override it with `fake_server_command`.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -18,11 +20,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
-PCP_YAML = """\
-format: pcp-store/1
-store_id: st_01TEST
-owner_id: ada-lumen
-default_namespace: user:ada-lumen
+EXAMPLE = REPO / "store_layout" / "example"
+CLIENTS = """\
 clients:
   claude-desktop:
     scopes: ["user:ada-lumen", "project:tidewatch"]
@@ -32,6 +31,9 @@ clients:
     scopes: ["user:ada-lumen", "project:*"]
     allow_sensitive: true
     allow_write: true
+  tidewatch:
+    description: a coding agent working on Tidewatch only
+    scopes: ["project:tidewatch"]
 """
 
 
@@ -42,15 +44,25 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def mcp_store(tmp_path: Path) -> Path:
+    """A private copy of the example store (Ada Lumen) whose pcp.yaml grants three clients."""
     root = tmp_path / "store"
-    root.mkdir()
-    (root / "pcp.yaml").write_text(PCP_YAML)
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".pcp"))
+    manifest = root / "pcp.yaml"
+    text = manifest.read_text()
+    assert "clients: {}\n" in text
+    manifest.write_text(text.replace("clients: {}\n", CLIENTS))
     return root
 
 
 @pytest.fixture
 def mcp_server_command() -> list[str]:
-    """argv that starts a stdio server; `--client-id` etc. are appended per session."""
+    """argv that starts `pcp serve`; `--client-id` etc. are appended per session."""
+    return [sys.executable, "-m", "pcp_cli", "serve"]
+
+
+@pytest.fixture
+def fake_server_command() -> list[str]:
+    """argv of the stand-in server over an in-memory backend (framework-only tests)."""
     return [sys.executable, str(HERE / "fake_backend_server.py")]
 
 

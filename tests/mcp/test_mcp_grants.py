@@ -140,6 +140,7 @@ def test_invalid_patterns(value):
         {"scopes": ["not a scope"]},
         {"scopes": [], "allow_write": "yes"},
         {"scopes": [], "actor": "user"},
+        {"scope": ["user:ada-lumen"]},
         ["user:ada-lumen"],
     ],
 )
@@ -157,9 +158,11 @@ def test_bad_clients_section_and_default_namespace():
         resolve_grant({"default_namespace": "Not Valid"}, "c", None, False)
 
 
-def test_system_actor_allowed():
-    grant = resolve_grant({"clients": {"sync": {"scopes": ["*"], "actor": "system"}}}, "sync")
-    assert grant.actor == "system"
+def test_a_client_always_acts_as_a_model():
+    grant = resolve_grant({"clients": {"sync": {"scopes": ["*"], "description": "x"}}}, "sync")
+    assert grant.actor == "model"
+    with pytest.raises(InvalidInput, match="unknown key 'actor'"):
+        resolve_grant({"clients": {"sync": {"scopes": ["*"], "actor": "system"}}}, "sync")
 
 
 @pytest.mark.parametrize("client_id", ["", "has space", "../x", "x" * 65])
