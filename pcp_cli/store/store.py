@@ -482,20 +482,55 @@ class Store:
         operation: str = "import",
         source_note: str | None = None,
     ) -> WriteResult:
-        """Importers: create the page for `key`, revise it if its content changed, else nothing."""
+        """Importers: create the page for `key`, revise it if its content changed, else nothing.
+
+        "Changed" is judged against the last revision written for `key`, so a page the person
+        edited after an import keeps the edit while the source stays the same. A page whose
+        revision was published but whose head file never was (a killed import) gets its head
+        file now.
+        """
         with self.locked():
             page_id = state.page_id or page_id_for_key(key)
             state = state.evolve(page_id=page_id)
-            if not self.page_exists(page_id):
+            status, head = self._upsert_plan(page_id, state, key)
+            if status == "created":
                 return self.write_page(state, actor=actor, operation=operation,
                                        idempotency_key=key, source_note=source_note)
-            head = self.current(page_id)
-            if head.content_hash == state.content_hash:
-                return WriteResult(page_id, head.revision_id, "unchanged")
+            assert head is not None
+            if status == "unchanged":
+                if self._head_missing(head):
+                    self._publish(head, new_revision=False)
+                    status = "revised" if head.parent_revision_id else "created"
+                return WriteResult(page_id, head.revision_id, status)
             revision = self._new_revision(state, actor=actor, operation=operation, parent=head,
                                           idempotency_key=key, note=source_note)
             self._publish(revision)
             return WriteResult(page_id, revision.revision_id, "revised")
+
+    def plan_upsert(self, state: PageState, *, key: str) -> str:
+        """What `upsert_page` would answer (created, revised, unchanged), writing nothing."""
+        page_id = state.page_id or page_id_for_key(key)
+        status, head = self._upsert_plan(page_id, state.evolve(page_id=page_id), key)
+        if status == "unchanged" and head is not None and self._head_missing(head):
+            return "revised" if head.parent_revision_id else "created"
+        return status
+
+    def _upsert_plan(self, page_id: str, state: PageState, key: str
+                     ) -> tuple[str, Revision | None]:
+        if not self.page_exists(page_id):
+            return "created", None
+        head = self.current(page_id)
+        if head.content_hash == state.content_hash:
+            return "unchanged", head
+        if head.idempotency_key != key:  # edited since: compare with the last keyed write
+            keyed = [rev for rev in self.revisions(page_id) if rev.idempotency_key == key]
+            if keyed and keyed[-1].content_hash == state.content_hash:
+                return "unchanged", head
+        return "revised", head
+
+    def _head_missing(self, head: Revision) -> bool:
+        return not self.catalog.by_page_id(head.page_id) and not self.layout.head_path(
+            head.state.namespace, head.page_id).exists()
 
     def revise(
         self,
