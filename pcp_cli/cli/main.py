@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.timeline",
     "pcp_cli.cli.profile",
     "pcp_cli.cli.maintenance",
+    "pcp_cli.cli.imports",
 )
 
 STATE = {"traceback": False, "store": None}
