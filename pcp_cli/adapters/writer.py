@@ -294,15 +294,18 @@ class _Writer:
             for rel in self.store.relations()
             if rel.relation_type == RELATION_TYPE
         }
+        handled: set[frozenset[str]] = set()
         for from_key, to_key in _unique(self.links):
             source, target = page_id_for_key(from_key), page_id_for_key(to_key)
             if source == target or not (self._exists(from_key) and self._exists(to_key)):
                 continue
             pair = frozenset((source, target))
+            if pair in handled:  # the other direction of a link seen in this run
+                continue
+            handled.add(pair)
             if pair in existing:
                 self.summary.relations_unchanged += 1
                 continue
-            existing.add(pair)
             if not self.dry_run:
                 self.batches.before_write()
                 try:
