@@ -455,7 +455,9 @@ class Store:
             check_id(page_id, "page id")
             state = state.evolve(page_id=page_id)
             self.check_state(state)
-            if self.page_exists(page_id):
+            # A revision folder without a published revision is a write killed before its
+            # revision file was renamed into place: nothing was published, so write afresh.
+            if self.revision_ids(page_id):
                 first = self.revisions(page_id)[0]
                 if idempotency_key and first.idempotency_key == idempotency_key:
                     return WriteResult(page_id, first.revision_id, "unchanged")
@@ -517,7 +519,7 @@ class Store:
 
     def _upsert_plan(self, page_id: str, state: PageState, key: str
                      ) -> tuple[str, Revision | None]:
-        if not self.page_exists(page_id):
+        if not self.revision_ids(page_id):  # no page, or one whose first write was killed
             return "created", None
         head = self.current(page_id)
         if head.content_hash == state.content_hash:
