@@ -401,3 +401,16 @@ def test_a_revision_without_its_head_file_is_finished_on_the_next_run(store: Pat
     assert result.code == 0 and result.json["created"] == 1
     assert head_file.exists()
     assert revision_count(store, "chatgpt:conversation:conv-branch") == 1
+
+
+def test_an_empty_revision_folder_is_written_afresh(store: Path, tmp_path: Path) -> None:
+    """What a kill before the first revision file was renamed into place leaves behind."""
+    export = write_zip(tmp_path / "c.zip", {"conversations.json": [gpt_branching()]})
+    page_id = page_id_for_key("chatgpt:conversation:conv-branch")
+    folder = store / "revisions" / page_id
+    folder.mkdir()
+    (folder / f".rev_X.json.pcp-tmp-{12345}").write_text("{", "utf-8")
+    result = imp(store, export)
+    assert result.code == 0, result.stderr
+    assert result.json["created"] == 1
+    assert revision_count(store, "chatgpt:conversation:conv-branch") == 1
