@@ -97,6 +97,10 @@ class Store:
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
+        # Lowercased page id -> the page ids spelled that way; kept only while this Store holds
+        # the writer lock (no other writer can add a page then), so that a batch of creations
+        # lists the revisions folder once instead of once per page.
+        self._case_index: dict[str, set[str]] | None = None
         self.hand_edits: list[HandEdit] = []
         self.problems: dict[str, str] = {}
 
@@ -174,6 +178,7 @@ class Store:
                 yield
             finally:
                 self._lock_depth = 0
+                self._case_index = None
 
     # -- revisions ----------------------------------------------------------------------------
     def page_exists(self, page_id: str) -> bool:
@@ -636,6 +641,7 @@ class Store:
     def delete(self, page_id: str, *, actor: Actor | None = None) -> dict[str, Any]:
         """DeletePage: remove the head file, every revision and every relation touching it."""
         with self.locked():
+            self._case_index = None
             head = self.current(page_id)
             relations = self.relations(page_id)
             entries = self.catalog.by_page_id(page_id)
@@ -714,16 +720,27 @@ class Store:
                 self._record_hand_edit(entry.path)
 
     def _check_case_unique(self, page_id: str) -> None:
-        folder = self.layout.revisions
-        if not folder.exists():
-            return
-        lowered = page_id.lower()
-        for name in os.listdir(folder):
-            if name.lower() == lowered and name != page_id:
+        """Refuse an id that differs from an existing page id only in case. Caller holds the lock.
+
+        The revisions folder is listed once per lock hold, then the new id is remembered.
+        """
+        if self._case_index is None:
+            try:
+                names = os.listdir(self.layout.revisions)
+            except FileNotFoundError:
+                names = []
+            index: dict[str, set[str]] = {}
+            for name in names:
+                index.setdefault(name.lower(), set()).add(name)
+            self._case_index = index
+        spellings = self._case_index.setdefault(page_id.lower(), set())
+        for name in spellings:
+            if name != page_id:
                 raise InvalidInput(
                     f"page id {page_id!r} differs from existing page {name!r} only in case",
                     hint="ids must stay distinct on case-insensitive file systems",
                 )
+        spellings.add(page_id)
 
     def _new_revision(
         self,
