@@ -414,3 +414,43 @@ def test_an_empty_revision_folder_is_written_afresh(store: Path, tmp_path: Path)
     assert result.code == 0, result.stderr
     assert result.json["created"] == 1
     assert revision_count(store, "chatgpt:conversation:conv-branch") == 1
+
+
+@pytest.mark.parametrize("shape", ["chatgpt-folder", "claude-folder", "markdown-file"])
+def test_auto_recognises_folders_and_single_files(store: Path, tmp_path: Path, shape: str
+                                                  ) -> None:
+    if shape == "chatgpt-folder":
+        path = write_folder(tmp_path / "gpt", {"conversations.json": [gpt_branching()],
+                                               "chat.html": "<html></html>"})
+    elif shape == "claude-folder":
+        chat = claude_conversation("c1", [claude_message("m", "human", "Hello")])
+        path = write_folder(tmp_path / "claude", {"users.json": CLAUDE_USERS,
+                                                  "conversations.json": [chat]})
+    else:
+        path = write_folder(tmp_path / "notes", {"one.md": "# One\n"}) / "one.md"
+    result = imp(store, path)
+    assert result.code == 0, result.stderr
+    assert result.json["format"] == shape.split("-")[0]
+    assert result.json["created"] >= 1 and result.json["failed"] == 0
+
+
+def test_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from pcp_cli.cli import imports
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    piped = io.StringIO()
+    monkeypatch.setattr("sys.stderr", piped)
+    with imports._progress_bar() as update:
+        assert update is None
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with imports._progress_bar() as update:
+        assert update is not None
+        update(50, 100)
+        update(100, 100)
+    assert piped.getvalue() == "" and terminal.getvalue() != ""
