@@ -454,3 +454,22 @@ def test_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.MonkeyPatc
         update(50, 100)
         update(100, 100)
     assert piped.getvalue() == "" and terminal.getvalue() != ""
+
+
+def test_an_unrecorded_hand_edit_is_recorded_before_a_changed_item_revises(
+    store: Path, tmp_path: Path
+) -> None:
+    first = gpt_branching()
+    assert imp(store, write_zip(tmp_path / "1.zip", {"conversations.json": [first]})).code == 0
+    key = "chatgpt:conversation:conv-branch"
+    [head_file] = store.glob(f"pages/**/{page_id_for_key(key)}.md")
+    head_file.write_text(head_file.read_text("utf-8") + "\nMy own note.\n", "utf-8")
+    changed = gpt_branching()
+    changed["title"] = "Monads, revisited"
+    with Store.open(store) as opened:  # no refresh: the edit is only on disk
+        summary = api.import_path(opened, write_zip(tmp_path / "2.zip",
+                                                    {"conversations.json": [changed]}))
+        assert summary["revised"] == 1
+        history = opened.revisions(page_id_for_key(key))
+    assert [r.provenance[0].operation for r in history] == ["import", "revise", "import"]
+    assert "My own note." in history[1].state.content

@@ -499,6 +499,8 @@ class Store:
         with self.locked():
             page_id = state.page_id or page_id_for_key(key)
             state = state.evolve(page_id=page_id)
+            if self.revision_ids(page_id):
+                self._record_pending_edit(page_id)  # a hand edit first, as revise() does
             status, head = self._upsert_plan(page_id, state, key)
             if status == "created":
                 return self.write_page(state, actor=actor, operation=operation,
