@@ -473,3 +473,26 @@ def test_an_unrecorded_hand_edit_is_recorded_before_a_changed_item_revises(
         history = opened.revisions(page_id_for_key(key))
     assert [r.provenance[0].operation for r in history] == ["import", "revise", "import"]
     assert "My own note." in history[1].state.content
+
+
+def test_a_damaged_zip_member_fails_the_rest_and_keeps_what_was_read(store: Path,
+                                                                     tmp_path: Path) -> None:
+    import zipfile
+
+    filler = "tide " * 2000
+    chats = [gpt_conversation(f"c{n:02d}", [("u", None, gpt_message("u", "user", filler))],
+                              current="u", title=f"Chat {n}") for n in range(30)]
+    chats[-1]["title"] = "ZZZZ"
+    export = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(export, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("conversations.json", json.dumps(chats))
+    raw = bytearray(export.read_bytes())
+    at = raw.rindex(b"ZZZZ")
+    raw[at] = ord("Y")  # still valid JSON, but the member's CRC no longer matches
+    export.write_bytes(bytes(raw))
+    result = imp(store, export)
+    assert result.code == ExitStatus.IMPORT_FAILED, result.stderr
+    summary = result.json
+    assert 1 <= summary["created"] < 30 and summary["failed"] == 1
+    [problem] = summary["problems"]
+    assert problem["item"] is None and "BadZipFile" in problem["reason"]

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 import time
+import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -124,7 +126,11 @@ def import_source(
             raise UsageError(exc.message, hint=exc.hint) from None
     from pcp_cli.adapters import detect_format, iter_items
 
-    fmt: Format = detect_format(source) if format in (None, "auto") else format  # type: ignore[assignment]
+    try:
+        fmt: Format = detect_format(source) if format in (None, "auto") else format  # type: ignore[assignment]
+    except READ_ERRORS as exc:
+        raise InvalidInput(f"cannot be read ({type(exc).__name__}: {exc})",
+                           path=str(source)) from None
     if fmt == "archive":
         try:
             from pcp_cli.adapters.archive import import_archive
@@ -199,7 +205,7 @@ class _Writer:
         items = 0
         file_failures: list[str] = []
         try:
-            for result in results:
+            for result in _guard_reads(results, self.summary.source):
                 if isinstance(result, ItemProblem):
                     self._problem(result)
                     if result.item is None:
@@ -231,13 +237,11 @@ class _Writer:
         try:
             state = self._state(item)
         except ITEM_WRITE_ERRORS as exc:
-            self.summary.problem(item.source_refs[0] if item.source_refs else item.key,
-                                 item.key, f"not importable: {exc.message}", "failed")
+            self._item_problem(item, f"not importable: {exc.message}", "failed")
             return
         if item.key in self.written:
-            self.summary.problem(item.source_refs[0] if item.source_refs else item.key,
-                                 item.key, "appears more than once in this export; the last "
-                                 "one is kept", "warning")
+            self._item_problem(item, "appears more than once in this export; the last one "
+                               "is kept", "warning")
         if self.dry_run:
             status = self._plan(item.key, state)
         else:
@@ -246,8 +250,7 @@ class _Writer:
                 status = self.store.upsert_page(state, key=item.key, actor=self.actor,
                                                 operation="import", source_note=self.note).status
             except ITEM_WRITE_ERRORS as exc:
-                self.summary.problem(item.source_refs[0] if item.source_refs else item.key,
-                                     item.key, f"could not be written: {exc.message}", "failed")
+                self._item_problem(item, f"could not be written: {exc.message}", "failed")
                 return
             finally:
                 self.batches.after_write()
@@ -256,6 +259,11 @@ class _Writer:
         if item.kind != "page" and status != "unchanged":
             self.summary.proposals += 1
         self.links.extend((item.key, target) for target in item.links)
+
+    def _item_problem(self, item: ImportItem, reason: str, outcome: str) -> None:
+        """A problem with an item the parser accepted: named by its exact source ref."""
+        where = item.source_refs[0] if item.source_refs else item.key
+        self.summary.problem(self.summary.source, where, reason, outcome)
 
     def _state(self, item: ImportItem) -> PageState:
         record = dict(item.record)
@@ -323,6 +331,20 @@ class _Writer:
         if key in self.written and self.dry_run:
             return True
         return self.store.page_exists(page_id_for_key(key))
+
+
+# Errors reading the export itself (a damaged zip member, an unreadable file). Raised inside the
+# parser's stream, they end that stream as a failure; errors writing the store stop the import.
+READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError)
+
+
+def _guard_reads(results: Iterable[ImportItem | ItemProblem], source: str
+                 ) -> Iterator[ImportItem | ItemProblem]:
+    try:
+        yield from results
+    except READ_ERRORS as exc:
+        yield ItemProblem(source, None, f"the export could not be read further; the rest was "
+                          f"not imported ({type(exc).__name__}: {exc})")
 
 
 def _unique(pairs: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
