@@ -208,9 +208,17 @@ def parse(path: Path, trace: bool) -> dict[str, Any]:
     return report
 
 
-def import_into(path: Path, root: Path) -> dict[str, Any]:
-    """Import `path` into a new store at `root`, then again; time and peak RSS of each."""
+def import_into(path: Path, root: Path, no_fsync: bool = False) -> dict[str, Any]:
+    """Import `path` into a new store at `root`, then again; time and peak RSS of each.
+
+    `no_fsync` (diagnosis only, never how pcp runs) turns fsync into a no-op, to show how much
+    of the time is spent waiting for the disk rather than computing.
+    """
     sys.path.insert(0, str(ROOT))
+    if no_fsync:
+        import os
+
+        os.fsync = lambda fd: None
     from pcp_cli import api
     from pcp_cli.store.store import Store
 
@@ -250,6 +258,8 @@ def main() -> None:
     parser.add_argument("--store", action="store_true",
                         help="also import the export into a new store (end to end), twice")
     parser.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--no-fsync", action="store_true",
+                        help="diagnosis: also time the import with fsync turned off")
     parser.add_argument("--import-into", type=Path, nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -257,7 +267,7 @@ def main() -> None:
         print(json.dumps(parse(args.parse_only, args.trace)))
         return
     if args.import_into:
-        print(json.dumps(import_into(*args.import_into)))
+        print(json.dumps(import_into(*args.import_into, no_fsync=args.no_fsync)))
         return
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -294,6 +304,11 @@ def main() -> None:
                        str(folder / "store")]
             done = subprocess.run(command, check=True, capture_output=True, text=True)
             result["import"] = json.loads(done.stdout)
+            if args.no_fsync:
+                command[-1] = str(folder / "store-no-fsync")
+                done = subprocess.run([*command, "--no-fsync"], check=True,
+                                      capture_output=True, text=True)
+                result["import_without_fsync"] = json.loads(done.stdout)
         print(json.dumps(result, indent=2))
 
 

@@ -197,7 +197,8 @@ class _Writer:
         self.summary = ImportSummary(format=fmt, dry_run=dry_run, source=source,
                                      namespace=self.namespace)
         self.batches = _Batches(store, enabled=not dry_run)
-        # key -> content hash of what this run wrote (or would write) for it.
+        # key -> content hash of what this dry run would write for it (a real run lets the store
+        # judge repeats, so it skips hashing every page twice).
         self.written: dict[str, str] = {}
         self.links: list[tuple[str, str]] = []
 
@@ -254,7 +255,7 @@ class _Writer:
                 return
             finally:
                 self.batches.after_write()
-        self.written[item.key] = state.content_hash
+        self.written[item.key] = state.content_hash if self.dry_run else ""
         self.summary.count(item.type, status)
         if item.kind != "page" and status != "unchanged":
             self.summary.proposals += 1
