@@ -1,4 +1,4 @@
-"""A real `pcp import` process killed mid-import leaves no partial page, and the next run resumes."""
+"""A real `pcp import` process killed mid-import leaves no partial page; the next run resumes."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pcp_cli.adapters.base import Format, ImportItem, ItemProblem, Progress
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
@@ -127,7 +127,7 @@ def import_source(
     from pcp_cli.adapters import detect_format, iter_items
 
     try:
-        fmt: Format = detect_format(source) if format in (None, "auto") else format  # type: ignore[assignment]
+        fmt = detect_format(source) if format in (None, "auto") else cast(Format, format)
     except READ_ERRORS as exc:
         raise InvalidInput(f"cannot be read ({type(exc).__name__}: {exc})",
                            path=str(source)) from None
