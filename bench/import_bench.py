@@ -1,14 +1,19 @@
-"""Benchmark the ChatGPT parser on a large synthetic export.
+"""Benchmark the ChatGPT parser, and `pcp import` end to end, on a large synthetic export.
 
     python bench/import_bench.py                 # ~200 MB, written to a temporary folder
     python bench/import_bench.py --mb 50 --zip   # smaller, and read from inside a zip
     python bench/import_bench.py --keep out/     # keep the generated export
+    python bench/import_bench.py --store         # also import it into a new store, twice
 
 The export is deterministic (seeded) and shaped like a real one: one JSON line, mapping trees
 with a hidden system root, regenerated assistant replies and edited user messages (branches),
 multimodal parts, code blocks, null times. Parsing runs in a child process so that its peak
 resident size (ru_maxrss) is not polluted by the generator; a second child measures the
 tracemalloc peak, which is slower because every allocation is traced.
+
+With --store, a third child imports the export into a new, empty store through the library
+entry point (`api.import_path`, what `pcp import` calls), then imports it again (every page
+comes back unchanged): time, peak RSS and pages per second for each run.
 """
 
 from __future__ import annotations
@@ -203,6 +208,41 @@ def parse(path: Path, trace: bool) -> dict[str, Any]:
     return report
 
 
+def import_into(path: Path, root: Path, no_fsync: bool = False) -> dict[str, Any]:
+    """Import `path` into a new store at `root`, then again; time and peak RSS of each.
+
+    `no_fsync` (diagnosis only, never how pcp runs) turns fsync into a no-op, to show how much
+    of the time is spent waiting for the disk rather than computing.
+    """
+    sys.path.insert(0, str(ROOT))
+    if no_fsync:
+        import os
+
+        os.fsync = lambda fd: None
+    from pcp_cli import api
+    from pcp_cli.store.store import Store
+
+    Store.init(root, owner_id="bench").close()
+    runs = []
+    for label in ("first", "again"):
+        began = time.perf_counter()
+        with api.open_store(root) as store:
+            summary = api.import_path(store, path)
+        seconds = time.perf_counter() - began
+        pages = summary["created"] + summary["revised"] + summary["unchanged"]
+        runs.append({
+            "run": label,
+            "seconds": round(seconds, 2),
+            "created": summary["created"],
+            "unchanged": summary["unchanged"],
+            "failed": summary["failed"],
+            "pages_per_second": round(pages / seconds, 1),
+            "maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        })
+    store_bytes = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+    return {"runs": runs, "store_mb": round(store_bytes / 1e6, 1)}
+
+
 def _child(path: Path, trace: bool) -> dict[str, Any]:
     args = [sys.executable, __file__, "--parse-only", str(path)] + (["--trace"] if trace else [])
     done = subprocess.run(args, check=True, capture_output=True, text=True)
@@ -215,11 +255,19 @@ def main() -> None:
     parser.add_argument("--zip", action="store_true", help="parse from inside a zip")
     parser.add_argument("--keep", type=Path, help="folder to keep the generated export in")
     parser.add_argument("--no-trace", action="store_true", help="skip the tracemalloc run")
+    parser.add_argument("--store", action="store_true",
+                        help="also import the export into a new store (end to end), twice")
     parser.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--no-fsync", action="store_true",
+                        help="diagnosis: also time the import with fsync turned off")
+    parser.add_argument("--import-into", type=Path, nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.parse_only:
         print(json.dumps(parse(args.parse_only, args.trace)))
+        return
+    if args.import_into:
+        print(json.dumps(import_into(*args.import_into, no_fsync=args.no_fsync)))
         return
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -251,6 +299,16 @@ def main() -> None:
             traced = _child(target, trace=True)
             result["tracemalloc_peak_mb"] = traced["tracemalloc_peak_mb"]
             result["seconds_under_tracemalloc"] = traced["seconds"]
+        if args.store:
+            command = [sys.executable, __file__, "--import-into", str(target),
+                       str(folder / "store")]
+            done = subprocess.run(command, check=True, capture_output=True, text=True)
+            result["import"] = json.loads(done.stdout)
+            if args.no_fsync:
+                command[-1] = str(folder / "store-no-fsync")
+                done = subprocess.run([*command, "--no-fsync"], check=True,
+                                      capture_output=True, text=True)
+                result["import_without_fsync"] = json.loads(done.stdout)
         print(json.dumps(result, indent=2))
 
 

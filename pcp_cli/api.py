@@ -449,7 +449,8 @@ __all__ = [
 ]
 
 
-# == git multi-device sync (pcp_cli.sync) ===============================================
+# == git multi-device sync (pcp_cli.sync) ========================================
+
 # status, resolve and sync; the git logic itself lives in pcp_cli/sync/.
 def sync_status(store: Store) -> dict[str, Any]:
     """`pcp status --json`: hand edits, diverged pages, conflicts, missing heads, git state."""
@@ -658,3 +659,49 @@ def profile_text(store: Store, format: str = "json", *,
         return render.profile_markdown(profile, keystones, events)
     raise UsageError(f"unknown format {format!r}", hint="one of: json, markdown, micro_prompt")
 # -- end provisional --
+
+# =============================================================================================
+# -- import (pcp import) ----------------------------------------------------------------------
+# The source parsers live in pcp_cli.adapters; the writer turns their items into pages. Both are
+# imported lazily so that light commands never load ijson.
+IMPORT_FORMATS = ("auto", "archive", "chatgpt", "claude", "markdown")
+
+
+def import_path(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    format: str = "auto",  # noqa: A002 - mirrors the CLI's --format
+    namespace: str | None = None,
+    dry_run: bool = False,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """`pcp import`: import an export into `store` and return the summary (the --json shape).
+
+    {"format", "dry_run", "created", "revised", "unchanged", "skipped", "failed",
+     "problems": [{"source", "item", "reason", "outcome"}], "source", "namespace", "by_type",
+     "proposals", "relations": {"created", "unchanged"}, "warnings"}
+
+    `progress(bytes_done, bytes_total)` is called as the export is read. Raises InvalidInput
+    when the path cannot be recognised or read at all; failed items are in the summary.
+    """
+    _check_enum("format", format, IMPORT_FORMATS)
+    from pcp_cli.adapters.writer import import_source
+
+    summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
+                            progress=progress)
+    if not dry_run:
+        _after_import(store)
+    return summary
+
+
+def _after_import(store: Store) -> None:
+    """The search layer's catch-up hook: `after_import(store)` if this build defines one.
+
+    Every import write goes through the Store, which records it in the catalog's change
+    sequence; the index follows that sequence, so without a hook it catches up on the next
+    search.
+    """
+    hook = globals().get("after_import")
+    if callable(hook):
+        hook(store)

@@ -4,7 +4,8 @@ Each `.md` file becomes one page, keyed by its path relative to the folder:
 
 - type `document` when the file sits under a folder named docs, documents, documentation or
   reference (at any depth), or its body is longer than DOCUMENT_CHARS characters; else `note`;
-- YAML frontmatter (`yaml.safe_load` only; anchors and aliases are refused) gives `title`,
+- YAML frontmatter (the store's hardened safe loader: no anchors, aliases or tags; dates stay
+  strings) gives `title`,
   `tags`, `aliases`, `created`/`date` and `updated`/`modified`; every other key is kept under
   the `org.pcp-cli.frontmatter` extension;
 - the title falls back to the first `# heading`, then to the file name;
@@ -22,8 +23,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from pcp_cli.adapters.base import (
     FRONTMATTER_EXT,
     ImportItem,
@@ -33,6 +32,8 @@ from pcp_cli.adapters.base import (
     ProgressTracker,
     iso_from_text,
 )
+from pcp_cli.errors import InvalidInput
+from pcp_cli.store.frontmatter import load_mapping
 
 EXT_KEY = "org.pcp-cli.markdown"
 DOCUMENT_CHARS = 20_000
@@ -41,6 +42,7 @@ _SUFFIXES = (".md", ".markdown")
 _KNOWN_KEYS = {"title", "tags", "tag", "aliases", "alias", "created", "date", "updated", "modified"}
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(\|[^\[\]\n]*)?\]\]")
 _CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$|`[^`\n]+`", re.MULTILINE | re.DOTALL)
+_FRONTMATTER = "frontmatter"
 _H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
@@ -106,19 +108,6 @@ def _markdown_files(root: Path) -> list[Path]:
 # --- frontmatter ----------------------------------------------------------------------------
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses anchors and aliases (no billion-laughs, no shared nodes)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            mark = event.start_mark
-            raise yaml.MarkedYAMLError(
-                None, None, "anchors and aliases are not allowed in frontmatter", mark
-            )
-        return super().compose_node(parent, index)
-
-
 def parse_note(text: str) -> _Parsed:
     """Split `---` frontmatter from the body and parse it; raise FrontmatterError if bad."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -130,13 +119,10 @@ def parse_note(text: str) -> _Parsed:
     raw = text[4 : 4 + end.start()]
     body = text[4 + end.end() :].lstrip("\n")
     try:
-        meta = yaml.load(raw, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for '---'
-        raise FrontmatterError(exc.problem or str(exc), line) from None
-    except yaml.YAMLError as exc:
-        raise FrontmatterError(str(exc), None) from None
+        meta = load_mapping(raw, _FRONTMATTER, first_line=2)  # line 1 is the opening '---'
+    except InvalidInput as exc:
+        where = f"{_FRONTMATTER}:{exc.line}: " if exc.line is not None else f"{_FRONTMATTER}: "
+        raise FrontmatterError(exc.message.removeprefix(where), exc.line) from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):

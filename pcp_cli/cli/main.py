@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.maintenance",
     "pcp_cli.cli.sync",
     "pcp_cli.cli.serve",
+    "pcp_cli.cli.imports",
 )
 
 STATE = {"traceback": False, "store": None}
