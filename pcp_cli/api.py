@@ -258,7 +258,9 @@ def add_keystone(
             extensions=dict(extensions or {}),
         )
         result = store.write_page(state, actor=actor, idempotency_key=idempotency_key)
-        if old is not None and result.status == "created":
+        # A proposal changes nothing about the keystone it would replace until it is accepted
+        # (profile_ops.accept_proposal does the superseding then).
+        if old is not None and result.status == "created" and not proposed:
             store.revise(
                 old.page_id,
                 changes={"lifecycle_status": "superseded",
@@ -420,4 +422,38 @@ __all__ = [
     "PageState",
     "Store",
     "WriteResult",
+]
+
+
+# -- profile operations: export, distill, review queue (pcp_cli/profile_ops.py) ---------------
+from pcp_cli.profile_ops import (  # noqa: E402
+    EXPORT_FORMATS,
+    PROFILE_FORMATS,
+    accept_proposal,
+    distill_profile,
+    export_archive,
+    export_text,
+    micro_prompt_text,
+    profile_markdown_text,
+    profile_object,
+    propose_keystone,
+    reject_proposal,
+    review_queue,
+    write_agents_md,
+)
+
+__all__ += [
+    "EXPORT_FORMATS",
+    "PROFILE_FORMATS",
+    "accept_proposal",
+    "distill_profile",
+    "export_archive",
+    "export_text",
+    "micro_prompt_text",
+    "profile_markdown_text",
+    "profile_object",
+    "propose_keystone",
+    "reject_proposal",
+    "review_queue",
+    "write_agents_md",
 ]

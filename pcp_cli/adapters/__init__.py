@@ -1,0 +1,1 @@
+"""Importers: one module per source, each writing only through the Store."""
