@@ -173,14 +173,21 @@ class _Plan:
         self.items: list[tuple[str, str, str, PageState | None, str | None]] = []
 
 
-def _page_ids(ids: list[str], kind: str, taken: dict[str, str]) -> dict[str, str]:
-    """v1 id -> page id: the id itself when safe and unique ignoring case, else derived."""
+def _page_ids(store: Store, ids: list[str], kind: str, page_type: str,
+              taken: dict[str, str]) -> dict[str, str]:
+    """v1 id -> page id: the id itself when it is safe, unique in the file ignoring case, and
+    not a page of another type in the store; otherwise an id derived from it."""
     mapping: dict[str, str] = {}
     for original in ids:
         if original in mapping:
             continue
         candidate = original
-        if not is_safe_id(candidate) or candidate.lower() in taken:
+        if (
+            not is_safe_id(candidate)
+            or candidate.lower() in taken
+            or (store.page_exists(candidate)
+                and store.current(candidate).state.type != page_type)
+        ):
             candidate = page_id_for_key(f"pcp-v1:{kind}:{original}")
         taken[candidate.lower()] = original
         mapping[original] = candidate
@@ -215,15 +222,8 @@ def plan_import(store: Store, data: Any, *, namespace: str | None = None,
     # Which page ids the v1 ids become. A safe id already used in the store by a page of
     # another type is mapped too, so an import never overwrites a different kind of page.
     taken: dict[str, str] = {PROFILE_PAGE_ID: PROFILE_PAGE_ID}
-    for items, page_type in ((keystones, "keystone"),
-                             (events, "timeline_event")):
-        for obj in items:
-            pid = obj["id"]
-            if (is_safe_id(pid) and store.page_exists(pid)
-                    and store.current(pid).state.type != page_type):
-                taken.setdefault(pid.lower(), pid)
-    ks_ids = _page_ids([o["id"] for o in keystones], "keystone", taken)
-    ev_ids = _page_ids([o["id"] for o in events], "timeline", taken)
+    ks_ids = _page_ids(store, [o["id"] for o in keystones], "keystone", "keystone", taken)
+    ev_ids = _page_ids(store, [o["id"] for o in events], "timeline", "timeline_event", taken)
 
     plan = _Plan()
     state_errors: list[str] = []
