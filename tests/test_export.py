@@ -281,3 +281,14 @@ def test_finding_hand_edits_uses_the_partial_index(example):
         plan = store.catalog._db.execute(
             f"EXPLAIN QUERY PLAN SELECT * FROM pages WHERE {PENDING} ORDER BY path").fetchall()
     assert "pages_pending" in str([tuple(row) for row in plan])
+
+
+def test_a_hand_edit_is_recorded_and_used(example):
+    head = example / "pages" / "user" / "ada-lumen" / "ks-004.md"
+    head.write_text(head.read_text("utf-8").replace(
+        "state its assumptions about the data before analyzing it", "list its assumptions first"),
+        encoding="utf-8")
+    prompt = export(example, "micro_prompt")
+    assert "Ada wants the AI to list its assumptions first." in prompt
+    history = cli("history", "ks-004", "--json", "--store", example).json["revisions"]
+    assert history[-1]["note"].startswith("hand edit recorded")
