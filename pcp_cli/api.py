@@ -282,7 +282,9 @@ def add_keystone(
             extensions=dict(extensions or {}),
         )
         result = store.write_page(state, actor=actor, idempotency_key=idempotency_key)
-        if old is not None and result.status == "created":
+        # A proposal changes nothing about the keystone it would replace until it is accepted
+        # (profile_ops.accept_proposal does the superseding then).
+        if old is not None and result.status == "created" and not proposed:
             store.revise(
                 old.page_id,
                 changes={"lifecycle_status": "superseded",
@@ -449,7 +451,8 @@ __all__ = [
 ]
 
 
-# == git multi-device sync (pcp_cli.sync) ========================================
+# == git multi-device sync (pcp_cli.sync) =================================
+
 
 # status, resolve and sync; the git logic itself lives in pcp_cli/sync/.
 def sync_status(store: Store) -> dict[str, Any]:
@@ -705,3 +708,37 @@ def _after_import(store: Store) -> None:
     hook = globals().get("after_import")
     if callable(hook):
         hook(store)
+
+
+# -- profile operations: export, distill, review queue (pcp_cli/profile_ops.py) ---------------
+from pcp_cli.profile_ops import (  # noqa: E402
+    EXPORT_FORMATS,
+    PROFILE_FORMATS,
+    accept_proposal,
+    distill_profile,
+    export_archive,
+    export_text,
+    micro_prompt_text,
+    profile_markdown_text,
+    profile_object,
+    propose_keystone,
+    reject_proposal,
+    review_queue,
+    write_agents_md,
+)
+
+__all__ += [
+    "EXPORT_FORMATS",
+    "PROFILE_FORMATS",
+    "accept_proposal",
+    "distill_profile",
+    "export_archive",
+    "export_text",
+    "micro_prompt_text",
+    "profile_markdown_text",
+    "profile_object",
+    "propose_keystone",
+    "reject_proposal",
+    "review_queue",
+    "write_agents_md",
+]

@@ -339,7 +339,7 @@ class Store:
         changes = self.catalog.refresh(mode)
         if self.readonly:
             return changes
-        pending = self.catalog.entries("edited = 1 OR problem LIKE 'new file%'")
+        pending = self.catalog.pending()
         if not pending:
             return changes
         with self.locked():
