@@ -642,25 +642,6 @@ def capabilities(store: Store) -> dict[str, Any]:
                            "TombstonePage"]}
 
 
-def profile_text(store: Store, format: str = "json", *,
-                 scopes: Sequence[str] | None = None) -> dict[str, Any] | str:
-    from pcp_cli import render
-
-    profile = profile_revision(store)
-    if profile is not None and not _prov_in_scopes(profile.state.namespace, scopes):
-        profile = None
-    keystones = [store.current(e.page_id) for e in _prov_entries(
-        store, scopes, frozenset(), types=("keystone",), statuses=("active",)) if e.page_id]
-    if format == "json":
-        return render.profile_json(profile)
-    if format == "micro_prompt":
-        return render.micro_prompt(profile, keystones)
-    if format == "markdown":
-        events = [store.current(e.page_id).state for e in _prov_entries(
-            store, scopes, frozenset(), types=("timeline_event",), statuses=("active",))
-            if e.page_id]
-        return render.profile_markdown(profile, keystones, events)
-    raise UsageError(f"unknown format {format!r}", hint="one of: json, markdown, micro_prompt")
 # -- end provisional --
 
 # =============================================================================================
@@ -742,3 +723,25 @@ __all__ += [
     "review_queue",
     "write_agents_md",
 ]
+
+
+def profile_text(store: Store, format: str = "json", *,
+                 scopes: Sequence[str] | None = None) -> dict[str, Any] | str:
+    """`pcp_get_profile`: the strict v1 profile (json) or the markdown / micro_prompt text.
+
+    `scopes` None means every namespace; an empty list means none (an empty profile).
+    """
+    if format not in PROFILE_FORMATS:
+        raise UsageError(f"unknown format {format!r}", hint=f"one of: {', '.join(PROFILE_FORMATS)}")
+    if scopes is not None and not scopes:
+        from pcp_cli.render import EMPTY, profile_markdown
+
+        if format == "json":
+            return {"schema_version": "1.0"}
+        return EMPTY if format == "micro_prompt" else profile_markdown(None, [], [])
+    chosen = tuple(scopes or ())
+    if format == "json":
+        return profile_object(store, scopes=chosen)
+    if format == "micro_prompt":
+        return micro_prompt_text(store, scopes=chosen)
+    return profile_markdown_text(store, scopes=chosen)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
+from pcp_cli.model.scopes import in_scopes
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.store import Store, WriteResult
@@ -35,12 +36,8 @@ V1_SUPERSEDES = "v1_supersedes"
 
 # -- reading ----------------------------------------------------------------------------------
 def in_scope(namespace: str | None, scopes: Sequence[str]) -> bool:
-    """True when no scope is given, or `namespace` is one of them or below one (`a:b` in `a`)."""
-    if not scopes:
-        return True
-    if namespace is None:
-        return False
-    return any(namespace == s or namespace.startswith(s + ":") for s in scopes)
+    """True when no scope is given, or `namespace` matches one (see pcp_cli.model.scopes)."""
+    return in_scopes(namespace, scopes or None)
 
 
 def _load(store: Store, entry: Entry) -> Revision:

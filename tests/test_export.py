@@ -193,10 +193,10 @@ def test_scope_limits_what_goes_in(example):
     in_project = json.loads(export(example, "archive", "--scope", "project:tidewatch"))
     assert [k["id"] for k in in_project["keystones"]] == ["ks-proj"]
     assert in_project["profile"] == {"schema_version": "1.0"}  # the profile is in user:…
-    in_user = json.loads(export(example, "archive", "--scope", "user"))
+    in_user = json.loads(export(example, "archive", "--scope", "user:*"))
     assert "ks-proj" not in {k["id"] for k in in_user["keystones"]}
     assert in_user["profile"]["name"] == "Ada Lumen"
-    both = json.loads(export(example, "archive", "--scope", "user", "--scope", "project"))
+    both = json.loads(export(example, "archive", "--scope", "user:*", "--scope", "project:*"))
     assert {"ks-proj", "ks-001"} <= {k["id"] for k in both["keystones"]}
     prompt = export(example, "micro_prompt", "--scope", "project:tidewatch")
     assert "Raspberry Pi" in prompt and "Ada Lumen" not in prompt

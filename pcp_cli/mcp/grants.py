@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pcp_cli.errors import InvalidInput, UsageError
+from pcp_cli.model.scopes import scope_matches
 from pcp_cli.model.vocab import NAMESPACE_PATTERN
 
 MANIFEST_NAME = "pcp.yaml"
@@ -66,12 +67,7 @@ def is_scope_pattern(value: object) -> bool:
     return _NAMESPACE.match(value) is not None
 
 
-def _pattern_matches(pattern: str, namespace: str) -> bool:
-    if pattern == "*":
-        return True
-    if pattern.endswith(":*"):
-        return namespace.startswith(pattern[:-1])  # keeps the ':' so "project" != "projects"
-    return pattern == namespace
+_pattern_matches = scope_matches
 
 
 def scope_allows(grant: Grant, namespace: str) -> bool:

@@ -25,7 +25,7 @@ def test_sdk_free_modules_do_not_import_the_sdk():
 
 
 ALLOWED = ("pcp_cli.api", "pcp_cli.render", "pcp_cli.errors", "pcp_cli.config",
-           "pcp_cli.model.vocab", "pcp_cli.mcp")
+           "pcp_cli.model.vocab", "pcp_cli.model.scopes", "pcp_cli.mcp")
 ALLOWED_FROM_PACKAGE = {"api", "render", "errors", "config", "__version__"}
 
 
