@@ -428,8 +428,6 @@ class SearchIndex:
             if meta:
                 self._meta.setdefault("user", {}).update(meta)
             self._save_meta()
-        if self._searcher is not None:
-            self._searcher = self._searcher.refresh()
         return n
 
     def _reload_if_changed(self) -> None:
@@ -453,11 +451,15 @@ class SearchIndex:
         return IndexNeedsRebuild(self.needs_rebuild)
 
     def _get_searcher(self) -> Any:
-        if self._searcher is None:
-            self._searcher = self._ix.searcher()
-        else:
-            self._searcher = self._searcher.refresh()
-        return self._searcher
+        # Not Searcher.refresh(): whoosh-reloaded 2.7.5 re-adds the reused reader's segments, so
+        # a document deleted or replaced in an existing segment is still found.
+        s = self._searcher
+        if s is not None and self._ix.latest_generation() != s.reader().generation():
+            s.close()
+            s = None
+        if s is None:
+            s = self._searcher = self._ix.searcher()
+        return s
 
     def _get_parser(self) -> Any:
         if self._parser is None:
@@ -470,9 +472,12 @@ class SearchIndex:
         """The whoosh query for `query` (for tests and debugging). Raises UsageError."""
         text = check_and_rewrite_query(query)
         try:
-            return self._get_parser().parse(text)
+            parsed = self._get_parser().parse(text)
         except Exception as exc:
             raise UsageError(f"Could not parse the query: {exc}") from exc
+        if explicit_or(text):
+            return parsed
+        return _restrict(parsed)
 
     def search(
         self,
@@ -484,7 +489,7 @@ class SearchIndex:
     ) -> list[IndexHit]:
         """Ranked hits for `query` among documents `filter` admits.
 
-        `sort` is "relevance", "newest" or "oldest" (by `timestamp`). Raises UsageError for a
+        `sort` is "relevance", "newest" or "oldest" (by `timestamp`; hits then score 0). Raises UsageError for a
         malformed query and IndexNeedsRebuild when the index cannot be trusted.
         """
         if sort not in ("relevance", "newest", "oldest"):
@@ -515,7 +520,8 @@ class SearchIndex:
             hits = []
             for hit in results:
                 stored = hit["hit"]
-                raw = float(hit.score or 0.0)
+                # Sorted by date, whoosh puts the sort key where the score goes: no score then.
+                raw = float(hit.score or 0.0) if sort == "relevance" else 0.0
                 matched = hit.matched_terms() or ()
                 fields = tuple(sorted({fn for fn, _ in matched if fn in asked_fields}))
                 hits.append(
@@ -570,6 +576,49 @@ class SearchIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def explicit_or(text: str) -> bool:
+    return any(" OR " in f" {part} " for part in text.split('"')[::2])
+
+
+def _restrict(q: Q.Query) -> Q.Query:
+    """Plain words are OR-ranked, but `field:value` terms and NOT clauses restrict.
+
+    whoosh's OR grouping would read `budget type:keystone` as "budget, or any keystone" and
+    `fox NOT jumps` as "fox, or anything without jumps". Unless the person wrote OR themselves,
+    exact-value field terms become required and NOT clauses become exclusions.
+    """
+    if not isinstance(q, Q.Or):
+        if isinstance(q, Q.Not):
+            raise UsageError(
+                "A query needs at least one word or field term besides NOT.",
+                hint="Add what to look for, as in: budget NOT draft",
+            )
+        return q
+    required: list[Q.Query] = []
+    excluded: list[Q.Query] = []
+    optional: list[Q.Query] = []
+    for child in q.subqueries:
+        if isinstance(child, Q.Not):
+            excluded.append(child.query)
+        elif isinstance(child, Q.Term) and child.fieldname not in HIT_FIELDS:
+            required.append(child)
+        else:
+            optional.append(child)
+    if not required and not excluded:
+        return q
+    if optional:
+        required.append(optional[0] if len(optional) == 1 else q.__class__(optional))
+    if not required:
+        raise UsageError(
+            "A query needs at least one word or field term besides NOT.",
+            hint="Add what to look for, as in: budget NOT draft",
+        )
+    positive = required[0] if len(required) == 1 else Q.And(required)
+    if not excluded:
+        return positive
+    return Q.AndNot(positive, excluded[0] if len(excluded) == 1 else Q.Or(excluded))
 
 
 def normalize_score(raw: float) -> float:

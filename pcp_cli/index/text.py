@@ -269,9 +269,9 @@ def make_snippet(
         if space != -1:
             start = space + 1
     cut_left = lo > 0 or start > 0
-    if not hits:
-        window = window.lstrip()
-    body = window[start:].rstrip() if start else window.rstrip()
+    body = window[start:].rstrip()
+    if start == 0 and lo == 0:
+        body = body.lstrip()
     room = max_chars - (1 if cut_left else 0)
     cut_right = len(body) > room or lo + len(raw) < len(text)
     if cut_right:
