@@ -172,6 +172,8 @@ def test_hit_reports_fields_and_metadata(ix: SearchIndex) -> None:
     assert hit.revision_id == "rev_ks_1" and hit.path.endswith("ks.md")
     (hit,) = ix.search("concise", filter=ALL)
     assert hit.matched_fields == ("body",)
+    (hit,) = ix.search("concise answer", filter=ALL)
+    assert hit.matched_fields == ("body", "title")
 
 
 def test_limit(ix: SearchIndex) -> None:
