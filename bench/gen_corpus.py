@@ -26,20 +26,41 @@ result change morning reason research girl guy moment air teacher force educatio
 project code python search index memory context profile keystone garden recipe travel budget
 meeting design review deploy server database client model prompt answer concise style train
 music piano coffee bread pasta garlic olive recipe marathon doctor insurance salary tax
-vacation flight hotel museum paper library notebook schedule deadline release testing""".split()
+vacation flight hotel museum paper library notebook schedule deadline release testing""".split()  # noqa: SIM905
 
-TYPES = [("note", 50), ("conversation", 3), ("document", 20), ("keystone", 12),
-         ("timeline_event", 8), ("summary", 7)]
-NAMESPACES = [("personal", 40), ("work", 20), ("work:acme", 15), ("work:acme:infra", 8),
-              ("health", 7), ("projects:pcp", 10)]
+TYPES = [
+    ("note", 50),
+    ("conversation", 3),
+    ("document", 20),
+    ("keystone", 12),
+    ("timeline_event", 8),
+    ("summary", 7),
+]
+NAMESPACES = [
+    ("personal", 40),
+    ("work", 20),
+    ("work:acme", 15),
+    ("work:acme:infra", 8),
+    ("health", 7),
+    ("projects:pcp", 10),
+]
 ORIGINS = ["user_stated", "approved", "recorded", "imported", "generated", "inferred"]
 TAGS = ["travel", "food", "health", "work", "family", "idea", "todo", "music", "reading", "ml"]
 
 ZH = "物竞天择即适者生存这是进化论的核心我们今天讨论人工智能与机器学习的发展历史和未来方向数据模型"
-JA = ["子供のころよくしりとりをして遊びました", "東京で働いています", "機械学習の勉強をしています",
-      "今日はいい天気ですね", "コーヒーが好きです"]
-KO = ["저는 서울에서 프로그래머로 일하고 있습니다", "오늘은 날씨가 좋네요", "기계 학습을 공부합니다",
-      "커피를 좋아합니다"]
+JA = [
+    "子供のころよくしりとりをして遊びました",
+    "東京で働いています",
+    "機械学習の勉強をしています",
+    "今日はいい天気ですね",
+    "コーヒーが好きです",
+]
+KO = [
+    "저는 서울에서 프로그래머로 일하고 있습니다",
+    "오늘은 날씨가 좋네요",
+    "기계 학습을 공부합니다",
+    "커피를 좋아합니다",
+]
 
 
 def vocabulary(rng: random.Random, size: int) -> list[str]:

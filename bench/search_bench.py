@@ -29,16 +29,55 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pcp_cli.index import IndexDoc, IndexFilter, SearchIndex, make_snippet, query_words  # noqa: E402
 
 QUERIES = [
-    "time", "people", "work", "memory", "context profile", "search index", "keystone",
-    "garden recipe", "travel budget", "meeting design review", "deploy server database",
-    "client model prompt", "concise answer style", "train music", "piano coffee",
-    "bread pasta garlic", "olive recipe", "marathon doctor", "insurance salary tax",
-    "vacation flight hotel", "running", "runs", "researching history", '"design review"',
-    '"search index"', '"olive oil"', "type:keystone", "type:conversation deploy",
-    "tag:travel", "tag:food bread", "namespace:work:acme server", "ns:personal coffee",
-    "origin:user_stated", "python AND code", "python OR piano", "music NOT piano",
-    "(travel OR vacation) AND hotel", "生存", "进化论", "机器学习", "しりとり", "コーヒー",
-    "서울", "프로그래머", "커피", "daizai", "bicaibufai", "nonexistentword", "library notebook",
+    "time",
+    "people",
+    "work",
+    "memory",
+    "context profile",
+    "search index",
+    "keystone",
+    "garden recipe",
+    "travel budget",
+    "meeting design review",
+    "deploy server database",
+    "client model prompt",
+    "concise answer style",
+    "train music",
+    "piano coffee",
+    "bread pasta garlic",
+    "olive recipe",
+    "marathon doctor",
+    "insurance salary tax",
+    "vacation flight hotel",
+    "running",
+    "runs",
+    "researching history",
+    '"design review"',
+    '"search index"',
+    '"olive oil"',
+    "type:keystone",
+    "type:conversation deploy",
+    "tag:travel",
+    "tag:food bread",
+    "namespace:work:acme server",
+    "ns:personal coffee",
+    "origin:user_stated",
+    "python AND code",
+    "python OR piano",
+    "music NOT piano",
+    "(travel OR vacation) AND hotel",
+    "生存",
+    "进化论",
+    "机器学习",
+    "しりとり",
+    "コーヒー",
+    "서울",
+    "프로그래머",
+    "커피",
+    "daizai",
+    "bicaibufai",
+    "nonexistentword",
+    "library notebook",
     "schedule deadline release testing",
 ]
 
@@ -154,8 +193,11 @@ def main() -> None:
         "print(time.perf_counter()-t)"
     )
     cold = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout)
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
         for _ in range(3)
     ]
     results["process_import_open_search"] = ms(statistics.median(cold))
@@ -181,8 +223,13 @@ def main() -> None:
     results["queries_with_hits"] = sum(1 for n in found[: len(QUERIES)] if n)
 
     target = docs[len(docs) // 2]
-    edited = IndexDoc(**{**target.__dict__, "body": target.body + " zyzzyvaedit",
-                         "revision_id": target.revision_id + "x"})
+    edited = IndexDoc(
+        **{
+            **target.__dict__,
+            "body": target.body + " zyzzyvaedit",
+            "revision_id": target.revision_id + "x",
+        }
+    )
     ups, nexts = [], []
     for i in range(args.repeat):
         e = IndexDoc(**{**edited.__dict__, "body": edited.body + f" rep{i}"})
@@ -202,8 +249,11 @@ def main() -> None:
         times = []
         for q in ("coffee", "marathon doctor", "しりとり", "zyzzyva"):
             t = time.perf_counter()
-            subprocess.run([rg, "-l", "-i", q, str(args.corpus / "pages")],
-                           stdout=subprocess.DEVNULL, check=False)
+            subprocess.run(
+                [rg, "-l", "-i", q, str(args.corpus / "pages")],
+                stdout=subprocess.DEVNULL,
+                check=False,
+            )
             times.append(time.perf_counter() - t)
         results["rg_l_i_median"] = ms(statistics.median(times))
     else:

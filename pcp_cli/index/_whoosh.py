@@ -169,10 +169,6 @@ def _atomic_write(path: Path, data: str) -> None:
     os.replace(tmp, path)
 
 
-def _terms_of(terms: Iterable[str]) -> Q.Query:
-    return Q.Or([Q.Term("_", t) for t in terms])
-
-
 class SearchIndex:
     """A full-text index of pages, opened on a folder it owns. Not thread-safe; one per thread.
 
@@ -476,8 +472,13 @@ class SearchIndex:
         posting on each search.
         """
         cache = searcher.__dict__.setdefault("_pcp_allowed", {})
-        if flt in cache:
-            return cache[flt]
+        key: Any = flt
+        try:
+            hash(flt)
+        except TypeError:  # lists instead of tuples: fine, just not cached
+            key = None
+        if key is not None and key in cache:
+            return cache[key]
         constraint, excluded = _filter_query(flt) or (None, None)
         if constraint is None and excluded is None:
             allowed = None
@@ -487,7 +488,8 @@ class SearchIndex:
             allowed = set(searcher.docs_for_query(q))
         if len(cache) > 32:
             cache.clear()
-        cache[flt] = allowed
+        if key is not None:
+            cache[key] = allowed
         return allowed
 
     def _get_parser(self) -> Any:
@@ -518,8 +520,9 @@ class SearchIndex:
     ) -> list[IndexHit]:
         """Ranked hits for `query` among documents `filter` admits.
 
-        `sort` is "relevance", "newest" or "oldest" (by `timestamp`; hits then score 0). Raises UsageError for a
-        malformed query and IndexNeedsRebuild when the index cannot be trusted.
+        `sort` is "relevance", "newest" or "oldest" (by `timestamp`; hits then score 0).
+        Raises UsageError for a malformed query, IndexNeedsRebuild when the index cannot be
+        trusted.
         """
         if sort not in ("relevance", "newest", "oldest"):
             raise UsageError(f"Unknown sort {sort!r}.", hint="Use relevance, newest or oldest.")

@@ -35,8 +35,8 @@ MIN_WORD = 2  # shorter Latin tokens are dropped (same on both sides)
 
 # whoosh's English stop list, copied so that this module stays whoosh-free.
 STOP_WORDS = frozenset(
-    "a an and are as at be by can for from have if in is it may not of on or tbd that the "
-    "this to us we when will with yet you your".split()
+    "a an and are as at be by can for from have if in is it may not of on or tbd that "  # noqa: SIM905
+    "the this to us we when will with yet you your".split()
 )
 
 
@@ -208,9 +208,7 @@ def _matcher(query_terms: Sequence[str]) -> tuple[re.Pattern[str] | None, set[st
     return re.compile("|".join(alts), re.IGNORECASE), stems
 
 
-def _find(
-    pattern: re.Pattern[str], stems: set[str], text: str
-) -> list[tuple[int, int, str]]:
+def _find(pattern: re.Pattern[str], stems: set[str], text: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     for m in pattern.finditer(text):
         s = m.group()

@@ -40,7 +40,9 @@ def test_public_modules_other_than_the_engine_do_not_import_whoosh_at_top() -> N
         tree = ast.parse((PACKAGE / "index" / name).read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, ast.ImportFrom | ast.Import):
-                mods = [node.module] if isinstance(node, ast.ImportFrom) else [
-                    a.name for a in node.names
-                ]
+                mods = (
+                    [node.module]
+                    if isinstance(node, ast.ImportFrom)
+                    else [a.name for a in node.names]
+                )
                 assert not any(m and m.startswith("whoosh") for m in mods), name

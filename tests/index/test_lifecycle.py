@@ -102,7 +102,8 @@ def _break(index_dir: Path, how: str) -> None:
         seg.write_bytes(seg.read_bytes()[: seg.stat().st_size // 2])
     elif how == "garbage_segment_same_size":
         seg = max((p for p in gen.iterdir() if p.suffix == ".seg"), key=lambda p: p.stat().st_size)
-        seg.write_bytes(b"\x00garbage" * (seg.stat().st_size // 8) + b"x" * (seg.stat().st_size % 8))
+        size = seg.stat().st_size
+        seg.write_bytes(b"\x00garbage" * (size // 8) + b"x" * (size % 8))
     elif how == "garbage_toc":
         for toc in gen.glob("*.toc"):
             toc.write_bytes(b"garbage" * 10)

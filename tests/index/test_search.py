@@ -77,7 +77,17 @@ def test_plain_words_are_or_ranked_by_how_many_match(ix: SearchIndex) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["", "   ", '"unbalanced', "(pasta OR fox", "pasta)", "colour:red", "type:", "pasta AND", "OR x"],
+    [
+        "",
+        "   ",
+        '"unbalanced',
+        "(pasta OR fox",
+        "pasta)",
+        "colour:red",
+        "type:",
+        "pasta AND",
+        "OR x",
+    ],
 )
 def test_malformed_query_is_a_usage_error(ix: SearchIndex, query: str) -> None:
     with pytest.raises(UsageError) as err:
@@ -180,3 +190,15 @@ def test_limit(ix: SearchIndex) -> None:
     assert len(ix.search("fox OR pasta OR morning", filter=ALL, limit=2)) == 2
     with pytest.raises(UsageError):
         ix.search("fox", limit=0)
+
+
+def test_filter_with_lists_still_filters(ix: SearchIndex) -> None:
+    f = IndexFilter(types=["keystone"], lifecycle_statuses=None)  # type: ignore[arg-type]
+    assert ids(ix.search("concise OR pasta", filter=f)) == ["ks"]
+
+
+def test_filter_cache_follows_updates(ix: SearchIndex) -> None:
+    keystones = IndexFilter(types=("keystone",))
+    assert ids(ix.search("concise OR pasta", filter=keystones)) == ["ks"]
+    ix.update([doc("cook", "pasta again", type="keystone")])
+    assert set(ids(ix.search("concise OR pasta", filter=keystones))) == {"ks", "cook"}
