@@ -97,13 +97,13 @@ def _break(index_dir: Path, how: str) -> None:
         meta = json.loads((index_dir / "meta.json").read_text())
         meta["format_version"] = FORMAT_VERSION + 1
         (index_dir / "meta.json").write_text(json.dumps(meta))
-    elif how == "truncated_segment":
-        seg = max((p for p in gen.iterdir() if p.suffix == ".seg"), key=lambda p: p.stat().st_size)
-        seg.write_bytes(seg.read_bytes()[: seg.stat().st_size // 2])
-    elif how == "garbage_segment_same_size":
-        seg = max((p for p in gen.iterdir() if p.suffix == ".seg"), key=lambda p: p.stat().st_size)
-        size = seg.stat().st_size
-        seg.write_bytes(b"\x00garbage" * (size // 8) + b"x" * (size % 8))
+    elif how == "truncated_postings":
+        pst = next(gen.glob("*.pst"))
+        pst.write_bytes(pst.read_bytes()[: pst.stat().st_size // 2])
+    elif how.startswith("garbage_same_size_"):
+        part = next(gen.glob("*." + how.rsplit("_", 1)[1]))
+        size = part.stat().st_size
+        part.write_bytes(b"\x00garbage" * (size // 8) + b"x" * (size % 8))
     elif how == "garbage_toc":
         for toc in gen.glob("*.toc"):
             toc.write_bytes(b"garbage" * 10)
@@ -125,8 +125,9 @@ def _break(index_dir: Path, how: str) -> None:
 BREAKAGES = [
     "garbage_meta",
     "incompatible",
-    "truncated_segment",
-    "garbage_segment_same_size",
+    "truncated_postings",
+    "garbage_same_size_pst",
+    "garbage_same_size_trm",
     "garbage_toc",
     "files_deleted",
     "generation_gone",
