@@ -171,7 +171,7 @@ def main() -> None:
     print(f"tuned build {results['build_tuned']}", file=sys.stderr)
     gen = next(index_dir.glob("g-*"))
     results["index_size"] = f"{sum(p.stat().st_size for p in gen.iterdir()) / 1e6:.1f} MB"
-    results["segments"] = len(list(gen.glob("*.seg")))
+    results["segments"] = len(list(gen.glob("*.pst"))) + len(list(gen.glob("*.seg")))
 
     opens, firsts = [], []
     for _ in range(args.repeat):
