@@ -501,7 +501,7 @@ class SearchIndex:
             self._parser = MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup)
         return self._parser
 
-    def parse(self, query: str) -> Q.Query:
+    def _parse(self, query: str) -> Q.Query:
         """The whoosh query for `query` (for tests and debugging). Raises UsageError."""
         text = check_and_rewrite_query(query)
         try:
@@ -531,7 +531,7 @@ class SearchIndex:
         if limit < 1:
             raise UsageError("The limit must be at least 1.")
         self._require()
-        user_q = self.parse(query)
+        user_q = self._parse(query)
         if isinstance(user_q, Q.NullQuery.__class__) or user_q is Q.NullQuery:
             return []  # only stop words: nothing to look for
         flt = filter or IndexFilter()
