@@ -86,9 +86,9 @@ def run(args: list[str]) -> int:
     fast = _fast_command(args)
     if fast is not None:
         return fast
-    import click
     import typer
 
+    exit_types, abort_types, usage_types = _click_exceptions()
     try:
         command = typer.main.get_command(build_app())
         returned = command.main(args=args, prog_name="pcp", standalone_mode=False)
@@ -97,17 +97,21 @@ def run(args: list[str]) -> int:
     except PcpError as exc:
         _report(exc, want_json)
         return int(exc.exit_status)
-    except click.exceptions.Exit as exc:
+    except exit_types as exc:
         return int(exc.exit_code or 0)
-    except click.exceptions.Abort:
+    except abort_types:
         sys.stderr.write("Aborted.\n")
         return ExitStatus.UNEXPECTED
-    except click.ClickException as exc:
+    except usage_types as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare `pcp` or group: the help
+            sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
+            return ExitStatus.USAGE
         if want_json:
             _json_error("usage", exc.format_message(), None, ExitStatus.USAGE)
         else:
-            if exc.ctx is not None:
-                sys.stderr.write(exc.ctx.get_usage() + "\n")
+            ctx = getattr(exc, "ctx", None)
+            if ctx is not None:
+                sys.stderr.write(ctx.get_usage() + "\n")
             sys.stderr.write(f"Error: {exc.format_message()}\n")
             sys.stderr.write(_usage_hint(exc))
         return ExitStatus.USAGE
@@ -126,6 +130,27 @@ def run(args: list[str]) -> int:
             sys.stderr.write(f"Error: unexpected {message}\n")
             sys.stderr.write("Hint: rerun with --traceback and report it.\n")
         return ExitStatus.UNEXPECTED
+
+
+def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
+    """Exit, Abort and ClickException from click and from the copy newer typers bundle."""
+    import importlib
+
+    found: tuple[list[type], list[type], list[type]] = ([], [], [])
+    for module_name, names in (
+        ("typer.exceptions", ("Exit", "Abort", None)),
+        ("typer._click.exceptions", (None, None, "ClickException")),
+        ("click.exceptions", ("Exit", "Abort", "ClickException")),
+    ):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for bucket, name in zip(found, names, strict=True):
+            if name and hasattr(module, name):
+                bucket.append(getattr(module, name))
+    exits, aborts, usage = found
+    return tuple(exits), tuple(aborts), tuple(usage)
 
 
 def _fast_command(args: list[str]) -> int | None:
@@ -185,8 +210,9 @@ def _fast_command(args: list[str]) -> int | None:
         return ExitStatus.UNEXPECTED
 
 
-def _usage_hint(exc: click.ClickException) -> str:
-    name = exc.ctx.command_path if exc.ctx is not None else "pcp"
+def _usage_hint(exc: Exception) -> str:
+    ctx = getattr(exc, "ctx", None)
+    name = ctx.command_path if ctx is not None else "pcp"
     return f"Hint: run `{name} --help` for usage.\n"
 
 
