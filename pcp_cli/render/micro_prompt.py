@@ -87,6 +87,7 @@ class _Unit:
     text: str
     seconds: float | None  # when this material was last known true
     top_tier: bool = False
+    from_profile: bool = False
 
 
 def _sentence(text: str) -> str:
@@ -180,6 +181,7 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
                         text,
                         seconds,
                         tier == 0,
+                        from_profile=True,
                     )
                 )
 
@@ -252,6 +254,36 @@ def _shorten(text: str, room: int) -> str:
     return cut + ELLIPSIS if cut else ""
 
 
+_WORD = re.compile(r"[^\W_]{3,}")
+_STOPWORDS = frozenset(
+    "the and for with that this from about into over are was were has have had her his its "
+    "their they them who what when where which while than then also very most more".split()
+)
+# A keystone whose words the profile mostly says already is left out: the profile's "Current
+# focus" and the objective keystone it was distilled from say one thing. Keystones are never
+# judged against each other (two claims that share most words can still say different things).
+# Short claims are never judged redundant: a few shared words prove nothing.
+REDUNDANT_SHARE = 0.6
+REDUNDANT_MIN_WORDS = 6
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS)
+
+
+def _redundant(unit: _Unit, kept: Sequence[_Unit]) -> bool:
+    if unit.from_profile:
+        return False
+    words = _words(unit.text)
+    if len(words) < REDUNDANT_MIN_WORDS:
+        return False
+    return any(
+        len(words & _words(other.text)) >= REDUNDANT_SHARE * len(words)
+        for other in kept
+        if other.from_profile
+    )
+
+
 def _currency(units: Sequence[_Unit]) -> str:
     known = [u.seconds for u in units if u.seconds is not None]
     when = day(max(known)) if known else "unknown date"
@@ -267,6 +299,8 @@ def micro_prompt(profile: Revision | None, keystones: Sequence[Revision]) -> str
     budget = LIMIT - len("\n\n(profile as of unknown date)")
     kept: list[_Unit] = []
     for unit in sorted(units, key=lambda u: u.priority):
+        if _redundant(unit, kept):
+            continue
         trial = kept + [unit]
         length = len(_render_body(trial))
         if length <= budget:

@@ -389,3 +389,21 @@ def test_long_profile_fields_lose_later_sentences_first():
     # whole sentences only, abbreviations and initials not taken for sentence ends
     assert 0 < kept < 60
     assert body.endswith("J. Smith.")
+
+
+def test_a_keystone_the_profile_already_says_is_left_out():
+    prof = profile({"primary_focus": "Building Tidewatch, an open-source dashboard for "
+                    "community ocean-sensor networks"})
+    echo = keystone("ks-echo", "Ada is building Tidewatch, an open-source dashboard for community "
+                    "ocean-sensor networks.", category="objective")
+    text = micro_prompt(prof, [echo])
+    assert text.count("open-source dashboard") == 1
+
+
+def test_keystones_that_share_words_are_both_kept():
+    a = keystone("ks-a", "Her daughter Mia attends Lincoln Elementary school in Portland Oregon.",
+                 category="relationship")
+    b = keystone("ks-b", "Her son Leo attends Lincoln Elementary school in Portland Oregon.",
+                 category="relationship")
+    text = micro_prompt(None, [a, b])
+    assert "Mia" in text and "Leo" in text
