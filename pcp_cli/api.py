@@ -14,10 +14,33 @@ from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso
 from pcp_cli.store.catalog import Entry
+from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult
 
 PROFILE_PAGE_ID = "profile"
 READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
+
+
+def init_store(root: str | os.PathLike[str], *, owner_id: str,
+               namespace: str | None = None) -> Store:
+    """Create a new, empty store folder (`pcp init`)."""
+    from pathlib import Path
+
+    return Store.init(Path(root), owner_id=owner_id, namespace=namespace)
+
+
+def decode_input(raw: bytes, path: str) -> str:
+    """Text given to a command (a file or stdin) as str; InvalidInput when too big or not UTF-8."""
+    from pcp_cli.store.frontmatter import decode
+
+    return decode(raw, path)
+
+
+def check_store(store: Store, *, fix: bool = False) -> list[Any]:
+    """`pcp doctor`: the findings (fixed ones marked) for an open store."""
+    from pcp_cli.store.doctor import check
+
+    return check(store, fix=fix)
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
@@ -417,6 +440,7 @@ def require_page(store: Store, page_id: str) -> Revision:
 
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "PageState",
     "Store",
     "WriteResult",

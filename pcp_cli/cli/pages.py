@@ -11,7 +11,6 @@ import typer
 from pcp_cli import api
 from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, print_json, table, text
 from pcp_cli.errors import InvalidInput, UsageError
-from pcp_cli.store.frontmatter import MAX_FILE_BYTES, decode
 
 FileOpt = Annotated[
     str | None, typer.Option("--file", "-f", help="Read the text from this file ('-' = stdin).")
@@ -23,13 +22,14 @@ def read_text_input(text_arg: str | None, file: str | None) -> str | None:
     if text_arg is not None and file is not None:
         raise UsageError("give the text or --file, not both")
     if text_arg == "-" or file == "-":
-        raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-        return decode(raw, "<stdin>")
+        raw = sys.stdin.buffer.read(api.MAX_FILE_BYTES + 1)
+        return api.decode_input(raw, "<stdin>")
     if file is not None:
         path = Path(file)
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise InvalidInput(f"file is over the {MAX_FILE_BYTES:,}-byte limit", path=file)
+            if path.stat().st_size > api.MAX_FILE_BYTES:
+                raise InvalidInput(f"file is over the {api.MAX_FILE_BYTES:,}-byte limit",
+                                   path=file)
             raw = path.read_bytes()
         except FileNotFoundError:
             raise InvalidInput("no such file", path=file) from None
@@ -37,7 +37,7 @@ def read_text_input(text_arg: str | None, file: str | None) -> str | None:
             raise InvalidInput("is a folder, not a file", path=file) from None
         except OSError as exc:
             raise InvalidInput(f"cannot read: {exc.strerror}", path=file) from None
-        return decode(raw, file)
+        return api.decode_input(raw, file)
     return text_arg
 
 
@@ -60,11 +60,9 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Create a new, empty context store."""
-        from pcp_cli.store.store import Store
-
         root = Path(directory)
         owner_id = owner or _slug(root.resolve().name) or "me"
-        store = Store.init(root, owner_id=owner_id, namespace=namespace)
+        store = api.init_store(root, owner_id=owner_id, namespace=namespace)
         data = {
             "root": str(store.root),
             "store_id": store.manifest.store_id,
