@@ -30,6 +30,16 @@ COMMAND_MODULES = (
 
 STATE = {"traceback": False, "store": None}
 
+# typer >= 0.2x parses with its own vendored copy of click, whose exceptions are not click's.
+# Catch both, found through typer's public names, so usage errors exit 2 and not 1.
+_TYPER_CLICK_ERROR = next(
+    (c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"),
+    click.ClickException,
+)
+CLICK_ERRORS = (click.ClickException, _TYPER_CLICK_ERROR)
+EXITS = (click.exceptions.Exit, typer.Exit)
+ABORTS = (click.exceptions.Abort, typer.Abort)
+
 
 def _version(value: bool) -> None:
     if value:
@@ -84,12 +94,12 @@ def run(args: list[str]) -> int:
     except PcpError as exc:
         _report(exc, want_json)
         return int(exc.exit_status)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code or 0)
-    except click.exceptions.Abort:
+    except EXITS as exc:
+        return int(getattr(exc, "exit_code", 0) or 0)
+    except ABORTS:
         sys.stderr.write("Aborted.\n")
         return ExitStatus.UNEXPECTED
-    except click.ClickException as exc:
+    except CLICK_ERRORS as exc:
         if want_json:
             _json_error("usage", exc.format_message(), None, ExitStatus.USAGE)
         else:
@@ -115,7 +125,7 @@ def run(args: list[str]) -> int:
         return ExitStatus.UNEXPECTED
 
 
-def _usage_hint(exc: click.ClickException) -> str:
+def _usage_hint(exc: click.ClickException) -> str:  # or typer's vendored ClickException
     name = exc.ctx.command_path if exc.ctx is not None else "pcp"
     return f"Hint: run `{name} --help` for usage.\n"
 
