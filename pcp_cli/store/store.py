@@ -665,7 +665,11 @@ class Store:
 
     # -- internals ----------------------------------------------------------------------------
     def _record_pending_edit(self, page_id: str) -> None:
-        """Before revising a page, record a hand edit of its head file, if there is one."""
+        """Before revising a page, record a hand edit of its head file, if there is one.
+
+        A head file that cannot be read stops the write: revising would overwrite it and lose
+        what the person wrote there.
+        """
         for entry in self.catalog.by_page_id(page_id):
             path = self.root / entry.path
             try:
@@ -675,6 +679,13 @@ class Store:
             if (stat.st_mtime_ns, stat.st_size) != (entry.mtime_ns, entry.size) or entry.edited:
                 self.catalog.refresh("full")
                 self._record_hand_edit(entry.path)
+        for entry in self.catalog.by_page_id(page_id):
+            if entry.problem is not None and (self.root / entry.path).exists():
+                raise InvalidInput(
+                    entry.problem,
+                    hint="fix the file by hand (`pcp validate` lists what is wrong), or "
+                    "`pcp doctor` to see the store's problems",
+                )
 
     def _check_case_unique(self, page_id: str) -> None:
         folder = self.layout.revisions
