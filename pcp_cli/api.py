@@ -107,6 +107,12 @@ def list_pages(
     return sorted(entries, key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True)
 
 
+def unreadable_pages(store: Store) -> list[str]:
+    """Why each head file that cannot be read as a page is left out of listings (file:line)."""
+    return [entry.problem for entry in store.catalog.entries("problem IS NOT NULL")
+            if entry.problem and not entry.problem.startswith("new file")]
+
+
 # -- reading ----------------------------------------------------------------------------------
 def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None) -> dict[str, Any]:
@@ -167,10 +173,10 @@ def add_page(
         raise UsageError("the page has no content", hint="give TEXT, --file F, or pipe text to -")
     state = store.new_state(
         content,
-        page_id=page_id or "",
+        page_id=_given_id(page_id),
         type=page_type,
         title=title if title is not None else _title_for(content),
-        namespace=namespace or store.default_namespace,
+        namespace=store.default_namespace if namespace is None else namespace,
         sensitivity=sensitivity,
         origin=origin,
         tags=tuple(dict.fromkeys(tags)),
@@ -251,7 +257,7 @@ def add_keystone(
         record["confidence"] = confidence
     if importance is not None:
         record["importance"] = importance
-    if supersedes:
+    if supersedes is not None:
         record["supersedes"] = supersedes
     if created_at:
         record["created_at"] = created_at
@@ -260,7 +266,7 @@ def add_keystone(
     origin = origin or ORIGIN_FOR_SOURCE[source]
     with store.locked():
         old: Revision | None = None
-        if supersedes:
+        if supersedes is not None:
             old = store.current(supersedes)
             if old.state.type != "keystone":
                 raise UsageError(f"{supersedes} is a {old.state.type}, not a keystone")
@@ -268,10 +274,10 @@ def add_keystone(
                 raise UsageError(f"keystone {supersedes} is already {old.state.lifecycle_status}")
         state = store.new_state(
             content,
-            page_id=page_id or "",
+            page_id=_given_id(page_id),
             type="keystone",
             title=_title_for(content),
-            namespace=namespace or store.default_namespace,
+            namespace=store.default_namespace if namespace is None else namespace,
             sensitivity=sensitivity,
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
@@ -351,10 +357,10 @@ def add_timeline_event(
         record["confidence"] = confidence
     state = store.new_state(
         summary,
-        page_id=page_id or "",
+        page_id=_given_id(page_id),
         type="timeline_event",
         title=_title_for(summary),
-        namespace=namespace or store.default_namespace,
+        namespace=store.default_namespace if namespace is None else namespace,
         origin=ORIGIN_FOR_SOURCE[source],
         record=record,
         extensions=dict(extensions or {}),
@@ -422,6 +428,15 @@ def set_profile_field(store: Store, field: str, value: str, *,
 def _check_enum(name: str, value: str, options: Sequence[str]) -> None:
     if value not in options:
         raise UsageError(f"unknown {name} {value!r}", hint=f"one of: {', '.join(options)}")
+
+
+def _given_id(page_id: str | None) -> str:
+    """An id the caller chose (checked, so `--id ''` is refused), or '' for a new one."""
+    if page_id is None:
+        return ""
+    from pcp_cli.model.ids import check_id
+
+    return check_id(page_id, "page id")
 
 
 def _title_for(content: str, limit: int = 80) -> str:

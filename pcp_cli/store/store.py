@@ -259,7 +259,7 @@ class Store:
         return heads[-1]
 
     def get(self, page_id: str, revision_id: str | None = None) -> Revision:
-        if revision_id:
+        if revision_id is not None:
             check_id(revision_id, "revision id")
             if not self.page_exists(page_id):
                 raise NotFound(f"page {page_id} does not exist")
