@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, print_json, table, text
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, print_json, table, text
 from pcp_cli.errors import InvalidInput, UsageError
 
 FileOpt = Annotated[
@@ -174,6 +174,9 @@ def register(app: typer.Typer) -> None:
             entries = api.list_pages(store, types=page_type or (), namespaces=namespace or (),
                                      statuses=status or ("active",),
                                      include_proposed=include_proposed)
+            skipped = api.unreadable_pages(store)
+        for problem in skipped:
+            note(f"Warning: not listed: {problem} (see `pcp doctor`)")
         data = [api.entry_summary(e) for e in entries]
         emit(data, as_json, lambda: table(
             ("page_id", "type", "title", "namespace", "status", "updated"),
