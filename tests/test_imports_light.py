@@ -11,16 +11,16 @@ import pytest
 
 HEAVY = ("whoosh", "jsonschema", "mcp")
 
-PROBE = """
+PROBE = f"""
 import json, sys
 from pcp_cli.cli.main import run
 import io, contextlib
 out = io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
     code = run(sys.argv[1:])
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r})
 print(json.dumps({{"code": int(code), "heavy": heavy, "out": out.getvalue()}}))
-""".format(heavy=set(HEAVY))
+"""
 
 
 def probe(*args: str, cwd: Path | None = None) -> dict:
