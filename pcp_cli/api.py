@@ -267,6 +267,7 @@ def add_keystone(
     with store.locked():
         old: Revision | None = None
         if supersedes is not None:
+            store.check_head_file(supersedes)
             old = store.current(supersedes)
             if old.state.type != "keystone":
                 raise UsageError(f"{supersedes} is a {old.state.type}, not a keystone")

@@ -663,6 +663,11 @@ class Store:
                       file_json(event.to_dict()))
             return event
 
+    def check_head_file(self, page_id: str) -> None:
+        """Before an operation that will revise `page_id`: record a pending hand edit of its head
+        file, or raise InvalidInput if the file cannot be read. Caller holds the lock."""
+        self._record_pending_edit(page_id)
+
     # -- internals ----------------------------------------------------------------------------
     def _record_pending_edit(self, page_id: str) -> None:
         """Before revising a page, record a hand edit of its head file, if there is one.
