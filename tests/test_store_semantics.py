@@ -337,3 +337,31 @@ def test_json_shapes_of_every_command(tmp_path: Path) -> None:
     assert set(doctor) == {"clean", "fixed", "findings"} and doctor["clean"]
     validate = ok("validate", s)
     assert set(validate) == {"store", "valid", "problems"} and validate["valid"]
+
+
+def test_supersedes_with_unreadable_old_head_changes_nothing(store: Path) -> None:
+    """The check comes before any write: no new keystone is left half-linked."""
+    s = str(store)
+    old = ok("keystone", "add", "I use vim", "--store", s)
+    path = head_path(store, old["page_id"])
+    path.write_text(path.read_text("utf-8").replace("type: keystone", "type: [keystone"),
+                    "utf-8")
+    before = snapshot(store)
+    result = cli("keystone", "add", "I use helix", "--supersedes", old["page_id"], "--store", s)
+    assert result.code == 5, result.stderr
+    assert path.relative_to(store).as_posix() in result.stderr
+    assert snapshot(store) == before
+
+
+def test_supersedes_records_a_pending_hand_edit_first(store: Path) -> None:
+    s = str(store)
+    old = ok("keystone", "add", "I use vim", "--store", s)
+    path = head_path(store, old["page_id"])
+    path.write_text(path.read_text("utf-8").replace("I use vim", "I use neovim"), "utf-8")
+    new = ok("keystone", "add", "I use helix", "--supersedes", old["page_id"], "--store", s)
+    history = ok("history", old["page_id"], "--store", s)["revisions"]
+    assert [r["lifecycle_status"] for r in history] == ["active", "active", "superseded"]
+    assert "hand edit" in history[1]["note"]
+    relation = ok("show", new["page_id"], "--view", "relations", "--store", s)["relations"][0]
+    # the relation names the revision that was superseded: the edited one
+    assert relation["to_revision_id"] == history[1]["revision_id"]
