@@ -108,9 +108,13 @@ def list_pages(
 
 
 def unreadable_pages(store: Store) -> list[str]:
-    """Why each head file that cannot be read as a page is left out of listings (file:line)."""
-    return [entry.problem for entry in store.catalog.entries("problem IS NOT NULL")
-            if entry.problem and not entry.problem.startswith("new file")]
+    """Why each head file that cannot be read (or adopted) is left out of listings."""
+    found = [entry.problem for entry in store.catalog.entries("problem IS NOT NULL")
+             if entry.problem and not entry.problem.startswith("new file")]
+    for rel, message in sorted(store.problems.items()):
+        if rel.startswith("pages/") and message not in found:
+            found.append(message if message.startswith(rel) else f"{rel}: {message}")
+    return found
 
 
 # -- reading ----------------------------------------------------------------------------------

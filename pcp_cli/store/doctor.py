@@ -100,6 +100,9 @@ def _head_files(store: Store, fix: bool) -> list[Finding]:
                           fixable=kind != "invalid_file")
         if fix and finding.fixable:
             finding.fixed = _fix_head(store, kind, entry.path, entry.page_id)
+            if not finding.fixed and entry.path in store.problems:
+                finding.message = store.problems[entry.path]
+                finding.fixable = False
         found.append(finding)
     return found
 
