@@ -274,3 +274,18 @@ def test_unknown_page_is_not_found(store: Path) -> None:
     for args in (("show", "pg_missing"), ("history", "pg_missing"), ("revise", "pg_missing", "x"),
                  ("delete", "pg_missing", "--yes")):
         assert_clean_error(cli(*args, "--store", str(store)), 3, "pg_missing")
+
+
+def test_dropped_file_in_a_folder_that_is_no_namespace(store: Path) -> None:
+    folder = store / "pages" / "Bad Folder"
+    folder.mkdir()
+    (folder / "note.md").write_text("# A note\n\ntext\n", "utf-8")
+    before = snapshot(store)
+    listing = cli("ls", "--json", "--store", str(store))
+    assert listing.code == 0 and listing.json == []
+    assert "pages/Bad Folder/note.md" in listing.stderr and "namespace" in listing.stderr
+    fixed = cli("doctor", "--fix", "--json", "--store", str(store))
+    assert fixed.code == 8
+    finding = next(f for f in fixed.json["findings"] if f["path"] == "pages/Bad Folder/note.md")
+    assert not finding["fixed"] and "namespace" in finding["message"]
+    assert snapshot(store) == before
