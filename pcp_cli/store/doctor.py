@@ -7,12 +7,14 @@ and holds no conflict markers is reported, never overwritten).
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError
+from pcp_cli.model.ids import is_safe_id
 from pcp_cli.store.atomic import is_temp_name, remove_file
 from pcp_cli.store.frontmatter import has_conflict_markers
 from pcp_cli.store.store import Store
@@ -43,6 +45,7 @@ KINDS = {
     "broken_revision": "a revision file that cannot be read",
     "empty_revision_folder": "a revision folder with no revisions",
     "dangling_relation": "a relation naming a revision that does not exist",
+    "unfinished_delete": "a page whose delete was interrupted part way",
 }
 
 
@@ -50,9 +53,12 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
     store.catalog.refresh("full")
-    findings += _head_files(store, fix)
-    findings += _revision_graphs(store, fix)
-    findings += _relations(store)
+    deletes = _unfinished_deletes(store, fix)
+    if fix and deletes:
+        store.catalog.refresh("full")
+    deleting = {f.page_id for f in deletes}
+    later = _head_files(store, fix) + _revision_graphs(store, fix) + _relations(store)
+    findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
     return findings
@@ -77,6 +83,45 @@ def _temp_files(store: Store, fix: bool) -> list[Finding]:
                     found.append(finding)
             if folder == store.root:
                 break
+    return found
+
+
+def _unfinished_deletes(store: Store, fix: bool) -> list[Finding]:
+    """`page_deleted` events whose page still has some of the files the delete named."""
+    found = []
+    events = store.layout.events
+    for path in sorted(events.glob("*/*/*.json")) if events.exists() else []:
+        if is_temp_name(path.name):
+            continue
+        try:
+            event = json.loads(path.read_bytes())
+            data = event["data"] if event.get("kind") == "page_deleted" else None
+        except (ValueError, OSError, KeyError, TypeError, AttributeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        page_id, revision_ids = data.get("page_id"), data.get("revision_ids")
+        relation_ids = data.get("relation_ids") or []
+        if not (is_safe_id(page_id) and isinstance(revision_ids, list)
+                and all(is_safe_id(r) for r in [*revision_ids, *relation_ids])):
+            continue  # an event from before deletes named their files
+        remaining = set(store.revision_ids(page_id))
+        if remaining and not remaining <= set(revision_ids):
+            continue  # a new page with the same id was written since
+        left = (
+            remaining
+            or store.catalog.by_page_id(page_id)
+            or store.layout.revision_dir(page_id).exists()
+            or any(store.layout.relation_path(r).exists() for r in relation_ids)
+        )
+        if not left:
+            continue
+        finding = Finding("unfinished_delete", store.layout.rel(path),
+                          f"the delete of {page_id} was interrupted; --fix finishes it", page_id)
+        if fix:
+            store.finish_delete(page_id, revision_ids, relation_ids)
+            finding.fixed = True
+        found.append(finding)
     return found
 
 

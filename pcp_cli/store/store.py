@@ -597,36 +597,50 @@ class Store:
         return sorted(found, key=lambda r: (r.created_at, r.relation_id))
 
     def delete(self, page_id: str, *, actor: Actor | None = None) -> dict[str, Any]:
-        """DeletePage: remove the head file, every revision and every relation touching it."""
+        """DeletePage: remove the head file, every revision and every relation touching it.
+
+        The `page_deleted` event is written first and names every file to remove, so a delete
+        interrupted part way is finished by `pcp doctor --fix` instead of leaving half a page.
+        """
         with self.locked():
             head = self.current(page_id)
             relations = self.relations(page_id)
-            entries = self.catalog.by_page_id(page_id)
-            for relation in relations:
-                remove_file(self.layout.relation_path(relation.relation_id))
-            for entry in entries:
-                remove_file(self.root / entry.path)
             revision_ids = self.revision_ids(page_id)
-            for revision_id in revision_ids:
-                remove_file(self.layout.revision_path(page_id, revision_id))
-            folder = self.layout.revision_dir(page_id)
-            for leftover in folder.iterdir() if folder.exists() else ():
-                leftover.unlink()
-            if folder.exists():
-                folder.rmdir()
-            self.catalog.record_removal(entry.path for entry in entries)
             event = self.record_event(
                 "page_deleted",
                 {"page_id": page_id, "namespace": head.state.namespace,
-                 "revisions_removed": len(revision_ids), "relations_removed": len(relations)},
+                 "revisions_removed": len(revision_ids), "relations_removed": len(relations),
+                 "revision_ids": revision_ids,
+                 "relation_ids": [relation.relation_id for relation in relations]},
                 actor=actor,
             )
+            self.finish_delete(page_id, revision_ids,
+                               [relation.relation_id for relation in relations])
             return {
                 "page_id": page_id,
                 "revisions_removed": len(revision_ids),
                 "relations_removed": len(relations),
                 "event_id": event.event_id,
             }
+
+    def finish_delete(self, page_id: str, revision_ids: Sequence[str],
+                      relation_ids: Sequence[str]) -> None:
+        """Remove what a delete names (what is already gone is skipped). Takes the lock."""
+        with self.locked():
+            for relation_id in relation_ids:
+                remove_file(self.layout.relation_path(relation_id))
+            entries = self.catalog.by_page_id(page_id)
+            for entry in entries:
+                remove_file(self.root / entry.path)
+            for revision_id in revision_ids:
+                remove_file(self.layout.revision_path(page_id, revision_id))
+            folder = self.layout.revision_dir(page_id)
+            for leftover in folder.iterdir() if folder.exists() else ():
+                if is_temp_name(leftover.name):
+                    leftover.unlink()
+            if folder.exists() and not any(folder.iterdir()):
+                folder.rmdir()
+            self.catalog.record_removal(entry.path for entry in entries)
 
     def record_event(
         self,
