@@ -112,3 +112,40 @@ def test_killed_writers_lose_nothing(store: Path) -> None:
     # random timing did hit an interrupted write at least once, so repair was exercised
     assert findings, "no kill landed inside a write; raise KILLS"
     print(f"doctor findings over {KILLS} kills: {dict(findings)}")
+
+
+def page_files(store: Path, page_id: str) -> dict[str, bytes]:
+    files = {}
+    for path in [*(store / "revisions" / page_id).glob("*"),
+                 *(store / "pages").rglob(f"{page_id}.md")]:
+        files[path.relative_to(store).as_posix()] = path.read_bytes()
+    for path in (store / "relations").glob("*.json"):
+        if page_id in path.read_text("utf-8"):
+            files[path.relative_to(store).as_posix()] = path.read_bytes()
+    return files
+
+
+# removals in a delete of the page below: 1 relation, 1 head file, 3 revision files
+@pytest.mark.parametrize("kill_at", [1, 2, 3, 4, 5])
+def test_delete_killed_midway_is_finished_by_doctor(store: Path, kill_at: int) -> None:
+    s = str(store)
+    page = cli("add", "doomed v1", "--store", s, "--json").json["page_id"]
+    other = cli("add", "bystander", "--store", s, "--json").json["page_id"]
+    for n in (2, 3):
+        assert cli("revise", page, f"doomed v{n}", "--store", s).code == 0
+    assert cli("link", other, "related_to", page, "--store", s).code == 0
+    before = page_files(store, page)
+    assert len(before) == 5
+    proc = subprocess.run([sys.executable, str(HELPERS / "die_during_delete.py"), s, page,
+                           str(kill_at)], capture_output=True, text=True, env=helper_env())
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+
+    fixed = cli("doctor", "--fix", "--store", s, "--json")
+    assert fixed.code == 0, fixed.stdout + fixed.stderr
+    assert cli("doctor", "--store", s).code == 0
+    validate = cli("validate", s)
+    assert validate.code == 0, validate.stderr
+    after = page_files(store, page)
+    # all or nothing: the page is wholly there or wholly gone
+    assert after in (before, {}), sorted(after)
+    assert cli("show", other, "--store", s).code == 0
