@@ -365,3 +365,42 @@ def test_supersedes_records_a_pending_hand_edit_first(store: Path) -> None:
     relation = ok("show", new["page_id"], "--view", "relations", "--store", s)["relations"][0]
     # the relation names the revision that was superseded: the edited one
     assert relation["to_revision_id"] == history[1]["revision_id"]
+
+
+def test_show_is_enough_to_record_a_hand_edit(store: Path) -> None:
+    s = str(store)
+    page = ok("add", "before", "--store", s)
+    path = head_path(store, page["page_id"])
+    path.write_text(path.read_text("utf-8").replace("before", "after"), "utf-8")
+    shown = ok("show", page["page_id"], "--store", s)
+    assert shown["revision_id"] != page["revision_id"]
+    assert shown["page"]["payload"]["content"] == "after\n"
+    assert shown["page"]["parent_revision_id"] == page["revision_id"]
+    step = shown["page"]["provenance"][0]
+    assert step["operation"] == "revise" and step["actor_type"] == "user"
+    assert "hand edit" in step["note"]
+
+
+@pytest.mark.parametrize("change", ["crlf", "bom", "reordered", "trailing_blank_lines"])
+def test_edits_that_change_no_meaning_make_no_revision(store: Path, change: str) -> None:
+    s = str(store)
+    page = ok("add", "# Title\n\nline one\nline two", "--tag", "t", "--store", s)
+    path = head_path(store, page["page_id"])
+    text = path.read_text("utf-8")
+    if change == "crlf":
+        raw = text.replace("\n", "\r\n").encode()
+    elif change == "bom":
+        raw = b"\xef\xbb\xbf" + text.encode()
+    elif change == "reordered":
+        front, body = text[4:].split("\n---\n", 1)
+        lines = front.split("\n")
+        tag_block = [ln for ln in lines if ln.startswith(("tags:", "- t"))]
+        rest = [ln for ln in lines if ln not in tag_block]
+        raw = ("---\n" + "\n".join(list(reversed(rest)) + tag_block) + "\n---\n" + body).encode()
+    else:
+        raw = (text + "\n\n\n").encode()
+    path.write_bytes(raw)
+    ok("ls", "--store", s)
+    history = ok("history", page["page_id"], "--store", s)["revisions"]
+    assert len(history) == 1, history
+    assert cli("doctor", "--store", s).code == 0
