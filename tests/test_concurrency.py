@@ -120,3 +120,25 @@ def test_eight_cli_writers(store: Path) -> None:
     records = collect(procs, timeout=500)
     assert len(records) == 80
     check_store_after(store, setup, records)
+
+
+def test_hand_edit_seen_by_eight_processes_at_once_is_recorded_once(store: Path) -> None:
+    page = setup_pages(store, 1)[0]
+    path = next((store / "pages").rglob(f"{page['page_id']}.md"))
+    path.write_text(path.read_text("utf-8").replace("shared page 0", "edited by hand"), "utf-8")
+    dropped = store / "pages" / "dropped.md"
+    dropped.write_text("# Dropped\n\nby hand\n", "utf-8")
+    procs = [subprocess.Popen([sys.executable, "-m", "pcp_cli", "ls", "--json", "--store",
+                               str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=helper_env())
+             for _ in range(8)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert len(json.loads(out)) == 2, out
+    history = cli("history", page["page_id"], "--store", str(store), "--json").json
+    assert len(history["revisions"]) == 2, history
+    assert "hand edit" in history["revisions"][-1]["note"]
+    # the dropped file became exactly one page
+    assert len(list((store / "revisions").iterdir())) == 3  # .gitkeep + two pages
+    assert cli("doctor", "--store", str(store)).code == 0
