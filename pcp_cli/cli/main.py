@@ -100,6 +100,9 @@ def run(args: list[str]) -> int:
         sys.stderr.write("Aborted.\n")
         return ExitStatus.UNEXPECTED
     except CLICK_ERRORS as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `pcp` or `pcp keystone` alone
+            sys.stderr.write(exc.format_message() + "\n")
+            return ExitStatus.USAGE
         if want_json:
             _json_error("usage", exc.format_message(), None, ExitStatus.USAGE)
         else:
