@@ -289,3 +289,15 @@ def test_dropped_file_in_a_folder_that_is_no_namespace(store: Path) -> None:
     finding = next(f for f in fixed.json["findings"] if f["path"] == "pages/Bad Folder/note.md")
     assert not finding["fixed"] and "namespace" in finding["message"]
     assert snapshot(store) == before
+
+
+def test_ids_differing_only_in_case_are_refused(store: Path) -> None:
+    first = cli("keystone", "add", "one", "--id", "Tea-Pref", "--store", str(store))
+    assert first.code == 0, first.stderr
+    before = snapshot(store)
+    assert_clean_error(cli("keystone", "add", "two", "--id", "tea-pref", "--store", str(store)),
+                       5, "case")
+    assert snapshot(store) == before
+    again = cli("keystone", "add", "two", "--id", "Tea-Pref", "--store", str(store))
+    assert again.code == 4 and "already exists" in again.stderr
+    assert snapshot(store) == before

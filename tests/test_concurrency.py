@@ -142,3 +142,19 @@ def test_hand_edit_seen_by_eight_processes_at_once_is_recorded_once(store: Path)
     # the dropped file became exactly one page
     assert len(list((store / "revisions").iterdir())) == 3  # .gitkeep + two pages
     assert cli("doctor", "--store", str(store)).code == 0
+
+
+def test_same_idempotency_key_from_eight_processes_gives_one_page(store: Path) -> None:
+    procs = [subprocess.Popen([sys.executable, "-m", "pcp_cli", "add", "keyed", "--json",
+                               "--idempotency-key", "import:42", "--store", str(store)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=helper_env())
+             for _ in range(8)]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out))
+    assert len({(r["page_id"], r["revision_id"]) for r in results}) == 1
+    assert sorted(r["status"] for r in results) == ["created"] + ["unchanged"] * 7
+    assert len(list((store / "revisions").glob("*/*.json"))) == 1
