@@ -76,7 +76,10 @@ def test_killed_writers_lose_nothing(store: Path) -> None:
         assert not [r for r in records if r["op"] == "error"], records
         acked += [r for r in records if r["op"] not in ("conflict",)]
 
-        # the store loads, and doctor is clean or repairs it
+        # the store loads (reads work before any repair), and doctor is clean or repairs it
+        for page_id in pages:
+            read = cli("show", page_id, "--store", str(store), "--json")
+            assert read.code == 0, read.stderr
         doctor = cli("doctor", "--store", str(store), "--json")
         assert doctor.code in (0, 8), doctor.stderr
         if doctor.code == 8:
