@@ -391,7 +391,19 @@ class Store:
         return edit
 
     def _adopt(self, rel: str, data: dict[str, Any], body: str, folder_ns: str) -> HandEdit:
-        page_id = new_id("page")
+        # The page id and key come from the file's path and bytes, so an adoption cut short by
+        # a crash (revision written, dropped file not yet removed) is finished when the file is
+        # seen again, instead of adopting it a second time.
+        raw = (self.root / rel).read_bytes()
+        key = f"adopted:{rel}:{hashlib.sha256(raw).hexdigest()}"
+        page_id = page_id_for_key(key)
+        earlier = self.revisions(page_id) if self.page_exists(page_id) else []
+        if earlier and earlier[0].idempotency_key == key:
+            head = self.current(page_id)
+            self._publish(head, old_path=self.root / rel, new_revision=False)
+            edit = HandEdit(rel, page_id, head.revision_id, adopted=True)
+            self.hand_edits.append(edit)
+            return edit
         fallback = Path(rel).stem
         state_data = {k: v for k, v in data.items() if k not in REVISION_FIELDS}
         state_data.update(
@@ -408,7 +420,7 @@ class Store:
         state = PageState.from_dict(state_data)
         self.check_state(state)
         revision = self._new_revision(state, actor=self.user, operation="write",
-                                      note=f"adopted from {rel}")
+                                      note=f"adopted from {rel}", idempotency_key=key)
         self._publish(revision, old_path=self.root / rel)
         edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
         self.hand_edits.append(edit)
