@@ -117,6 +117,12 @@ def test_killed_writers_lose_nothing(store: Path) -> None:
     print(f"doctor findings over {KILLS} kills: {dict(findings)}")
 
 
+def die_at(function: str, n: int, *args: str) -> subprocess.CompletedProcess:
+    """Run `pcp ARGS` in a child that SIGKILLs itself at the Nth call of a store file op."""
+    return subprocess.run([sys.executable, str(HELPERS / "die_at.py"), function, str(n), *args],
+                          capture_output=True, text=True, env=helper_env())
+
+
 def page_files(store: Path, page_id: str) -> dict[str, bytes]:
     files = {}
     for path in [*(store / "revisions" / page_id).glob("*"),
@@ -139,8 +145,7 @@ def test_delete_killed_midway_is_finished_by_doctor(store: Path, kill_at: int) -
     assert cli("link", other, "related_to", page, "--store", s).code == 0
     before = page_files(store, page)
     assert len(before) == 5
-    proc = subprocess.run([sys.executable, str(HELPERS / "die_during_delete.py"), s, page,
-                           str(kill_at)], capture_output=True, text=True, env=helper_env())
+    proc = die_at("remove_file", kill_at, "delete", page, "--yes", "--store", s)
     assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
 
     fixed = cli("doctor", "--fix", "--store", s, "--json")
@@ -152,3 +157,25 @@ def test_delete_killed_midway_is_finished_by_doctor(store: Path, kill_at: int) -
     # all or nothing: the page is wholly there or wholly gone
     assert after in (before, {}), sorted(after)
     assert cli("show", other, "--store", s).code == 0
+
+
+# adopting a dropped file: write_new (revision), write_atomic (head), remove_file (the dropped
+# file); a kill before each of them
+@pytest.mark.parametrize(("function", "n"), [("write_new", 1), ("write_atomic", 1),
+                                             ("remove_file", 1)])
+def test_adoption_killed_midway_adopts_once(store: Path, function: str, n: int) -> None:
+    s = str(store)
+    dropped = store / "pages" / "user" / "tester" / "my note.md"
+    dropped.parent.mkdir(parents=True, exist_ok=True)
+    dropped.write_text("# My note\n\nwritten by hand\n", "utf-8")
+    proc = die_at(function, n, "ls", "--store", s)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    doctor = cli("doctor", "--fix", "--store", s, "--json")
+    assert doctor.code == 0, doctor.stdout + doctor.stderr
+    listing = cli("ls", "--store", s, "--json")
+    assert listing.code == 0
+    assert [e["title"] for e in listing.json] == ["My note"], listing.json
+    assert len(list((store / "revisions").glob("*/*.json"))) == 1
+    assert not dropped.exists()
+    assert cli("doctor", "--store", s).code == 0
+    assert cli("validate", s).code == 0
