@@ -376,8 +376,10 @@ class Store:
             head = self.current(page_id)
             base_id = parsed.revision_id if parsed.revision_id in self.revision_ids(page_id) \
                 else head.revision_id
-            if state.content_hash == head.content_hash and base_id == head.revision_id:
-                # Only informational keys or the folder changed: rewrite the head file.
+            if state.content_hash == head.content_hash:
+                # Nothing the head does not already say (only informational keys or the folder
+                # changed, or this edit was recorded by a writer that died before rewriting
+                # the file): rewrite the head file, record no revision.
                 self._publish(head, old_path=path, new_revision=False)
                 return None
             revision = self._new_revision(
