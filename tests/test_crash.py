@@ -179,3 +179,33 @@ def test_adoption_killed_midway_adopts_once(store: Path, function: str, n: int) 
     assert not dropped.exists()
     assert cli("doctor", "--store", s).code == 0
     assert cli("validate", s).code == 0
+
+
+# recording a hand edit: write_new (revision), write_atomic (head), remove_file (the old head
+# file, when the edit moved the page to another namespace)
+@pytest.mark.parametrize(("edit", "function"), [("content", "write_atomic"),
+                                                ("namespace", "write_atomic"),
+                                                ("namespace", "remove_file")])
+def test_hand_edit_recording_killed_midway_records_once(store: Path, edit: str,
+                                                        function: str) -> None:
+    s = str(store)
+    page = cli("add", "original text", "--store", s, "--json").json["page_id"]
+    path = next((store / "pages").rglob(f"{page}.md"))
+    text = path.read_text("utf-8")
+    if edit == "content":
+        text = text.replace("original text", "edited text")
+    else:
+        text = text.replace("namespace: user:tester", "namespace: project:moved")
+    path.write_text(text, "utf-8")
+    proc = die_at(function, 1, "ls", "--store", s)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    assert cli("doctor", "--fix", "--store", s).code == 0
+    history = cli("history", page, "--store", s, "--json").json["revisions"]
+    assert len(history) == 2, [(r["revision_id"], r["note"]) for r in history]
+    assert len(list((store / "pages").rglob(f"{page}.md"))) == 1
+    shown = cli("show", page, "--store", s, "--json").json["page"]
+    assert shown["payload"]["content"] == ("edited text\n" if edit == "content"
+                                           else "original text\n")
+    assert shown["namespace"] == ("user:tester" if edit == "content" else "project:moved")
+    assert cli("doctor", "--store", s).code == 0
+    assert cli("validate", s).code == 0
