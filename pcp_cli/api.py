@@ -293,16 +293,7 @@ def add_keystone(
         )
         result = store.write_page(state, actor=actor, idempotency_key=idempotency_key)
         if old is not None and result.status == "created":
-            store.revise(
-                old.page_id,
-                changes={"lifecycle_status": "superseded",
-                         "record": {"superseded_by": result.page_id}},
-                actor=actor,
-                note=f"superseded by {result.page_id}",
-                input_revision_ids=(result.revision_id,),
-            )
-            store.link(result.page_id, "supersedes", old.page_id, actor=actor,
-                       to_revision_id=old.revision_id)
+            store.finish_supersede(result.page_id, old.page_id, actor=actor)
         return result
 
 

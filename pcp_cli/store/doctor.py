@@ -46,6 +46,8 @@ KINDS = {
     "empty_revision_folder": "a revision folder with no revisions",
     "dangling_relation": "a relation naming a revision that does not exist",
     "unfinished_delete": "a page whose delete was interrupted part way",
+    "unfinished_supersede": "a keystone that supersedes another, without the supersession "
+    "recorded (the old keystone's revision or the relation is missing)",
 }
 
 
@@ -58,6 +60,7 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
         store.catalog.refresh("full")
     deleting = {f.page_id for f in deletes}
     later = _head_files(store, fix) + _revision_graphs(store, fix) + _relations(store)
+    later += _unfinished_supersedes(store, fix)
     findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
@@ -120,6 +123,28 @@ def _unfinished_deletes(store: Store, fix: bool) -> list[Finding]:
                           f"the delete of {page_id} was interrupted; --fix finishes it", page_id)
         if fix:
             store.finish_delete(page_id, revision_ids, relation_ids)
+            finding.fixed = True
+        found.append(finding)
+    return found
+
+
+def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:
+    """Keystones naming the keystone they supersede, without the `supersedes` relation (written
+    last by `keystone add --supersedes`)."""
+    found = []
+    linked = {(r.from_page_id, r.to_page_id) for r in store.relations()
+              if r.relation_type == "supersedes"}
+    for entry in store.catalog.entries("type = 'keystone' AND problem IS NULL"):
+        old_id = entry.record.get("supersedes")
+        if not (entry.page_id and is_safe_id(old_id) and store.page_exists(old_id)):
+            continue
+        if (entry.page_id, old_id) in linked:
+            continue
+        finding = Finding("unfinished_supersede", entry.path,
+                          f"{entry.page_id} supersedes {old_id}, but that was not recorded "
+                          "(an interrupted `keystone add --supersedes`)", entry.page_id)
+        if fix:
+            store.finish_supersede(entry.page_id, old_id)
             finding.fixed = True
         found.append(finding)
     return found

@@ -590,6 +590,31 @@ class Store:
                       file_json(relation.to_dict()))
             return relation
 
+    def finish_supersede(self, new_page_id: str, old_page_id: str, *,
+                         actor: Actor | None = None) -> None:
+        """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
+
+        Steps already done are skipped, so `pcp doctor --fix` can finish a supersession that a
+        crash cut short (the relation is written last and marks it as complete).
+        """
+        with self.locked():
+            new = self.current(new_page_id)
+            old = self.current(old_page_id)
+            superseded = old.revision_id
+            if old.state.lifecycle_status == "active":
+                self.revise(
+                    old_page_id,
+                    changes={"lifecycle_status": "superseded",
+                             "record": {"superseded_by": new_page_id}},
+                    actor=actor,
+                    note=f"superseded by {new_page_id}",
+                    input_revision_ids=(new.revision_id,),
+                )
+            elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
+                superseded = old.parent_revision_id
+            self.link(new_page_id, "supersedes", old_page_id, actor=actor,
+                      to_revision_id=superseded)
+
     def relations(self, page_id: str | None = None) -> list[Relation]:
         """Relations touching `page_id` (either end), or all of them; oldest first."""
         found: list[Relation] = []
