@@ -209,3 +209,29 @@ def test_hand_edit_recording_killed_midway_records_once(store: Path, edit: str,
     assert shown["namespace"] == ("user:tester" if edit == "content" else "project:moved")
     assert cli("doctor", "--store", s).code == 0
     assert cli("validate", s).code == 0
+
+
+# keystone add --supersedes: write_new 1 = the new keystone's revision, 2 = the old one's
+# superseded revision, 3 = the relation
+@pytest.mark.parametrize("n", [2, 3])
+def test_supersede_killed_midway_is_finished_by_doctor(store: Path, n: int) -> None:
+    s = str(store)
+    old = cli("keystone", "add", "I use vim", "--store", s, "--json").json
+    proc = die_at("write_new", n, "keystone", "add", "I use helix", "--supersedes",
+                  old["page_id"], "--store", s)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    doctor = cli("doctor", "--store", s, "--json")
+    assert doctor.code == 8
+    assert [f["kind"] for f in doctor.json["findings"]] == ["unfinished_supersede"]
+    assert cli("doctor", "--fix", "--store", s).code == 0
+    assert cli("doctor", "--store", s).code == 0
+    assert cli("validate", s).code == 0
+    keystones = cli("keystone", "list", "--all", "--store", s, "--json").json
+    status = {k["content"].strip(): k["status"] for k in keystones}
+    assert status == {"I use vim": "superseded", "I use helix": "active"}
+    new_id = next(k["id"] for k in keystones if k["status"] == "active")
+    relations = cli("show", new_id, "--view", "relations", "--store", s, "--json").json
+    assert [(r["relation_type"], r["to_page_id"], r["to_revision_id"])
+            for r in relations["relations"]] == [("supersedes", old["page_id"],
+                                                  old["revision_id"])]
+    assert len(cli("history", old["page_id"], "--store", s, "--json").json["revisions"]) == 2
