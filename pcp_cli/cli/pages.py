@@ -30,7 +30,8 @@ def read_text_input(text_arg: str | None, file: str | None) -> str | None:
             if path.stat().st_size > api.MAX_FILE_BYTES:
                 raise InvalidInput(f"file is over the {api.MAX_FILE_BYTES:,}-byte limit",
                                    path=file)
-            raw = path.read_bytes()
+            with path.open("rb") as handle:  # bounded: a device or FIFO reports size 0
+                raw = handle.read(api.MAX_FILE_BYTES + 1)
         except FileNotFoundError:
             raise InvalidInput("no such file", path=file) from None
         except IsADirectoryError:
