@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli, snapshot
+from tests.conftest import cli, run_pcp, snapshot
 
 BILLION_LAUGHS = (
     'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
@@ -300,4 +300,12 @@ def test_ids_differing_only_in_case_are_refused(store: Path) -> None:
     assert snapshot(store) == before
     again = cli("keystone", "add", "two", "--id", "Tea-Pref", "--store", str(store))
     assert again.code == 4 and "already exists" in again.stderr
+    assert snapshot(store) == before
+
+
+def test_file_input_from_an_endless_device_is_bounded(store: Path) -> None:
+    """/dev/zero reports size 0; reading it whole would never end."""
+    before = snapshot(store)
+    result = run_pcp("add", "--file", "/dev/zero", "--store", str(store), timeout=60)
+    assert_clean_error(result, 5, "/dev/zero")
     assert snapshot(store) == before
