@@ -739,10 +739,13 @@ class Store:
                 self._record_hand_edit(entry.path)
         for entry in self.catalog.by_page_id(page_id):
             if entry.problem is not None and (self.root / entry.path).exists():
+                conflicted = "conflict markers" in entry.problem
                 raise InvalidInput(
                     entry.problem,
-                    hint="fix the file by hand (`pcp validate` lists what is wrong), or "
-                    "`pcp doctor` to see the store's problems",
+                    hint="`pcp doctor --fix` rebuilds it from its revisions (or resolve the "
+                    "conflict by hand)" if conflicted else "fix the file by hand (`pcp "
+                    "validate` lists what is wrong), or `pcp doctor` to see the store's "
+                    "problems",
                 )
 
     def _check_case_unique(self, page_id: str) -> None:
