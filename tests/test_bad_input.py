@@ -309,3 +309,21 @@ def test_file_input_from_an_endless_device_is_bounded(store: Path) -> None:
     result = run_pcp("add", "--file", "/dev/zero", "--store", str(store), timeout=60)
     assert_clean_error(result, 5, "/dev/zero")
     assert snapshot(store) == before
+
+
+def test_git_conflict_markers_in_a_head_file(store: Path) -> None:
+    page_id, path = add(store, "base text")
+    text = path.read_text("utf-8")
+    path.write_text(text.replace("base text\n", "<<<<<<< HEAD\nmine\n=======\ntheirs\n"
+                                 ">>>>>>> other\n"), "utf-8")
+    rel = path.relative_to(store).as_posix()
+    before = snapshot(store)
+    result = cli("revise", page_id, "new", "--store", str(store))
+    message = assert_clean_error(result, 5, rel, "conflict")
+    assert f"{rel}:" in message and "doctor --fix" in result.stderr
+    assert snapshot(store) == before
+    doctor = cli("doctor", "--json", "--store", str(store))
+    assert [f["kind"] for f in doctor.json["findings"]] == ["conflict_markers"]
+    assert cli("doctor", "--fix", "--store", str(store)).code == 0
+    assert "<<<<<<<" not in path.read_text("utf-8")
+    assert cli("revise", page_id, "new", "--store", str(store)).code == 0
