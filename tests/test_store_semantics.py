@@ -404,3 +404,28 @@ def test_edits_that_change_no_meaning_make_no_revision(store: Path, change: str)
     history = ok("history", page["page_id"], "--store", s)["revisions"]
     assert len(history) == 1, history
     assert cli("doctor", "--store", s).code == 0
+
+
+def test_divergence_from_another_device_is_reported(store: Path) -> None:
+    """Two devices each revised the same revision; after a merge there are two heads."""
+    from pcp_cli import api
+    from pcp_cli.model.page import file_json
+
+    s = str(store)
+    first = ok("add", "base", "--store", s)
+    mine = ok("revise", first["page_id"], "mine", "--store", s)
+    with api.open_store(store) as lib:
+        base = lib.get(first["page_id"], first["revision_id"])
+        theirs = lib._new_revision(base.state.evolve(content="theirs"), actor=lib.user,
+                                   operation="revise", parent=base)
+        path = lib.layout.revision_path(first["page_id"], theirs.revision_id)
+        path.write_text(file_json(theirs.to_dict()), "utf-8")  # as `git pull` would bring it
+    heads = sorted([mine["revision_id"], theirs.revision_id])
+    doctor = cli("doctor", "--json", "--store", s)
+    assert doctor.code == 8
+    diverged = [f for f in doctor.json["findings"] if f["kind"] == "diverged"]
+    assert len(diverged) == 1 and all(h in diverged[0]["message"] for h in heads)
+    assert sorted(ok("history", first["page_id"], "--store", s)["heads"]) == heads
+    shown = cli("show", first["page_id"], "--store", s)
+    assert "diverged" in shown.stdout
+    assert sorted(ok("show", first["page_id"], "--store", s)["heads"]) == heads
