@@ -224,9 +224,7 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
         if not entries:
             finding = Finding("missing_head_file", rel_dir, KINDS["missing_head_file"], page_id)
             if fix:
-                with store.locked():
-                    store.write_head(heads[-1])
-                finding.fixed = True
+                finding.fixed = _roll_forward(store, page_id)
             found.append(finding)
             continue
         entry = entries[0]
@@ -237,11 +235,22 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
                               f"names {entry.revision_id}, newest is {heads[0].revision_id}",
                               page_id)
             if fix:
-                with store.locked():
-                    store.write_head(heads[0])
-                finding.fixed = True
+                finding.fixed = _roll_forward(store, page_id)
             found.append(finding)
     return found
+
+
+def _roll_forward(store: Store, page_id: str) -> bool:
+    """Write a page's head file from its one graph head, read again under the lock: a writer
+    may have moved the page on since the check looked, and an older head must not win."""
+    with store.locked():
+        heads = store.graph_heads(page_id)
+        if not heads:
+            return False
+        entries = store.catalog.by_page_id(page_id)
+        if not (entries and entries[0].revision_id == heads[-1].revision_id):
+            store.write_head(heads[-1])
+    return True
 
 
 def _relations(store: Store) -> list[Finding]:
