@@ -158,3 +158,18 @@ def test_same_idempotency_key_from_eight_processes_gives_one_page(store: Path) -
     assert len({(r["page_id"], r["revision_id"]) for r in results}) == 1
     assert sorted(r["status"] for r in results) == ["created"] + ["unchanged"] * 7
     assert len(list((store / "revisions").glob("*/*.json"))) == 1
+
+
+@pytest.mark.slow
+def test_doctor_fix_while_writers_write(store: Path) -> None:
+    """doctor --fix running beside live writers must not roll a head file back."""
+    setup = setup_pages(store, 2)
+    procs = start_writers(store, [p["page_id"] for p in setup], ["lib"] * 4, ops=60, seed=3000)
+    runs = 0
+    while any(proc.poll() is None for proc in procs):
+        result = cli("doctor", "--fix", "--store", str(store), "--json")
+        assert result.code in (0, 8), result.stderr
+        runs += 1
+    records = collect(procs, timeout=300)
+    assert runs > 1
+    check_store_after(store, setup, records)
