@@ -117,6 +117,18 @@ def unreadable_pages(store: Store) -> list[str]:
     return found
 
 
+def page_entry(store: Store, page_id: str) -> Entry | None:
+    """The catalog entry of a page's head file, even when the file could not be read (then
+    `entry.problem` says why and `entry.namespace` is None). None if no head file names it."""
+    return store.head_entry(page_id)
+
+
+def entry_folder_namespace(entry: Entry) -> str | None:
+    """The namespace a head file's folder stands for (`pages/project/x/p.md` -> project:x)."""
+    parts = entry.path.split("/")[1:-1]
+    return ":".join(parts) or None
+
+
 # -- reading ----------------------------------------------------------------------------------
 def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None) -> dict[str, Any]:
@@ -202,7 +214,10 @@ def revise_page(
     expected_revision_id: str | None = None,
     actor: Actor | None = None,
     note: str | None = None,
+    origin: str | None = None,
 ) -> WriteResult:
+    """RevisePage. `origin` re-labels who the content now comes from (an AI client's revision
+    of a person's page is `generated`: under-claim, never over-claim)."""
     changes: dict[str, Any] = {}
     if content is not None:
         if not content.strip():
@@ -217,8 +232,17 @@ def revise_page(
         changes["tags"] = list(dict.fromkeys(tags))
     if not changes:
         raise UsageError("nothing to change", hint="give new text, --title or --sensitivity")
+    if origin is not None:
+        _check_enum("origin", origin, vocab.ORIGINS)
+        changes["origin"] = origin
     return store.revise(page_id, changes=changes, expected_revision_id=expected_revision_id,
                         actor=actor, note=note)
+
+
+def link_pages(store: Store, from_id: str, relation_type: str, to_id: str, *,
+               note: str | None = None, actor: Actor | None = None) -> dict[str, Any]:
+    """LinkPages between the current revisions of two pages; returns the relation object."""
+    return store.link(from_id, relation_type, to_id, note=note, actor=actor).to_dict()
 
 
 def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None = None,
@@ -292,7 +316,9 @@ def add_keystone(
             extensions=dict(extensions or {}),
         )
         result = store.write_page(state, actor=actor, idempotency_key=idempotency_key)
-        if old is not None and result.status == "created":
+        # A proposal changes nothing about the keystone it would replace until it is accepted
+        # (profile_ops.accept_proposal does the superseding then).
+        if old is not None and result.status == "created" and not proposed:
             store.finish_supersede(result.page_id, old.page_id, actor=actor)
         return result
 
@@ -452,7 +478,305 @@ def require_page(store: Store, page_id: str) -> Revision:
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "Actor",
+    "Entry",
     "PageState",
     "Store",
     "WriteResult",
 ]
+
+
+# == git multi-device sync (pcp_cli.sync) =================================
+
+
+# status, resolve and sync; the git logic itself lives in pcp_cli/sync/.
+def sync_status(store: Store) -> dict[str, Any]:
+    """`pcp status --json`: hand edits, diverged pages, conflicts, missing heads, git state."""
+    from pcp_cli.sync.sync import status
+
+    return status(store)
+
+
+def merge_proposal(store: Store, page_id: str) -> str:
+    """The text `pcp resolve --edit` opens: every head's body, clearly delimited."""
+    from pcp_cli.sync.heads import merge_proposal as proposal
+
+    store.current(page_id)
+    return proposal(store, page_id)
+
+
+def resolve_page(store: Store, page_id: str, *, keep: str | None = None,
+                 content: str | None = None) -> dict[str, Any]:
+    """`pcp resolve`: a revision whose parents are all the page's heads."""
+    from pcp_cli.sync.git import find_repo
+    from pcp_cli.sync.heads import resolve
+
+    return resolve(store, page_id, keep=keep, content=content, repo=find_repo(store.root))
+
+
+def sync_store(store: Store, *, remote: str | None = None,
+               message: str | None = None) -> dict[str, Any]:
+    """`pcp sync`: record hand edits, commit, pull with the merge driver, repair, push."""
+    from pcp_cli.sync.sync import sync
+
+    return sync(store, remote=remote, message=message)
+
+
+def setup_git(store: Store, *, create: bool = False) -> dict[str, Any] | None:
+    """`pcp init [--git]`: .gitignore, .gitattributes and the merge driver (None: no git)."""
+    from pcp_cli.sync.setup import setup_git as setup
+
+    return setup(store.root, create=create)
+
+
+def merge_head_file(base: str, ours: str, theirs: str, path: str) -> None:
+    """`pcp merge-file %O %A %B %P`, the git merge driver: result in `ours`; NotMerged if not."""
+    from pathlib import Path
+
+    from pcp_cli.sync.driver import merge_files
+
+    merge_files(Path(base), Path(ours), Path(theirs), path)
+
+
+def strip_merge_proposal(text: str) -> str:
+    """What a person kept of a `pcp resolve --edit` proposal (pcp's comment lines removed)."""
+    from pcp_cli.sync.heads import strip_proposal
+
+    return strip_proposal(text)
+
+
+# -- provisional: replaced by the search and profile work --
+# Minimal stand-ins with the exact signatures and shapes of the real functions, so the MCP
+# server can be built and tested end to end now. Deleted at merge.
+def _prov_in_scopes(namespace: str | None, scopes: Sequence[str] | None) -> bool:
+    if scopes is None:
+        return True
+    for pattern in scopes:
+        if pattern == "*" or pattern == namespace:
+            return True
+        if pattern.endswith(":*") and (namespace or "").startswith(pattern[:-1]):
+            return True
+    return False
+
+
+def _prov_entries(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[str],
+                  **filters: Any) -> list[Entry]:
+    return [e for e in store.entries(**filters)
+            if _prov_in_scopes(e.namespace, scopes) and e.page_id not in suppressed]
+
+
+def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
+           exclude_types: Sequence[str] = (), include_superseded: bool = False,
+           include_sensitive: bool = False, min_score: float | None = None,
+           scopes: Sequence[str] | None = None,
+           suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    limit = 10 if limit is None else max(1, min(limit, 25))
+    statuses = ("active", "superseded", "archived") if include_superseded else ("active",)
+    needle = query.casefold()
+    results: list[dict[str, Any]] = []
+    for entry in sorted(_prov_entries(store, scopes, suppressed, statuses=statuses),
+                        key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True):
+        if (types and entry.type not in types) or entry.type in exclude_types:
+            continue
+        if entry.sensitivity == "high" and not include_sensitive:
+            continue
+        body = store.read_body(entry)
+        at = (entry.title + "\n" + body).casefold().find(needle)
+        if at < 0:
+            continue
+        result: dict[str, Any] = {
+            "id": entry.page_id, "type": entry.type, "origin": entry.origin or "generated",
+            "snippet": body.strip()[:240], "score": None, "source_system": "pcp",
+            "source_id": entry.page_id,
+            "extensions": {"org.pcp-cli": {"namespace": entry.namespace,
+                                           "revision_id": entry.revision_id,
+                                           "title": entry.title,
+                                           "lifecycle_status": entry.lifecycle_status}},
+        }
+        if entry.updated_at:
+            result["timestamp"] = entry.updated_at
+        if entry.sensitivity:
+            result["sensitivity"] = entry.sensitivity
+        del result["score"]
+        results.append(result)
+        if len(results) >= limit:
+            break
+    return {
+        "schema_version": "1.0", "query": query, "count": len(results),
+        "filters_applied": {
+            "limit": limit, "types": list(types), "exclude_types": list(exclude_types),
+            "current_only": not include_superseded, "include_sensitive": include_sensitive,
+            "sensitivity_filtering": "where_classified_v1", "min_score": min_score,
+            "min_score_applied": False, "scopes": None if scopes is None else list(scopes),
+            "suppressed": len(suppressed),
+        },
+        "results": results,
+    }
+
+
+def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
+             query: str | None = None, limit: int | None = None,
+             scopes: Sequence[str] | None = None,
+             suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    from pcp_cli.render.portable import timeline_object
+
+    events = []
+    for entry in _prov_entries(store, scopes, suppressed, types=("timeline_event",),
+                               statuses=("active",)):
+        assert entry.page_id
+        event = timeline_object(store.current(entry.page_id).state)
+        date = event["date"]
+        if (from_ and date[: len(from_)] < from_) or (to and date[: len(to)] > to):
+            continue
+        if query and query.casefold() not in event["summary"].casefold():
+            continue
+        events.append(event)
+    events.sort(key=lambda e: (e["date"], e["id"]))
+    if limit is not None:
+        events = events[:limit]
+    return {"schema_version": "1.0", "count": len(events),
+            "filters_applied": {"from": from_, "to": to, "query": query, "limit": limit,
+                                "scopes": None if scopes is None else list(scopes)},
+            "events": events}
+
+
+def stats(store: Store, *, scopes: Sequence[str] | None = None,
+          suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    entries = _prov_entries(store, scopes, suppressed, statuses=None)
+    counts: dict[str, dict[str, int]] = {"by_type": {}, "by_origin": {}, "by_namespace": {},
+                                         "by_lifecycle": {}}
+    for entry in entries:
+        for key, value in (("by_type", entry.type), ("by_origin", entry.origin),
+                           ("by_namespace", entry.namespace),
+                           ("by_lifecycle", entry.lifecycle_status)):
+            counts[key][str(value)] = counts[key].get(str(value), 0) + 1
+    times = sorted(t for e in entries for t in (e.created_at, e.updated_at) if t)
+    return {"schema_version": "1.0", "total": len(entries), **counts,
+            "time_range": {"earliest": times[0] if times else None,
+                           "latest": times[-1] if times else None}}
+
+
+def list_scopes(store: Store, *, scopes: Sequence[str] | None = None) -> dict[str, Any]:
+    rows: dict[str, dict[str, Any]] = {}
+    for entry in _prov_entries(store, scopes, frozenset(), statuses=("active",)):
+        row = rows.setdefault(str(entry.namespace), {
+            "namespace": entry.namespace, "owner_id": store.owner_id, "visibility": "private",
+            "pages": 0, "last_activity": None})
+        row["pages"] += 1
+        if entry.updated_at and (row["last_activity"] or "") < entry.updated_at:
+            row["last_activity"] = entry.updated_at
+    return {"scopes": [rows[k] for k in sorted(rows)]}
+
+
+def capabilities(store: Store) -> dict[str, Any]:
+    return {"store_format": store.manifest.format, "store_id": store.manifest.store_id,
+            "owner_id": store.owner_id, "default_namespace": store.default_namespace,
+            "search": {"modes": ["substring"], "index": "none"},
+            "operations": ["DescribeCapabilities", "ListScopes", "SearchPages", "ReadPages",
+                           "WritePage", "RevisePage", "LinkPages", "SuppressPages",
+                           "TombstonePage"]}
+
+
+# -- end provisional --
+
+# =============================================================================================
+# -- import (pcp import) ----------------------------------------------------------------------
+# The source parsers live in pcp_cli.adapters; the writer turns their items into pages. Both are
+# imported lazily so that light commands never load ijson.
+IMPORT_FORMATS = ("auto", "archive", "chatgpt", "claude", "markdown")
+
+
+def import_path(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    format: str = "auto",  # noqa: A002 - mirrors the CLI's --format
+    namespace: str | None = None,
+    dry_run: bool = False,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """`pcp import`: import an export into `store` and return the summary (the --json shape).
+
+    {"format", "dry_run", "created", "revised", "unchanged", "skipped", "failed",
+     "problems": [{"source", "item", "reason", "outcome"}], "source", "namespace", "by_type",
+     "proposals", "relations": {"created", "unchanged"}, "warnings"}
+
+    `progress(bytes_done, bytes_total)` is called as the export is read. Raises InvalidInput
+    when the path cannot be recognised or read at all; failed items are in the summary.
+    """
+    _check_enum("format", format, IMPORT_FORMATS)
+    from pcp_cli.adapters.writer import import_source
+
+    summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
+                            progress=progress)
+    if not dry_run:
+        _after_import(store)
+    return summary
+
+
+def _after_import(store: Store) -> None:
+    """The search layer's catch-up hook: `after_import(store)` if this build defines one.
+
+    Every import write goes through the Store, which records it in the catalog's change
+    sequence; the index follows that sequence, so without a hook it catches up on the next
+    search.
+    """
+    hook = globals().get("after_import")
+    if callable(hook):
+        hook(store)
+
+
+# -- profile operations: export, distill, review queue (pcp_cli/profile_ops.py) ---------------
+from pcp_cli.profile_ops import (  # noqa: E402
+    EXPORT_FORMATS,
+    PROFILE_FORMATS,
+    accept_proposal,
+    distill_profile,
+    export_archive,
+    export_text,
+    micro_prompt_text,
+    profile_markdown_text,
+    profile_object,
+    propose_keystone,
+    reject_proposal,
+    review_queue,
+    write_agents_md,
+)
+
+__all__ += [
+    "EXPORT_FORMATS",
+    "PROFILE_FORMATS",
+    "accept_proposal",
+    "distill_profile",
+    "export_archive",
+    "export_text",
+    "micro_prompt_text",
+    "profile_markdown_text",
+    "profile_object",
+    "propose_keystone",
+    "reject_proposal",
+    "review_queue",
+    "write_agents_md",
+]
+
+
+def profile_text(store: Store, format: str = "json", *,
+                 scopes: Sequence[str] | None = None) -> dict[str, Any] | str:
+    """`pcp_get_profile`: the strict v1 profile (json) or the markdown / micro_prompt text.
+
+    `scopes` None means every namespace; an empty list means none (an empty profile).
+    """
+    if format not in PROFILE_FORMATS:
+        raise UsageError(f"unknown format {format!r}", hint=f"one of: {', '.join(PROFILE_FORMATS)}")
+    if scopes is not None and not scopes:
+        from pcp_cli.render import EMPTY, profile_markdown
+
+        if format == "json":
+            return {"schema_version": "1.0"}
+        return EMPTY if format == "micro_prompt" else profile_markdown(None, [], [])
+    chosen = tuple(scopes or ())
+    if format == "json":
+        return profile_object(store, scopes=chosen)
+    if format == "micro_prompt":
+        return micro_prompt_text(store, scopes=chosen)
+    return profile_markdown_text(store, scopes=chosen)

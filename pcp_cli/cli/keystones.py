@@ -62,6 +62,28 @@ def keystone_add(
     write_result(result, as_json)
 
 
+@keystone_app.command("propose")
+def keystone_propose(
+    content: str,
+    category: CategoryOpt = "other",
+    confidence: ConfidenceOpt = None,
+    importance: ImportanceOpt = None,
+    source: SourceOpt = "user_stated",
+    sensitivity: SensitivityOpt = "low",
+    supersedes: SupersedesOpt = None,
+    page_id: IdOpt = None,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Propose a keystone: it waits in `pcp review` and is served nowhere until accepted."""
+    with api.open_store(store_path) as store:
+        result = api.propose_keystone(store, content, category=category, confidence=confidence,
+                                      importance=importance, source=source,
+                                      sensitivity=sensitivity, supersedes=supersedes,
+                                      page_id=page_id)
+    write_result(result, as_json, "proposed")
+
+
 @keystone_app.command("list")
 def keystone_list(
     show_all: Annotated[bool, typer.Option("--all", help="Include superseded, archived, "

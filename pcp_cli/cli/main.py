@@ -10,13 +10,14 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from typing import Annotated
-
-import click
-import typer
+from typing import TYPE_CHECKING
 
 from pcp_cli import __version__
 from pcp_cli.errors import ExitStatus, PcpError
+
+if TYPE_CHECKING:
+    import click
+    import typer
 
 # Command modules, each with a `register(app)`; imported when the app is built. They keep heavy
 # imports (whoosh, jsonschema, mcp) inside the command functions.
@@ -26,28 +27,27 @@ COMMAND_MODULES = (
     "pcp_cli.cli.timeline",
     "pcp_cli.cli.profile",
     "pcp_cli.cli.maintenance",
+    "pcp_cli.cli.sync",
+    "pcp_cli.cli.serve",
+    "pcp_cli.cli.imports",
+    "pcp_cli.cli.export",
+    "pcp_cli.cli.review",
 )
 
 STATE = {"traceback": False, "store": None}
 
-# typer >= 0.2x parses with its own vendored copy of click, whose exceptions are not click's.
-# Catch both, found through typer's public names, so usage errors exit 2 and not 1.
-_TYPER_CLICK_ERROR = next(
-    (c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"),
-    click.ClickException,
-)
-CLICK_ERRORS = (click.ClickException, _TYPER_CLICK_ERROR)
-EXITS = (click.exceptions.Exit, typer.Exit)
-ABORTS = (click.exceptions.Abort, typer.Abort)
-
 
 def _version(value: bool) -> None:
+    import typer
+
     if value:
         sys.stdout.write(f"pcp {__version__}\n")
         raise typer.Exit()
 
 
 def build_app() -> typer.Typer:
+    import typer
+
     app = typer.Typer(
         name="pcp",
         help="Own your AI context: a Git-friendly folder of Markdown pages with immutable "
@@ -60,15 +60,11 @@ def build_app() -> typer.Typer:
     )
 
     @app.callback()
-    def root(
-        version: Annotated[
-            bool,
-            typer.Option("--version", callback=_version, is_eager=True,
-                         help="Print the version and exit."),
-        ] = False,
-        traceback: Annotated[
-            bool, typer.Option("--traceback", help="Show the full traceback on errors.")
-        ] = False,
+    def root(  # typer is imported lazily, so options are defaults, not Annotated[...] hints
+        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                     help="Print the version and exit."),
+        traceback: bool = typer.Option(False, "--traceback",
+                                       help="Show the full traceback on errors."),
     ) -> None:
         """pcp: your AI context, in a folder you own."""
         STATE["traceback"] = traceback
@@ -87,27 +83,35 @@ def run(args: list[str]) -> int:
     """Run the CLI on `args` and return the exit status (never raises)."""
     want_json = "--json" in args
     STATE["traceback"] = "--traceback" in args
+    fast = _fast_command(args)
+    if fast is not None:
+        return fast
+    import typer
+
+    exit_types, abort_types, usage_types = _click_exceptions()
     try:
         command = typer.main.get_command(build_app())
-        command.main(args=args, prog_name="pcp", standalone_mode=False)
-        return ExitStatus.OK
+        returned = command.main(args=args, prog_name="pcp", standalone_mode=False)
+        # Without standalone mode click returns typer.Exit's code instead of raising it.
+        return returned if isinstance(returned, int) else ExitStatus.OK
     except PcpError as exc:
         _report(exc, want_json)
         return int(exc.exit_status)
-    except EXITS as exc:
-        return int(getattr(exc, "exit_code", 0) or 0)
-    except ABORTS:
+    except exit_types as exc:
+        return int(exc.exit_code or 0)
+    except abort_types:
         sys.stderr.write("Aborted.\n")
         return ExitStatus.UNEXPECTED
-    except CLICK_ERRORS as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":  # `pcp` or `pcp keystone` alone
-            sys.stderr.write(exc.format_message() + "\n")
+    except usage_types as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare `pcp` or group: the help
+            sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
             return ExitStatus.USAGE
         if want_json:
             _json_error("usage", exc.format_message(), None, ExitStatus.USAGE)
         else:
-            if exc.ctx is not None:
-                sys.stderr.write(exc.ctx.get_usage() + "\n")
+            ctx = getattr(exc, "ctx", None)
+            if ctx is not None:
+                sys.stderr.write(ctx.get_usage() + "\n")
             sys.stderr.write(f"Error: {exc.format_message()}\n")
             sys.stderr.write(_usage_hint(exc))
         return ExitStatus.USAGE
@@ -128,8 +132,87 @@ def run(args: list[str]) -> int:
         return ExitStatus.UNEXPECTED
 
 
-def _usage_hint(exc: click.ClickException) -> str:  # or typer's vendored ClickException
-    name = exc.ctx.command_path if exc.ctx is not None else "pcp"
+def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
+    """Exit, Abort and ClickException from click and from the copy newer typers bundle."""
+    import importlib
+
+    found: tuple[list[type], list[type], list[type]] = ([], [], [])
+    for module_name, names in (
+        ("typer.exceptions", ("Exit", "Abort", None)),
+        ("typer._click.exceptions", (None, None, "ClickException")),
+        ("click.exceptions", ("Exit", "Abort", "ClickException")),
+    ):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for bucket, name in zip(found, names, strict=True):
+            if name and hasattr(module, name):
+                bucket.append(getattr(module, name))
+    exits, aborts, usage = found
+    return tuple(exits), tuple(aborts), tuple(usage)
+
+
+def _fast_command(args: list[str]) -> int | None:
+    """`pcp export --format micro_prompt [--store S] [--scope NS]...`, without typer.
+
+    Clients run this at every cold start, and building the typer app costs more than the work
+    (typer, click and pydantic imports: ~100 ms of the 0.3 s budget). This handles exactly
+    those options, through the same library call and the same error reporting; any other
+    argument (--help, --out, a typo) returns None and goes the normal way.
+    """
+    if not args or args[0] != "export":
+        return None
+    fmt: str | None = None
+    store: str | None = None
+    scopes: list[str] = []
+    rest = args[1:]
+    index = 0
+    while index < len(rest):
+        name, has_value, value = rest[index].partition("=")
+        if not has_value:
+            if index + 1 >= len(rest):
+                return None
+            value = rest[index + 1]
+            index += 1
+        index += 1
+        if name == "--format" or (name == "-F" and not has_value):
+            fmt = value
+        elif name == "--store":
+            store = value
+        elif name == "--scope":
+            scopes.append(value)
+        else:
+            return None
+    if fmt not in ("micro_prompt", "micro-prompt"):
+        return None
+    try:
+        from pcp_cli import api
+
+        with api.open_store(store) as opened:
+            data = api.export_text(opened, "micro_prompt", scopes=scopes)
+        sys.stdout.write(data)
+        sys.stdout.flush()
+        return ExitStatus.OK
+    except PcpError as exc:
+        _report(exc, False)
+        return int(exc.exit_status)
+    except BrokenPipeError:
+        return ExitStatus.OK
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except Exception as exc:
+        if STATE["traceback"]:
+            raise
+        sys.stderr.write(f"Error: unexpected {type(exc).__name__}: {exc}\n")
+        sys.stderr.write("Hint: rerun with --traceback and report it.\n")
+        return ExitStatus.UNEXPECTED
+
+
+def _usage_hint(exc: Exception) -> str:
+    ctx = getattr(exc, "ctx", None)
+    name = ctx.command_path if ctx is not None else "pcp"
     return f"Hint: run `{name} --help` for usage.\n"
 
 

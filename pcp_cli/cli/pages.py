@@ -58,18 +58,28 @@ def register(app: typer.Typer) -> None:
                                                    "folder name).")] = None,
         namespace: Annotated[str | None, typer.Option("--namespace", help="Default namespace "
                                                        "(default: user:<owner>).")] = None,
+        git: Annotated[bool, typer.Option("--git", help="Make it a git repository (or, for an "
+                                          "existing store, set up git sync on this device)."
+                                          )] = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Create a new, empty context store."""
         root = Path(directory)
         owner_id = owner or _slug(root.resolve().name) or "me"
-        store = api.init_store(root, owner_id=owner_id, namespace=namespace)
+        if git and (root / "pcp.yaml").is_file():
+            # a cloned store: only register git sync on this device
+            store = api.open_store(root, refresh=False)
+        else:
+            store = api.init_store(root, owner_id=owner_id, namespace=namespace)
+        git_setup = api.setup_git(store, create=git)
         data = {
             "root": str(store.root),
             "store_id": store.manifest.store_id,
             "owner_id": store.owner_id,
             "default_namespace": store.default_namespace,
         }
+        if git_setup is not None:
+            data["git"] = git_setup
         emit(data, as_json, lambda: text(f"Initialised a pcp store in {store.root} "
                                          f"(owner {store.owner_id}, namespace "
                                          f"{store.default_namespace})"))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated
+
 import typer
 
 from pcp_cli import api
 from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, text
 from pcp_cli.cli.pages import write_result
+from pcp_cli.errors import UsageError
 
 profile_app = typer.Typer(help="Your profile (who you are, how you work).", no_args_is_help=True)
 
@@ -24,12 +28,27 @@ def profile_set(field: str, value: str, store_path: StoreOpt = None,
 
 
 @profile_app.command("show")
-def profile_show(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Show the profile (the strict v1 profile object under --json)."""
-    from pcp_cli.render.portable import profile_object
-
+def profile_show(
+    fmt: Annotated[str | None, typer.Option(
+        "--format", "-F", help="json | markdown | micro_prompt (as `pcp export` writes them)."
+    )] = None,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the profile (the strict v1 profile object under --json or --format json)."""
+    if fmt is not None:
+        fmt = {"micro-prompt": "micro_prompt", "md": "markdown"}.get(fmt, fmt)
+        if fmt not in api.PROFILE_FORMATS:
+            raise UsageError(f"unknown format {fmt!r}",
+                             hint=f"one of: {', '.join(api.PROFILE_FORMATS)}")
+        if as_json and fmt != "json":
+            raise UsageError("--json and --format disagree", hint="give one of them")
+        with api.open_store(store_path) as store:
+            data = api.export_text(store, fmt)
+        sys.stdout.write(data)
+        return
     with api.open_store(store_path) as store:
-        obj = profile_object(api.profile_revision(store))
+        obj = api.profile_object(store)
 
     def human() -> None:
         if len(obj) == 1:
@@ -42,6 +61,30 @@ def profile_show(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
             text(f"{key}: {shown}")
 
     emit(obj, as_json, human)
+
+
+@profile_app.command("distill")
+def profile_distill(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; write "
+                                          "nothing.")] = False,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """(Re)build the profile from your active, affirmed keystones, deterministically.
+
+    Fields you set by hand with `pcp profile set` are never overwritten. The new revision
+    records provenance `derive` with the keystone revisions it used.
+    """
+    with api.open_store(store_path) as store:
+        result = api.distill_profile(store, dry_run=dry_run)
+
+    def human() -> None:
+        changed = ", ".join(result["changed"]) or "nothing"
+        page = result["page_id"] or "(no profile: no usable keystones)"
+        text(f"{result['status']} {page}: {changed} changed, from "
+             f"{len(result['input_revision_ids'])} keystone revision(s)")
+
+    emit(result, as_json, human)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-from ulid import ULID
-
 from pcp_cli.errors import InvalidInput
 
 PREFIXES = {"page": "pg", "revision": "rev", "relation": "rel", "event": "ev"}
@@ -16,6 +14,8 @@ _RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNOR
 
 def new_id(kind: str) -> str:
     """A new id for a page, revision, relation or event: `pg_01J…`, unique across devices."""
+    from ulid import ULID  # imported here: it costs ~50 ms, and read-only commands never need it
+
     return f"{PREFIXES[kind]}_{ULID()}"
 
 

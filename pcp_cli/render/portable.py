@@ -1,15 +1,29 @@
 """Portable Context Protocol v1 objects rendered from pages: keystone, timeline_event, profile.
 
 Pure functions over model objects. What they return validates against the published v1 schemas
-unchanged: only the schema's own fields, our extras under namespaced `extensions`.
+unchanged: only the schema's own fields, our extras under namespaced `extensions`. Values that
+would break the schema are normalised (timestamps to RFC 3339 UTC) or left out (an optional
+field holding garbage), never passed through; a missing required value raises InvalidInput.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
+from pcp_cli.errors import InvalidInput
 from pcp_cli.model.page import PageState, Revision
-from pcp_cli.model.vocab import PROFILE_FIELDS
+from pcp_cli.model.vocab import (
+    KEYSTONE_CATEGORIES,
+    KEYSTONE_SOURCES,
+    PARTIAL_DATE_PATTERN,
+    PROFILE_FIELDS,
+    PROFILE_LIST_FIELDS,
+    SENSITIVITIES,
+    TIMELINE_CATEGORIES,
+)
+from pcp_cli.render.select import instant, rfc3339
 
 # Lifecycle -> keystone v1 `status` (record lifecycle only; approval is out of band).
 KEYSTONE_STATUS = {
@@ -18,57 +32,180 @@ KEYSTONE_STATUS = {
     "archived": "superseded",
     "tombstoned": "deleted",
 }
-
-KEYSTONE_RECORD_KEYS = (
+# Store origin -> keystone/timeline v1 `source`, used when the record has no valid `source`.
+ORIGIN_TO_SOURCE = {
+    "user_stated": "user_stated",
+    "approved": "user_stated",
+    "imported": "imported",
+    "inferred": "inferred",
+}
+KEYSTONE_ORDER = (
+    "id",
+    "content",
     "category",
     "confidence",
     "importance",
     "source",
+    "status",
+    "sensitivity",
     "created_at",
     "last_confirmed_at",
     "supersedes",
+    "extensions",
 )
-TIMELINE_RECORD_KEYS = ("date", "category", "confidence", "source")
+TIMELINE_ORDER = ("id", "date", "summary", "category", "confidence", "source", "extensions")
+PROFILE_ORDER = ("schema_version", "generated_at", *PROFILE_FIELDS, "extensions")
+_PARTIAL_DATE = re.compile(PARTIAL_DATE_PATTERN)
 
 
-def _copy_present(record: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {key: record[key] for key in keys if record.get(key) is not None}
+def _unit_interval(value: Any) -> float | int | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+    return value if ok else None
+
+
+def _source(record: dict[str, Any], origin: str) -> str:
+    value = record.get("source")
+    if value in KEYSTONE_SOURCES:
+        return str(value)
+    return ORIGIN_TO_SOURCE.get(origin, "other")
 
 
 def keystone_object(revision: Revision) -> dict[str, Any]:
     state = revision.state
-    obj: dict[str, Any] = {"id": state.page_id, "content": state.content}
-    obj.update(_copy_present(state.record, KEYSTONE_RECORD_KEYS))
-    obj.setdefault("created_at", revision.page_created_at)
-    obj["status"] = KEYSTONE_STATUS[state.lifecycle_status]
-    obj["sensitivity"] = state.sensitivity
+    record = state.record
+    obj: dict[str, Any] = {"id": state.page_id, "content": state.content.rstrip("\n")}
+    obj["category"] = (
+        record.get("category") if record.get("category") in KEYSTONE_CATEGORIES else "other"
+    )
+    for key in ("confidence", "importance"):
+        if _unit_interval(record.get(key)) is not None:
+            obj[key] = record[key]
+    obj["source"] = _source(record, state.origin)
+    obj["status"] = KEYSTONE_STATUS.get(state.lifecycle_status, "active")
+    if state.sensitivity in SENSITIVITIES:
+        obj["sensitivity"] = state.sensitivity
+    created = rfc3339(record.get("created_at")) or rfc3339(revision.page_created_at)
+    if created:
+        obj["created_at"] = created
+    confirmed = rfc3339(record.get("last_confirmed_at"))
+    if confirmed:
+        obj["last_confirmed_at"] = confirmed
+    if isinstance(record.get("supersedes"), str) and record["supersedes"]:
+        obj["supersedes"] = record["supersedes"]
     obj["extensions"] = dict(state.extensions)
-    return _ordered(obj, ("id", "content", "category", "confidence", "importance", "source",
-                          "status", "sensitivity", "created_at", "last_confirmed_at",
-                          "supersedes", "extensions"))
+    return _ordered(obj, KEYSTONE_ORDER)
 
 
 def timeline_object(state: PageState) -> dict[str, Any]:
-    obj: dict[str, Any] = {"id": state.page_id, "date": state.record.get("date", "")}
-    obj["summary"] = state.content
-    obj.update(_copy_present(state.record, TIMELINE_RECORD_KEYS[1:]))
+    date = state.record.get("date")
+    if not isinstance(date, str) or not _PARTIAL_DATE.match(date):
+        raise InvalidInput(
+            f"timeline event {state.page_id} has no valid date ({date!r})",
+            hint="set record.date to YYYY, YYYY-MM or YYYY-MM-DD",
+        )
+    record = state.record
+    obj: dict[str, Any] = {"id": state.page_id, "date": date, "summary": state.content.rstrip("\n")}
+    if record.get("category") in TIMELINE_CATEGORIES:
+        obj["category"] = record["category"]
+    if _unit_interval(record.get("confidence")) is not None:
+        obj["confidence"] = record["confidence"]
+    obj["source"] = _source(record, state.origin)
     obj["extensions"] = dict(state.extensions)
-    return obj
+    return _ordered(obj, TIMELINE_ORDER)
 
 
 def profile_object(revision: Revision | None) -> dict[str, Any]:
-    """The strict v1 profile object; an empty store gives just `schema_version`."""
+    """The strict v1 profile object; no profile gives just `schema_version`.
+
+    `record["pinned"]` (which fields the person set by hand) is store bookkeeping, not part of
+    the portable object, and is left out.
+    """
     obj: dict[str, Any] = {"schema_version": "1.0"}
     if revision is None:
         return obj
     state = revision.state
-    obj["generated_at"] = revision.created_at
+    generated = rfc3339(revision.created_at)
+    if generated:
+        obj["generated_at"] = generated
     for key in PROFILE_FIELDS:
-        value = state.content if key == "summary" else state.record.get(key)
-        if value not in (None, "", []):
-            obj[key] = list(value) if isinstance(value, (list, tuple)) else value
+        value = state.content.rstrip("\n") if key == "summary" else state.record.get(key)
+        if key in PROFILE_LIST_FIELDS:
+            items = (
+                [v for v in value if isinstance(v, str) and v.strip()]
+                if isinstance(value, (list, tuple))
+                else []
+            )
+            if items:
+                obj[key] = items
+        elif isinstance(value, str) and value.strip():
+            obj[key] = value
     obj["extensions"] = dict(state.extensions)
-    return obj
+    return _ordered(obj, PROFILE_ORDER)
+
+
+def profile_json(profile: Revision | None) -> dict[str, Any]:
+    """`pcp_get_profile format=json`: the strict §3.1 object."""
+    return profile_object(profile)
+
+
+def archive(
+    profile: Revision | None,
+    keystones: Sequence[Revision],
+    timeline_states: Sequence[PageState],
+    generated_at: str,
+) -> dict[str, Any]:
+    """The full export (`pcp.full-archive`), each part valid against the v1 schemas.
+
+    Keystones: every affirmed keystone except deleted (tombstoned) ones, superseded and archived
+    included with their `status`, so the export keeps history; proposals and rejections are never
+    exported (approval has no place on the portable surface). Timeline events: active affirmed
+    events only (the v1 object has no status to mark the others). Keystones are ordered by
+    created_at then id, events by date then id.
+    """
+    latest_keystones: dict[str, Revision] = {}
+    for rev in keystones:
+        state = rev.state
+        if state.type != "keystone" or state.review_status != "affirmed":
+            continue
+        if state.lifecycle_status == "tombstoned":
+            continue
+        held = latest_keystones.get(rev.page_id)
+        if held is None or _newer(rev, held):
+            latest_keystones[rev.page_id] = rev
+    ks_objects = [keystone_object(rev) for rev in latest_keystones.values()]
+    ks_objects.sort(key=lambda o: (instant(o.get("created_at")) or float("-inf"), o["id"]))
+
+    events: dict[str, PageState] = {}
+    for st in timeline_states:
+        if st.type == "timeline_event" and st.is_current:
+            held = events.get(st.page_id)
+            if held is None or st.content_hash > held.content_hash:
+                events[st.page_id] = st
+    ev_objects = sorted(
+        (timeline_object(st) for st in events.values()), key=lambda o: (o["date"], o["id"])
+    )
+    usable = (
+        profile
+        if profile is not None
+        and profile.state.review_status == "affirmed"
+        and profile.state.lifecycle_status != "tombstoned"
+        else None
+    )
+    return {
+        "schema_version": "1.0",
+        "kind": "pcp.full-archive",
+        "generated_at": generated_at,
+        "profile": profile_object(usable),
+        "keystones": ks_objects,
+        "timeline_events": ev_objects,
+    }
+
+
+def _newer(a: Revision, b: Revision) -> bool:
+    return (instant(a.created_at) or float("-inf"), a.revision_id) > (
+        instant(b.created_at) or float("-inf"),
+        b.revision_id,
+    )
 
 
 def _ordered(obj: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:

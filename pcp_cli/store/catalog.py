@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 FULL_SCAN_MAX_PAGES = 20_000
+PENDING = "edited = 1 OR problem LIKE 'new file%'"
 
 _COLUMNS = (
     "path",
@@ -154,6 +155,10 @@ class Catalog:
             db.execute("CREATE INDEX pages_page_id ON pages(page_id)")
             db.execute("CREATE INDEX pages_type ON pages(type)")
             db.execute("CREATE INDEX pages_seq ON pages(seq)")
+            # A partial index for `pending()`: on a 100,000-page store it turns the scan every
+            # writable open does (~70 ms) into a lookup (~0.05 ms). SQLite uses it only when the
+            # query's WHERE is this one, so both live here.
+            db.execute(f"CREATE INDEX pages_pending ON pages(path) WHERE {PENDING}")
             db.execute("CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER)")
             db.execute("CREATE TABLE removed(path TEXT, page_id TEXT, seq INTEGER)")
             db.execute("DELETE FROM meta")
@@ -172,6 +177,10 @@ class Catalog:
     def entries(self, where: str = "", params: Iterable[Any] = ()) -> list[Entry]:
         sql = "SELECT * FROM pages" + (f" WHERE {where}" if where else "") + " ORDER BY path"
         return [Entry.from_row(row) for row in self._db.execute(sql, tuple(params))]
+
+    def pending(self) -> list[Entry]:
+        """Head files edited by hand, or new files, not yet recorded as revisions."""
+        return self.entries(PENDING)
 
     def by_page_id(self, page_id: str) -> list[Entry]:
         return self.entries("page_id = ?", (page_id,))

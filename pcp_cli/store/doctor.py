@@ -134,11 +134,22 @@ def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:
     found = []
     linked = {(r.from_page_id, r.to_page_id) for r in store.relations()
               if r.relation_type == "supersedes"}
-    for entry in store.catalog.entries("type = 'keystone' AND problem IS NULL"):
+    # proposals supersede nothing until accepted
+    for entry in store.catalog.entries(
+            "type = 'keystone' AND problem IS NULL AND review_status = 'affirmed'"):
         old_id = entry.record.get("supersedes")
         if not (entry.page_id and is_safe_id(old_id) and store.page_exists(old_id)):
             continue
         if (entry.page_id, old_id) in linked:
+            continue
+        try:
+            old = store.current(old_id)
+        except PcpError:
+            continue
+        # unfinished: the old keystone is still active, or was superseded by this one but the
+        # relation is missing (superseded by another, or archived: not this operation's to do)
+        if old.state.lifecycle_status != "active" and \
+                old.state.record.get("superseded_by") != entry.page_id:
             continue
         finding = Finding("unfinished_supersede", entry.path,
                           f"{entry.page_id} supersedes {old_id}, but that was not recorded "

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from pcp_cli.errors import StoreLocked
 
 DEFAULT_TIMEOUT = 30.0
@@ -27,6 +25,8 @@ def lock_timeout() -> float:
 
 @contextmanager
 def writer_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
+    from filelock import FileLock, Timeout  # here: read-only commands never need it
+
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     wait = lock_timeout() if timeout is None else timeout
     lock = FileLock(str(lock_path), timeout=wait, thread_local=False)

@@ -97,6 +97,10 @@ class Store:
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
+        # Lowercased page id -> the page ids spelled that way; kept only while this Store holds
+        # the writer lock (no other writer can add a page then), so that a batch of creations
+        # lists the revisions folder once instead of once per page.
+        self._case_index: dict[str, set[str]] | None = None
         self.hand_edits: list[HandEdit] = []
         self.problems: dict[str, str] = {}
 
@@ -174,6 +178,7 @@ class Store:
                 yield
             finally:
                 self._lock_depth = 0
+                self._case_index = None
 
     # -- revisions ----------------------------------------------------------------------------
     def page_exists(self, page_id: str) -> bool:
@@ -334,7 +339,7 @@ class Store:
         changes = self.catalog.refresh(mode)
         if self.readonly:
             return changes
-        pending = self.catalog.entries("edited = 1 OR problem LIKE 'new file%'")
+        pending = self.catalog.pending()
         if not pending:
             return changes
         with self.locked():
@@ -469,7 +474,9 @@ class Store:
             check_id(page_id, "page id")
             state = state.evolve(page_id=page_id)
             self.check_state(state)
-            if self.page_exists(page_id):
+            # A revision folder without a published revision is a write killed before its
+            # revision file was renamed into place: nothing was published, so write afresh.
+            if self.revision_ids(page_id):
                 first = self.revisions(page_id)[0]
                 if idempotency_key and first.idempotency_key == idempotency_key:
                     return WriteResult(page_id, first.revision_id, "unchanged")
@@ -496,20 +503,57 @@ class Store:
         operation: str = "import",
         source_note: str | None = None,
     ) -> WriteResult:
-        """Importers: create the page for `key`, revise it if its content changed, else nothing."""
+        """Importers: create the page for `key`, revise it if its content changed, else nothing.
+
+        "Changed" is judged against the last revision written for `key`, so a page the person
+        edited after an import keeps the edit while the source stays the same. A page whose
+        revision was published but whose head file never was (a killed import) gets its head
+        file now.
+        """
         with self.locked():
             page_id = state.page_id or page_id_for_key(key)
             state = state.evolve(page_id=page_id)
-            if not self.page_exists(page_id):
+            if self.revision_ids(page_id):
+                self._record_pending_edit(page_id)  # a hand edit first, as revise() does
+            status, head = self._upsert_plan(page_id, state, key)
+            if status == "created":
                 return self.write_page(state, actor=actor, operation=operation,
                                        idempotency_key=key, source_note=source_note)
-            head = self.current(page_id)
-            if head.content_hash == state.content_hash:
-                return WriteResult(page_id, head.revision_id, "unchanged")
+            assert head is not None
+            if status == "unchanged":
+                if self._head_missing(head):
+                    self._publish(head, new_revision=False)
+                    status = "revised" if head.parent_revision_id else "created"
+                return WriteResult(page_id, head.revision_id, status)
             revision = self._new_revision(state, actor=actor, operation=operation, parent=head,
                                           idempotency_key=key, note=source_note)
             self._publish(revision)
             return WriteResult(page_id, revision.revision_id, "revised")
+
+    def plan_upsert(self, state: PageState, *, key: str) -> str:
+        """What `upsert_page` would answer (created, revised, unchanged), writing nothing."""
+        page_id = state.page_id or page_id_for_key(key)
+        status, head = self._upsert_plan(page_id, state.evolve(page_id=page_id), key)
+        if status == "unchanged" and head is not None and self._head_missing(head):
+            return "revised" if head.parent_revision_id else "created"
+        return status
+
+    def _upsert_plan(self, page_id: str, state: PageState, key: str
+                     ) -> tuple[str, Revision | None]:
+        if not self.revision_ids(page_id):  # no page, or one whose first write was killed
+            return "created", None
+        head = self.current(page_id)
+        if head.content_hash == state.content_hash:
+            return "unchanged", head
+        if head.idempotency_key != key:  # edited since: compare with the last keyed write
+            keyed = [rev for rev in self.revisions(page_id) if rev.idempotency_key == key]
+            if keyed and keyed[-1].content_hash == state.content_hash:
+                return "unchanged", head
+        return "revised", head
+
+    def _head_missing(self, head: Revision) -> bool:
+        return not self.catalog.by_page_id(head.page_id) and not self.layout.head_path(
+            head.state.namespace, head.page_id).exists()
 
     def revise(
         self,
@@ -642,6 +686,7 @@ class Store:
         interrupted part way is finished by `pcp doctor --fix` instead of leaving half a page.
         """
         with self.locked():
+            self._case_index = None
             head = self.current(page_id)
             relations = self.relations(page_id)
             revision_ids = self.revision_ids(page_id)
@@ -749,16 +794,27 @@ class Store:
                 )
 
     def _check_case_unique(self, page_id: str) -> None:
-        folder = self.layout.revisions
-        if not folder.exists():
-            return
-        lowered = page_id.lower()
-        for name in os.listdir(folder):
-            if name.lower() == lowered and name != page_id:
+        """Refuse an id that differs from an existing page id only in case. Caller holds the lock.
+
+        The revisions folder is listed once per lock hold, then the new id is remembered.
+        """
+        if self._case_index is None:
+            try:
+                names = os.listdir(self.layout.revisions)
+            except FileNotFoundError:
+                names = []
+            index: dict[str, set[str]] = {}
+            for name in names:
+                index.setdefault(name.lower(), set()).add(name)
+            self._case_index = index
+        spellings = self._case_index.setdefault(page_id.lower(), set())
+        for name in spellings:
+            if name != page_id:
                 raise InvalidInput(
                     f"page id {page_id!r} differs from existing page {name!r} only in case",
                     hint="ids must stay distinct on case-insensitive file systems",
                 )
+        spellings.add(page_id)
 
     def _new_revision(
         self,

@@ -1,0 +1,57 @@
+"""Source parsers: each turns one kind of export into a stream of neutral import items.
+
+The parsers read only; writing the items through the store is the caller's job. Every parser
+has the same signature, `iter_items(path, *, progress=None)`, and `iter_items` here picks the
+right one from what the path contains.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pcp_cli.adapters.base import (
+    Format,
+    ImportItem,
+    ItemProblem,
+    ParseResult,
+    Progress,
+    detect_format,
+)
+from pcp_cli.errors import InvalidInput
+
+__all__ = [
+    "Format",
+    "ImportItem",
+    "ItemProblem",
+    "ParseResult",
+    "Progress",
+    "detect_format",
+    "iter_items",
+]
+
+
+def iter_items(
+    path: str | os.PathLike[str],
+    *,
+    format: Format | None = None,  # noqa: A002 - mirrors the CLI's --format
+    progress: Progress | None = None,
+) -> ParseResult:
+    """Parse `path` as `format` (detected from its content when None)."""
+    fmt = format or detect_format(path)
+    if fmt == "chatgpt":
+        from pcp_cli.adapters import chatgpt
+
+        return chatgpt.iter_items(path, progress=progress)
+    if fmt == "claude":
+        from pcp_cli.adapters import claude
+
+        return claude.iter_items(path, progress=progress)
+    if fmt == "markdown":
+        from pcp_cli.adapters import markdown
+
+        return markdown.iter_items(path, progress=progress)
+    raise InvalidInput(
+        f"{fmt!r} is not a source this parser reads",
+        path=str(path),
+        hint="a PCP v1 archive is imported as a whole by the archive importer",
+    )

@@ -1,0 +1,424 @@
+"""Import Portable Context Protocol v1 files: a `pcp.full-archive`, a bare profile, a keystone
+list or a timeline list.
+
+The whole file is checked before anything is written: every object against the published v1
+schemas, plus what the store itself requires (ids unique in the file, namespaced extension
+keys, values the store can hold). An invalid file is refused as a whole with every error listed
+as `path/inside/json: reason`, and nothing is written.
+
+Then each object becomes one page, written with `Store.upsert_page` under the importer actor:
+- the v1 id is kept as the page id when it is a safe id (and not already taken by a page of
+  another type); otherwise the page gets a deterministic id derived from the v1 id, and the v1
+  id is kept in the page's `record["v1_id"]` so that export gives it back;
+- unknown (namespaced) `extensions` are kept as they are, nested values included;
+- the object's hash is kept in `record["v1_import"]`: importing the same file again creates
+  nothing, even after the person revised a page locally; an object that changed in the file
+  revises its page.
+
+Keystones imported from an archive stay affirmed. An archive is the person's own export of
+curated, already affirmed claims, so sending them back through the review queue would ask the
+person to re-approve their own data; the review queue is for claims that *other* importers and
+AI clients propose. Keystones whose v1 status is `deleted` are not imported (they are counted
+as skipped).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pcp_cli.errors import InvalidInput
+from pcp_cli.model.ids import is_safe_id
+from pcp_cli.model.page import Actor, PageState, canonical_json
+from pcp_cli.profile_ops import PROFILE_PAGE_ID, V1_ID, V1_SUPERSEDES
+from pcp_cli.store.store import Store, page_id_for_key
+
+ACTOR = Actor("importer", "archive")
+KIND = "pcp.full-archive"
+IMPORT_HASH = "v1_import"
+STATUS_TO_LIFECYCLE = {"active": "active", "superseded": "superseded"}
+ORIGIN_FOR_SOURCE = {
+    "user_stated": "user_stated",
+    "inferred": "inferred",
+    "imported": "imported",
+    "other": "generated",
+}
+PROFILE_STRING_FIELDS = (
+    "name",
+    "profession",
+    "primary_focus",
+    "communication_style",
+    "working_style",
+    "tools_and_workflows",
+    "how_interacts_with_ai",
+)
+PROFILE_LIST_FIELDS = ("domain_expertise", "values")
+MAX_ERRORS = 1000
+
+
+def summary_shape(dry_run: bool) -> dict[str, Any]:
+    return {"format": "archive", "dry_run": dry_run, "created": 0, "revised": 0,
+            "unchanged": 0, "skipped": 0, "failed": 0, "problems": []}
+
+
+def read_archive(path: str | Path) -> Any:
+    """The parsed JSON of `path`, or InvalidInput naming why it cannot be read."""
+    where = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InvalidInput("no such file", path=where) from None
+    except IsADirectoryError:
+        raise InvalidInput("is a folder, not a file", path=where) from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read: {exc.strerror}", path=where) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput("not valid UTF-8", path=where,
+                           details=[f"(top): not valid UTF-8 at byte {exc.start}"]) from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput("not valid JSON", path=where,
+                           details=[f"(top): not valid JSON: {exc}"]) from None
+
+
+def detect(data: Any) -> str:
+    """archive | profile | keystones | timeline | unknown."""
+    if isinstance(data, dict):
+        if "kind" in data or any(k in data for k in ("keystones", "timeline_events")):
+            return "archive"
+        return "profile"
+    if isinstance(data, list):
+        dicts = [item for item in data if isinstance(item, dict)]
+        if not data or any("content" in item for item in dicts):
+            return "keystones"
+        if any("date" in item or "summary" in item for item in dicts):
+            return "timeline"
+    return "unknown"
+
+
+def split_parts(data: Any) -> tuple[Any, list[Any], list[Any], str, list[str]]:
+    """(profile, keystones, timeline_events, json path prefix of each list, errors)."""
+    kind = detect(data)
+    errors: list[str] = []
+    profile: Any = None
+    keystones: list[Any] = []
+    events: list[Any] = []
+    if kind == "archive":
+        if data.get("kind") != KIND:
+            errors.append(f"kind: must be {KIND!r}, not {data.get('kind')!r}")
+        if data.get("schema_version") != "1.0":
+            errors.append(f"schema_version: must be '1.0', not {data.get('schema_version')!r}")
+        profile = data.get("profile")
+        for key in ("keystones", "timeline_events"):
+            if key in data and not isinstance(data[key], list):
+                errors.append(f"{key}: must be a list")
+        keystones = data.get("keystones") if isinstance(data.get("keystones"), list) else []
+        events = (
+            data.get("timeline_events") if isinstance(data.get("timeline_events"), list) else []
+        )
+    elif kind == "profile":
+        profile = data
+    elif kind == "keystones":
+        keystones = data
+    elif kind == "timeline":
+        events = data
+    else:
+        errors.append(
+            "(top): not a PCP v1 file: expected a pcp.full-archive object, a profile object, "
+            "or a list of keystones or timeline events"
+        )
+    return profile, keystones, events, kind, errors
+
+
+def _prefix(kind: str, part: str) -> str:
+    if kind == "archive":
+        return {"profile": "profile/", "keystone": "keystones/", "timeline": "timeline_events/"}[
+            part
+        ]
+    return ""
+
+
+def _schema_errors(name: str, obj: Any, where: str) -> list[str]:
+    from pcp_cli.model.validate import errors_for
+
+    found = []
+    for error in errors_for(name, obj):
+        inner, reason = error.split(": ", 1)
+        path = where.rstrip("/") if inner == "(top)" else where + inner
+        found.append(f"{path or '(top)'}: {reason}")
+    return found
+
+
+def _object_hash(obj: dict[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+
+
+def _title(content: str, limit: int = 80) -> str:
+    for line in content.strip().splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return ""
+
+
+class _Plan:
+    """The pages a valid file becomes: (kind, v1 id, json path, PageState or None, skip reason)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str, str, PageState | None, str | None]] = []
+
+
+def _page_ids(store: Store, ids: list[str], kind: str, page_type: str,
+              taken: dict[str, str]) -> dict[str, str]:
+    """v1 id -> page id: the id itself when it is safe, unique in the file ignoring case, and
+    not a page of another type in the store; otherwise an id derived from it."""
+    mapping: dict[str, str] = {}
+    for original in ids:
+        if original in mapping:
+            continue
+        candidate = original
+        if (
+            not is_safe_id(candidate)
+            or candidate.lower() in taken
+            or (store.page_exists(candidate)
+                and store.current(candidate).state.type != page_type)
+        ):
+            candidate = page_id_for_key(f"pcp-v1:{kind}:{original}")
+        taken[candidate.lower()] = original
+        mapping[original] = candidate
+    return mapping
+
+
+def plan_import(store: Store, data: Any, *, namespace: str | None = None,
+                source: str = "") -> _Plan:
+    """Check everything and build every page state; raise InvalidInput listing every error."""
+    profile, keystones, events, kind, errors = split_parts(data)
+    if profile is not None:
+        errors += _schema_errors("v1/profile", profile, _prefix(kind, "profile"))
+    for part, items, schema in (("keystone", keystones, "v1/keystone"),
+                                ("timeline", events, "v1/timeline-event")):
+        prefix = _prefix(kind, part)
+        seen: dict[str, str] = {}
+        for index, obj in enumerate(items):
+            where = f"{prefix}{index}"
+            errors += _schema_errors(schema, obj, where + "/")
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+                if obj["id"] in seen:
+                    errors.append(f"{where}/id: {obj['id']!r} is used twice (also at "
+                                  f"{seen[obj['id']]})")
+                else:
+                    seen[obj["id"]] = where
+    if errors:
+        raise InvalidInput(f"{source or 'the file'} is not a valid PCP v1 file "
+                           f"({len(errors)} error{'s' if len(errors) != 1 else ''}); "
+                           "nothing was imported",
+                           details=errors[:MAX_ERRORS], hint="fix the file and import it again")
+
+    # Which page ids the v1 ids become. A safe id already used in the store by a page of
+    # another type is mapped too, so an import never overwrites a different kind of page.
+    taken: dict[str, str] = {PROFILE_PAGE_ID: PROFILE_PAGE_ID}
+    ks_ids = _page_ids(store, [o["id"] for o in keystones], "keystone", "keystone", taken)
+    ev_ids = _page_ids(store, [o["id"] for o in events], "timeline", "timeline_event", taken)
+
+    plan = _Plan()
+    state_errors: list[str] = []
+
+    def add(part: str, original: str, where: str, build: Any) -> None:
+        try:
+            plan.items.append((part, original, where, build(), None))
+        except InvalidInput as exc:
+            state_errors.append(f"{where}: {exc.message}")
+
+    if profile is not None and _has_profile_content(profile):
+        where = _prefix(kind, "profile").rstrip("/") or "(top)"
+        add("profile", PROFILE_PAGE_ID, where,
+            lambda: _profile_state(store, profile, namespace))
+    for index, obj in enumerate(keystones):
+        where = f"{_prefix(kind, 'keystone')}{index}"
+        if obj.get("status") == "deleted":
+            plan.items.append(("keystone", obj["id"], where, None,
+                               "a deleted keystone is not imported"))
+            continue
+        add("keystone", obj["id"], where,
+            lambda obj=obj: _keystone_state(store, obj, ks_ids, namespace))
+    for index, obj in enumerate(events):
+        where = f"{_prefix(kind, 'timeline')}{index}"
+        add("timeline", obj["id"], where,
+            lambda obj=obj: _timeline_state(store, obj, ev_ids, namespace))
+    if state_errors:
+        raise InvalidInput(f"{source or 'the file'} holds values this store cannot keep "
+                           f"({len(state_errors)}); nothing was imported",
+                           details=state_errors[:MAX_ERRORS],
+                           hint="fix the file and import it again")
+    return plan
+
+
+def _has_profile_content(profile: dict[str, Any]) -> bool:
+    return any(k not in ("schema_version", "generated_at") for k in profile) and (
+        any(profile.get(k) for k in (*PROFILE_STRING_FIELDS, "summary", *PROFILE_LIST_FIELDS))
+        or bool(profile.get("extensions"))
+    )
+
+
+def _namespace_for(store: Store, page_id: str, namespace: str | None) -> str:
+    if namespace:
+        return namespace
+    if store.page_exists(page_id):
+        return store.current(page_id).state.namespace
+    return store.default_namespace
+
+
+def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
+                    namespace: str | None) -> PageState:
+    page_id = ids[obj["id"]]
+    category = obj.get("category", "other")
+    record: dict[str, Any] = {"category": category}
+    for key in ("source", "confidence", "importance", "created_at", "last_confirmed_at"):
+        if key in obj:
+            record[key] = obj[key]
+    if "supersedes" in obj:
+        target = obj["supersedes"]
+        mapped = ids.get(target) or (
+            target if is_safe_id(target) else page_id_for_key(f"pcp-v1:keystone:{target}")
+        )
+        record["supersedes"] = mapped
+        if mapped != target:
+            record[V1_SUPERSEDES] = target
+    if page_id != obj["id"]:
+        record[V1_ID] = obj["id"]
+    record[IMPORT_HASH] = _object_hash(obj)
+    source = obj.get("source")
+    return store.new_state(
+        obj["content"],
+        page_id=page_id,
+        type="keystone",
+        title=_title(obj["content"]),
+        namespace=_namespace_for(store, page_id, namespace),
+        lifecycle_status=STATUS_TO_LIFECYCLE.get(obj.get("status", "active"), "active"),
+        sensitivity=obj.get("sensitivity", "low"),
+        origin=ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
+        review_status="affirmed",
+        epistemic_status="affirmed",
+        integrity="verbatim",
+        instruction_policy="advisory" if category in ("rule", "preference") else "data_only",
+        record=record,
+        extensions=dict(obj.get("extensions") or {}),
+    )
+
+
+def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
+                    namespace: str | None) -> PageState:
+    page_id = ids[obj["id"]]
+    record: dict[str, Any] = {"date": obj["date"]}
+    for key in ("category", "source", "confidence"):
+        if key in obj:
+            record[key] = obj[key]
+    if page_id != obj["id"]:
+        record[V1_ID] = obj["id"]
+    record[IMPORT_HASH] = _object_hash(obj)
+    source = obj.get("source")
+    return store.new_state(
+        obj["summary"],
+        page_id=page_id,
+        type="timeline_event",
+        title=_title(obj["summary"]),
+        namespace=_namespace_for(store, page_id, namespace),
+        origin=ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
+        integrity="verbatim",
+        epistemic_status="affirmed",
+        record=record,
+        extensions=dict(obj.get("extensions") or {}),
+    )
+
+
+def _profile_state(store: Store, obj: dict[str, Any], namespace: str | None) -> PageState:
+    record: dict[str, Any] = {}
+    for key in (*PROFILE_STRING_FIELDS, *PROFILE_LIST_FIELDS, "generated_at"):
+        if key in obj:
+            record[key] = list(obj[key]) if key in PROFILE_LIST_FIELDS else obj[key]
+    pinned: list[str] = []
+    if store.page_exists(PROFILE_PAGE_ID):
+        existing = store.current(PROFILE_PAGE_ID).state.record.get("pinned")
+        if isinstance(existing, list):
+            pinned = [p for p in existing if isinstance(p, str)]
+    record["pinned"] = pinned
+    record[IMPORT_HASH] = _object_hash(obj)
+    return store.new_state(
+        obj.get("summary", ""),
+        page_id=PROFILE_PAGE_ID,
+        type="profile",
+        title="Profile",
+        namespace=_namespace_for(store, PROFILE_PAGE_ID, namespace),
+        origin="imported",
+        integrity="verbatim",
+        epistemic_status="affirmed",
+        record=record,
+        extensions=dict(obj.get("extensions") or {}),
+    )
+
+
+def import_archive(store: Store, path: str | Path, *, dry_run: bool = False,
+                   namespace: str | None = None) -> dict[str, Any]:
+    """Import a PCP v1 file (archive, profile, keystone list or timeline list) into `store`.
+
+    Returns the import summary `{"format": "archive", "dry_run", "created", "revised",
+    "unchanged", "skipped", "failed", "problems": [{"source", "item", "reason"}]}`. Raises
+    InvalidInput (with `details`, one line per error) for an invalid file; nothing is written.
+    """
+    source = str(path)
+    data = read_archive(path)
+    summary = summary_shape(dry_run)
+    if namespace is not None:
+        from pcp_cli.store.layout import check_namespace
+
+        check_namespace(namespace)
+    if dry_run:
+        plan = plan_import(store, data, namespace=namespace, source=source)
+        for item in plan.items:
+            _count(summary, source, item, _would(store, item[3]))
+        return summary
+    with store.locked():
+        plan = plan_import(store, data, namespace=namespace, source=source)
+        for item in plan.items:
+            part, original, where, state, skip = item
+            if state is None:
+                _count(summary, source, item, "skipped", skip)
+                continue
+            status = _would(store, state)
+            if status in ("created", "revised"):
+                try:
+                    status = store.upsert_page(state, key=f"pcp-v1:{part}:{original}",
+                                               actor=ACTOR, operation="import",
+                                               source_note=f"imported from {Path(source).name}"
+                                               ).status
+                except InvalidInput as exc:
+                    _count(summary, source, item, "failed", exc.message)
+                    continue
+            _count(summary, source, item, status)
+    return summary
+
+
+def _would(store: Store, state: PageState | None) -> str:
+    """What importing `state` does: created, revised or unchanged (skipped when None)."""
+    if state is None:
+        return "skipped"
+    if not store.page_exists(state.page_id):
+        return "created"
+    head = store.current(state.page_id)
+    if head.state.record.get(IMPORT_HASH) == state.record.get(IMPORT_HASH):
+        return "unchanged"  # this object was imported before; later local revisions stand
+    if head.content_hash == state.content_hash:
+        return "unchanged"
+    return "revised"
+
+
+def _count(summary: dict[str, Any], source: str, item: Any, status: str,
+           reason: str | None = None) -> None:
+    summary[status] = summary.get(status, 0) + 1
+    if reason:
+        summary["problems"].append({"source": source, "item": item[1], "reason": reason})

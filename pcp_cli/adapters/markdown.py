@@ -1,0 +1,278 @@
+"""A folder of Markdown notes (an Obsidian vault, a notes folder) or a single `.md` file.
+
+Each `.md` file becomes one page, keyed by its path relative to the folder:
+
+- type `document` when the file sits under a folder named docs, documents, documentation or
+  reference (at any depth), or its body is longer than DOCUMENT_CHARS characters; else `note`;
+- YAML frontmatter (the store's hardened safe loader: no anchors, aliases or tags; dates stay
+  strings) gives `title`,
+  `tags`, `aliases`, `created`/`date` and `updated`/`modified`; every other key is kept under
+  the `org.pcp-cli.frontmatter` extension;
+- the title falls back to the first `# heading`, then to the file name;
+- `[[wikilinks]]` (`[[Target]]`, `[[Target|shown]]`, `[[Target#heading]]`) that name another
+  imported file (by path, file name or alias) become keys in `links`;
+- hidden folders and files (`.obsidian`, `.git`, `.trash`, …) and symlinks are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pcp_cli.adapters.base import (
+    FRONTMATTER_EXT,
+    ImportItem,
+    ItemProblem,
+    ParseResult,
+    Progress,
+    ProgressTracker,
+    iso_from_text,
+)
+from pcp_cli.errors import InvalidInput
+from pcp_cli.store.frontmatter import load_mapping
+
+EXT_KEY = "org.pcp-cli.markdown"
+DOCUMENT_CHARS = 20_000
+DOCUMENT_FOLDERS = frozenset({"docs", "documents", "documentation", "reference"})
+_SUFFIXES = (".md", ".markdown")
+_KNOWN_KEYS = {"title", "tags", "tag", "aliases", "alias", "created", "date", "updated", "modified"}
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(\|[^\[\]\n]*)?\]\]")
+_CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$|`[^`\n]+`", re.MULTILINE | re.DOTALL)
+_FRONTMATTER = "frontmatter"
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+class FrontmatterError(ValueError):
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass
+class _Parsed:
+    meta: dict[str, Any]
+    body: str
+
+
+def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None) -> ParseResult:
+    """Yield one note/document page per Markdown file, or a problem for each unreadable one."""
+    root = Path(path)
+    files = _markdown_files(root)
+    base = root if root.is_dir() else root.parent
+    tracker = ProgressTracker(progress, sum(f.stat().st_size for f in files))
+    rels = [f.relative_to(base).as_posix() for f in files]
+    resolver = _Resolver(rels)
+    # First pass: aliases, so a link may name a note by any of its aliases.
+    for file, rel in zip(files, rels, strict=True):
+        try:
+            parsed = parse_note(file.read_bytes().decode("utf-8-sig"))
+        except (UnicodeDecodeError, FrontmatterError, OSError):
+            continue
+        for alias in _strings(parsed.meta.get("aliases", parsed.meta.get("alias"))):
+            resolver.add_alias(alias, rel)
+    for file, rel in zip(files, rels, strict=True):
+        data = file.read_bytes()
+        tracker.add(len(data))
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            yield ItemProblem(str(file), rel, f"not UTF-8 text (byte {exc.start}); skipped")
+            continue
+        try:
+            parsed = parse_note(text)
+        except FrontmatterError as exc:
+            yield ItemProblem(str(file), rel, f"bad frontmatter: {exc}", line=exc.line)
+            continue
+        yield _item(file, rel, parsed, resolver)
+
+
+def _markdown_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            full = Path(folder) / name
+            if name.startswith(".") or full.is_symlink():
+                continue
+            if name.lower().endswith(_SUFFIXES):
+                found.append(full)
+    return found
+
+
+# --- frontmatter ----------------------------------------------------------------------------
+
+
+def parse_note(text: str) -> _Parsed:
+    """Split `---` frontmatter from the body and parse it; raise FrontmatterError if bad."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.startswith("---\n"):
+        return _Parsed({}, text)
+    end = re.search(r"^(?:---|\.\.\.)[ \t]*$", text[4:], re.MULTILINE)
+    if end is None:
+        raise FrontmatterError("the opening '---' has no closing '---'", 1)
+    raw = text[4 : 4 + end.start()]
+    body = text[4 + end.end() :].lstrip("\n")
+    try:
+        meta = load_mapping(raw, _FRONTMATTER, first_line=2)  # line 1 is the opening '---'
+    except InvalidInput as exc:
+        where = f"{_FRONTMATTER}:{exc.line}: " if exc.line is not None else f"{_FRONTMATTER}: "
+        raise FrontmatterError(exc.message.removeprefix(where), exc.line) from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise FrontmatterError("frontmatter is not a mapping of keys to values", 2)
+    return _Parsed({str(k): v for k, v in meta.items()}, body)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    return []
+
+
+def parse_tags(value: Any) -> tuple[str, ...]:
+    """Tags from a list, a comma or space separated string, with or without leading '#'."""
+    if isinstance(value, str):
+        raw = re.split(r"[,\s]+", value)
+    elif isinstance(value, list):
+        raw = [str(v) for v in value if v is not None]
+    else:
+        return ()
+    tags: list[str] = []
+    for tag in raw:
+        tag = tag.strip().lstrip("#").strip()
+        if tag and tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return iso_from_text(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_json_safe(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+# --- wikilinks ------------------------------------------------------------------------------
+
+
+class _Resolver:
+    """Obsidian-style link resolution: by path, then file name, then alias (case-insensitive)."""
+
+    def __init__(self, rels: list[str]) -> None:
+        self.by_path: dict[str, str] = {}
+        self.by_name: dict[str, str] = {}
+        self.by_alias: dict[str, str] = {}
+        # Shortest paths first, so an ambiguous file name resolves to the shallowest file.
+        for rel in sorted(rels, key=lambda r: (r.count("/"), r)):
+            stem = _strip_suffix(rel).casefold()
+            self.by_path.setdefault(stem, rel)
+            self.by_name.setdefault(PurePosixPath(stem).name, rel)
+
+    def add_alias(self, alias: str, rel: str) -> None:
+        self.by_alias.setdefault(alias.casefold(), rel)
+
+    def resolve(self, target: str) -> str | None:
+        wanted = _strip_suffix(target.strip().lstrip("/")).casefold()
+        if not wanted:
+            return None
+        return (
+            self.by_path.get(wanted)
+            or next((r for p, r in self.by_path.items() if p.endswith("/" + wanted)), None)
+            or self.by_name.get(wanted)
+            or self.by_alias.get(target.strip().casefold())
+        )
+
+
+def _strip_suffix(name: str) -> str:
+    lower = name.lower()
+    for suffix in _SUFFIXES:
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def wikilink_targets(body: str) -> list[str]:
+    """Targets of `[[...]]` links outside code, in order, without heading or display parts."""
+    visible = _CODE.sub("", body)
+    return [m.group(2).strip() for m in _WIKILINK.finditer(visible) if m.group(2).strip()]
+
+
+# --- building the item ----------------------------------------------------------------------
+
+
+def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportItem:
+    meta, body = parsed.meta, parsed.body
+    key = f"markdown:{rel}"
+    title = meta.get("title")
+    if not isinstance(title, str | int | float) or not str(title).strip():
+        heading = _H1.search(_CODE.sub("", body))
+        title = heading.group(1) if heading else _strip_suffix(PurePosixPath(rel).name)
+    links: list[str] = []
+    unresolved: list[str] = []
+    for target in wikilink_targets(body):
+        found = resolver.resolve(target)
+        if found is None:
+            if PurePosixPath(target).suffix.lower() not in ("", *_SUFFIXES):
+                continue  # an embedded image or PDF, not a note
+            if target not in unresolved:
+                unresolved.append(target)
+        elif found != rel and f"markdown:{found}" not in links:
+            links.append(f"markdown:{found}")
+    record: dict[str, Any] = {}
+    aliases = _strings(meta.get("aliases", meta.get("alias")))
+    if aliases:
+        record["aliases"] = aliases
+    created = _first_time(meta, "created", "date")
+    updated = _first_time(meta, "updated", "modified")
+    if created:
+        record["created_at"] = created
+    if updated:
+        record["updated_at"] = updated
+    timestamp = updated or created
+    if timestamp is None:
+        timestamp = iso_from_text(datetime.fromtimestamp(file.stat().st_mtime, UTC))
+    extensions: dict[str, Any] = {}
+    unknown = {k: _json_safe(v) for k, v in meta.items() if k not in _KNOWN_KEYS}
+    if unknown:
+        extensions[FRONTMATTER_EXT] = unknown
+    if unresolved:
+        extensions[EXT_KEY] = {"unresolved_links": unresolved}
+    folders = {part.casefold() for part in PurePosixPath(rel).parts[:-1]}
+    is_document = bool(folders & DOCUMENT_FOLDERS) or len(body) > DOCUMENT_CHARS
+    return ImportItem(
+        key=key,
+        kind="page",
+        type="document" if is_document else "note",
+        title=str(title).strip(),
+        content=body if body.endswith("\n") or not body else body + "\n",
+        tags=parse_tags(meta.get("tags", meta.get("tag"))),
+        source_refs=(key,),
+        record=record,
+        extensions=extensions,
+        links=tuple(links),
+        timestamp=timestamp,
+    )
+
+
+def _first_time(meta: dict[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = meta.get(name)
+        if isinstance(value, str | date | datetime) and (when := iso_from_text(value)):
+            return when
+    return None

@@ -1,0 +1,64 @@
+"""`pcp review …`: the queue of proposed keystones, which never reach the read surface."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pcp_cli import api
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, table, text
+from pcp_cli.cli.pages import write_result
+
+review_app = typer.Typer(
+    help="Proposed keystones awaiting your review (from importers, AI clients, or "
+    "`pcp keystone propose`). Until accepted they appear in no search, timeline, export, "
+    "stats or micro_prompt.",
+    invoke_without_command=True,
+)
+
+
+@review_app.callback()
+def review_list(ctx: typer.Context, store_path: StoreOpt = None,
+                as_json: JsonOpt = False) -> None:
+    """List the proposals awaiting review (oldest first)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with api.open_store(store_path) as store:
+        items = api.review_queue(store)
+
+    def human() -> None:
+        if not items:
+            text("Nothing awaits review.")
+            return
+        table(("id", "category", "source", "proposed by", "content"),
+              ((i["page_id"], i["category"], i["source"] or "",
+                f"{i['proposed_by']['actor_type']}:{i['proposed_by']['actor_id']}",
+                i["content"]) for i in items))
+
+    emit(items, as_json, human)
+
+
+@review_app.command("accept")
+def review_accept(page_id: str, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Affirm a proposed keystone (records who accepted it and when)."""
+    with api.open_store(store_path) as store:
+        result = api.accept_proposal(store, page_id)
+    write_result(result, as_json, "accepted")
+
+
+@review_app.command("reject")
+def review_reject(
+    page_id: str,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (kept for audit).")] = None,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Reject a proposed keystone (kept for audit, never served)."""
+    with api.open_store(store_path) as store:
+        result = api.reject_proposal(store, page_id, reason=reason)
+    write_result(result, as_json, "rejected")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(review_app, name="review")

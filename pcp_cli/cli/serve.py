@@ -1,0 +1,93 @@
+"""`pcp serve` (the MCP stdio server) and `pcp audit` (its access log).
+
+`pcp serve` imports the MCP SDK only inside the command, so `pcp --help` and every other command
+stay light. Everything that can go wrong before serving (no store, a bad `pcp.yaml`, a bad
+`--client-id`) goes through the CLI's normal error funnel and exit status; once serving, stdout
+carries protocol messages only and every log line goes to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def serve(
+        client_id: Annotated[str | None, typer.Option(
+            "--client-id", help="Which client this is: selects its grant in pcp.yaml (without "
+            "one, or for a client pcp.yaml does not name: the default namespace, read-only).")
+        ] = None,
+        scope: Annotated[list[str] | None, typer.Option(
+            "--scope", help="Narrow the grant to this namespace or prefix:* pattern "
+            "(repeatable; never widens it).")] = None,
+        allow_write: Annotated[bool, typer.Option(
+            "--allow-write", help="Offer the write tools, if the client's grant allows "
+            "writing.")] = False,
+        store_path: StoreOpt = None,
+    ) -> None:
+        """Serve the store to an AI client over MCP (stdio)."""
+        import time
+
+        started = time.perf_counter()
+        from pcp_cli import api
+        from pcp_cli.mcp.audit import AuditLog
+        from pcp_cli.mcp.grants import resolve_grant
+        from pcp_cli.mcp.store_backend import StoreBackend
+
+        with api.open_store(store_path, readonly=True, refresh=False) as store:
+            root = store.root
+            grant = resolve_grant(store.manifest.to_dict(), client_id, scope, allow_write)
+        log = sys.stderr
+        for notice in grant.notices:
+            log.write(f"pcp serve: {notice}\n")
+        log.write(
+            f"pcp serve: store {root}; client {grant.client_id or '(none)'} "
+            f"({grant.granted_by}); scopes {', '.join(grant.scopes) or '(none)'}; "
+            f"sensitive {'allowed' if grant.allow_sensitive else 'never'}; "
+            f"writes {'on' if grant.allow_write else 'off'}\n"
+        )
+
+        from pcp_cli.mcp.server import build_server, run_stdio
+
+        server = build_server(StoreBackend(root), grant, AuditLog(root))
+        log.write(f"pcp serve: ready in {time.perf_counter() - started:.2f}s; "
+                  "serving MCP on stdio\n")
+        log.flush()
+        run_stdio(server)
+
+    @app.command()
+    def audit(
+        client: Annotated[str | None, typer.Option(
+            "--client", help="Only this client id's calls.")] = None,
+        since: Annotated[str | None, typer.Option(
+            "--since", help="Only calls from this date or time on (YYYY-MM-DD or ISO 8601).")
+        ] = None,
+        store_path: StoreOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Show the log of MCP tool calls (who asked for what, when, and the outcome)."""
+        from pcp_cli.config import resolve_store_root
+        from pcp_cli.mcp.audit import read_audit
+
+        records = read_audit(resolve_store_root(store_path), client=client, since=since)
+        if not records and not as_json:
+            note("no MCP tool calls recorded" + (" for that filter" if client or since else ""))
+            return
+        emit(records, as_json, lambda: table(
+            ("time", "client", "tool", "outcome", "results", "params"),
+            ((r.get("time"), r.get("client_id") or "-", r.get("tool"),
+              f"{r.get('outcome')}" + (f" ({r['error_code']})" if r.get("error_code") else ""),
+              r.get("result_count"), _params(r.get("params"))) for r in records)))
+
+
+def _params(params: object) -> str:
+    import json
+
+    text = json.dumps(params, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= 80 else text[:79] + "…"

@@ -1,0 +1,712 @@
+"""The whoosh-backed SearchIndex. The only module in pcp that imports whoosh.
+
+Layout of the index folder (the store's `.pcp/index/`):
+
+    meta.json        format version, current generation, built flag, doc count, the size of
+                     every file of the generation, and the caller's own key/values
+    WRITELOCK        held (flock) by whoever rebuilds or updates; readers never take it
+    g-<hex>/         one whoosh index ("generation"); a rebuild writes a new one beside the old
+                     and switches meta.json atomically, so a crashed rebuild changes nothing
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh import query as Q
+from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer
+from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import LockError
+from whoosh.qparser import MultifieldParser, OrGroup
+
+from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
+from pcp_cli.index.text import analyze, check_and_rewrite_query
+from pcp_cli.index.text import terms as analyze_terms
+from pcp_cli.index.types import (
+    FORMAT_VERSION,
+    IndexDoc,
+    IndexFilter,
+    IndexHit,
+    IndexNeedsRebuild,
+    IndexStamp,
+)
+
+META = "meta.json"
+LOCK = "WRITELOCK"
+# raw BM25F score s -> s / (s + NORM_K): monotonic, in [0, 1), about 0.5 for one good match.
+NORM_K = 10.0
+# Below this many documents a rebuild uses one process; above, two processes and segments.
+MP_THRESHOLD = 2000
+# The fields plain words search, and the ones a hit can report as matched.
+DEFAULT_FIELDS = ("body", "tag")
+HIT_FIELDS = ("title", "body", "tag")
+
+
+class PcpTokenizer(Tokenizer):
+    """Feeds `text.analyze` (stemmed English + CJK bigrams) to whoosh."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __call__(  # type: ignore[override]
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Token]:
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        if not tokenize:  # whoosh asks for the value as one token (wildcards, ranges)
+            t.original = t.text = value.lower()
+            t.boost = 1.0
+            if positions:
+                t.pos = start_pos
+            if chars:
+                t.startchar, t.endchar = start_char, start_char + len(value)
+            yield t
+            return
+        for term, pos, sc, ec in analyze(value):
+            t.text = term
+            t.boost = 1.0
+            t.stopped = False
+            if keeporiginal:
+                t.original = term
+            if positions:
+                t.pos = start_pos + pos
+            if chars:
+                t.startchar, t.endchar = start_char + sc, start_char + ec
+            yield t
+
+
+def make_schema() -> Schema:
+    analyzer = CompositeAnalyzer(PcpTokenizer())
+    return Schema(
+        path=ID(unique=True),
+        page_id=ID,
+        revision_id=ID,
+        # `title:` queries only. Plain words search `body`, which holds the title too: each
+        # searched field is one more posting list whoosh walks in Python per word, and
+        # searching title and body separately made common-word queries three times slower.
+        title=TEXT(analyzer=analyzer, multitoken_query="phrase"),
+        body=TEXT(analyzer=analyzer, multitoken_query="phrase"),
+        tag=KEYWORD(lowercase=True, commas=True, scorable=True, field_boost=1.5),
+        type=ID,
+        namespace=ID,
+        ns_tree=KEYWORD(commas=True),
+        origin=ID,
+        sensitivity=ID,
+        lifecycle=ID,
+        review=ID,
+        timestamp=ID(sortable=True),
+        # Everything a hit reports, in one small stored tuple (bodies are never stored).
+        hit=STORED,
+    )
+
+
+def _ns_tree(namespace: str) -> str:
+    parts = namespace.split(":")
+    return ",".join(":".join(parts[: i + 1]) for i in range(len(parts)))
+
+
+def _fields(doc: IndexDoc) -> dict[str, Any]:
+    return {
+        "path": doc.path,
+        "page_id": doc.page_id,
+        "revision_id": doc.revision_id,
+        "title": doc.title,
+        "body": f"{doc.title}\n{doc.body}",
+        "tag": ",".join(t.replace(",", " ") for t in doc.tags),
+        "type": doc.type,
+        "namespace": doc.namespace,
+        "ns_tree": _ns_tree(doc.namespace),
+        "origin": doc.origin or "generated",
+        "sensitivity": doc.sensitivity,
+        "lifecycle": doc.lifecycle_status,
+        "review": doc.review_status,
+        "timestamp": doc.timestamp,
+        "hit": (
+            doc.page_id,
+            doc.path,
+            doc.revision_id,
+            doc.type,
+            doc.namespace,
+            doc.origin or "generated",
+            doc.sensitivity,
+            doc.lifecycle_status,
+            doc.review_status,
+            doc.timestamp,
+            doc.mtime_ns,
+            doc.title,
+        ),
+    }
+
+
+def _atomic_write(path: Path, data: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class SearchIndex:
+    """A full-text index of pages, opened on a folder it owns. Not thread-safe; one per thread.
+
+    `needs_rebuild` is None for a healthy index, or the reason it cannot be trusted; `search`
+    raises `IndexNeedsRebuild` while it is set, and `rebuild` clears it.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.needs_rebuild: str | None = None
+        self.created = False
+        self._meta: dict[str, Any] = {}
+        self._ix: Any = None
+        self._searcher: Any = None
+        self._parser: Any = None
+
+    # ---------------------------------------------------------------- opening
+
+    @classmethod
+    def open_or_create(cls, directory: str | os.PathLike[str]) -> SearchIndex:
+        """Open the index in `directory`, creating an empty one if there is none.
+
+        Never raises for a damaged index: check `needs_rebuild` (a new, empty index also needs
+        a first `rebuild`). Raises IndexUnavailable only if the folder cannot be created.
+        """
+        self = cls(Path(directory))
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexUnavailable(
+                f"Cannot create the search index folder {self.directory}: {exc.strerror}",
+                hint="Check the permissions of the store's .pcp folder.",
+            ) from exc
+        self._load()
+        return self
+
+    def _load(self, retry: bool = True) -> None:
+        meta_path = self.directory / META
+        if not meta_path.exists():
+            self._meta = {"format_version": FORMAT_VERSION, "built": False, "user": {}}
+            self.created = True
+            self.needs_rebuild = "the index has not been built yet"
+            return
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError) as exc:
+            self.needs_rebuild = f"its meta file is unreadable ({exc})"
+            return
+        self._meta = meta
+        if meta.get("format_version") != FORMAT_VERSION:
+            self.needs_rebuild = (
+                f"it was written in format {meta.get('format_version')!r}, "
+                f"this pcp uses {FORMAT_VERSION}"
+            )
+            return
+        if not meta.get("built"):
+            self.needs_rebuild = "a previous build did not finish"
+            return
+        problem = self._check_files(meta)
+        if problem and retry:  # a writer may have committed between our two reads
+            time.sleep(0.05)
+            return self._load(retry=False)
+        if problem:
+            self.needs_rebuild = problem
+            return
+        try:
+            ix = whoosh_index.open_dir(str(self.directory / meta["generation"]))
+            # Not ix.doc_count(): with several segments that opens a full reader.
+            count = sum(seg.doc_count() for seg in ix._segments())
+        except Exception as exc:  # whoosh raises anything from EOFError to pickle errors
+            self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
+            return
+        if count != meta.get("doc_count"):
+            ix.close()
+            self.needs_rebuild = (
+                f"it holds {count} documents where {meta.get('doc_count')} were written"
+            )
+            return
+        self._ix = ix
+        self.needs_rebuild = None
+
+    def _check_files(self, meta: dict[str, Any]) -> str | None:
+        gen = self.directory / str(meta.get("generation"))
+        files = meta.get("files")
+        if not isinstance(files, dict) or not gen.is_dir():
+            return "its files are missing"
+        for name, size in files.items():
+            try:
+                actual = (gen / name).stat().st_size
+            except OSError:
+                return f"its file {name} is missing"
+            if actual != size:
+                return f"its file {name} has {actual} bytes where {size} were written"
+        return None
+
+    def _file_sizes(self, generation: str) -> dict[str, int]:
+        gen = self.directory / generation
+        return {
+            p.name: p.stat().st_size
+            for p in gen.iterdir()
+            if p.is_file() and not p.name.endswith(".lock") and p.name != LOCK
+        }
+
+    # ---------------------------------------------------------------- meta
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The caller's key/values (e.g. the last applied change sequence). A copy."""
+        return dict(self._meta.get("user", {}))
+
+    def set_meta(self, **values: Any) -> None:
+        with self._write_lock():
+            self._meta.setdefault("user", {}).update(values)
+            self._save_meta()
+
+    def _save_meta(self) -> None:
+        _atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
+
+    def doc_count(self) -> int:
+        self._require()
+        return int(self._ix.doc_count())
+
+    # ---------------------------------------------------------------- writing
+
+    @contextlib.contextmanager
+    def _write_lock(self, timeout: float = 2.0) -> Iterator[None]:
+        lock = FileStorage(str(self.directory)).lock(LOCK)
+        deadline = time.monotonic() + timeout
+        while not lock.acquire(False):
+            if time.monotonic() >= deadline:
+                raise IndexUnavailable(
+                    "The search index is being written by another pcp process.",
+                    hint="Wait for it to finish and try again.",
+                )
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def rebuild(
+        self,
+        docs: Iterable[IndexDoc],
+        *,
+        progress: Callable[[int], None] | None = None,
+        meta: dict[str, Any] | None = None,
+        tuned: bool = True,
+    ) -> int:
+        """Replace the whole index with `docs`; returns how many were indexed.
+
+        Writes a new generation beside the old one and switches to it only when complete, so a
+        reader keeps a working index meanwhile and a crash leaves the old one in place.
+        `meta` replaces the caller's key/values. `progress(n)` is called every 1,000 docs.
+        `tuned=False` uses whoosh's default writer settings (for benchmarks).
+        """
+        with self._write_lock(timeout=10.0):
+            generation = f"g-{time.time_ns():x}"
+            gen_dir = self.directory / generation
+            gen_dir.mkdir()
+            try:
+                ix = whoosh_index.create_in(str(gen_dir), make_schema())
+                it = iter(docs)
+                head = list(islice(it, MP_THRESHOLD))
+                big = len(head) >= MP_THRESHOLD
+                # compound=False: whoosh opens a compound segment by copying each part into
+                # memory (BytesIO over the mmap), which made opening a 100k index take 300 ms.
+                if tuned and big:
+                    writer = ix.writer(procs=2, multisegment=True, limitmb=256, compound=False)
+                elif tuned:
+                    writer = ix.writer(limitmb=256, compound=False)
+                else:
+                    writer = ix.writer()
+                n = 0
+                try:
+                    for doc in _chain(head, it):
+                        writer.add_document(**_fields(doc))
+                        n += 1
+                        if progress is not None and n % 1000 == 0:
+                            progress(n)
+                except BaseException:
+                    writer.cancel()
+                    raise
+                # No optimize(): merging the two process segments rewrote the whole index and
+                # roughly doubled the build; two plain segments open and search nearly as fast.
+                writer.commit()
+                count = ix.doc_count()
+                ix.close()
+            except BaseException:
+                shutil.rmtree(gen_dir, ignore_errors=True)
+                raise
+            if progress is not None:
+                progress(n)
+            self.close()
+            self._meta = {
+                "format_version": FORMAT_VERSION,
+                "generation": generation,
+                "built": True,
+                "doc_count": count,
+                "files": self._file_sizes(generation),
+                "user": dict(meta or {}),
+            }
+            self._save_meta()
+            self._remove_other_generations(generation)
+        self._load()
+        if self.needs_rebuild:
+            raise IndexUnavailable(
+                f"The search index could not be rebuilt: {self.needs_rebuild}",
+                hint=f"Check free disk space and permissions under {self.directory}.",
+            )
+        self.created = False
+        return n
+
+    def _remove_other_generations(self, keep: str) -> None:
+        for p in self.directory.iterdir():
+            if p.name in (META, LOCK, keep) or p.name.startswith("."):
+                continue
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    p.unlink()
+
+    def update(self, docs: Iterable[IndexDoc], *, meta: dict[str, Any] | None = None) -> int:
+        """Add or replace documents by `path`. `meta` is merged into the caller's key/values
+        after the documents are committed (so a crash in between only repeats work)."""
+        return self._write(docs, (), meta)
+
+    def delete(self, paths: Iterable[str], *, meta: dict[str, Any] | None = None) -> int:
+        """Remove documents by `path`; unknown paths are ignored. Returns how many went."""
+        return self._write((), paths, meta)
+
+    def _write(
+        self, docs: Iterable[IndexDoc], paths: Iterable[str], meta: dict[str, Any] | None
+    ) -> int:
+        self._require()
+        with self._write_lock():
+            # Another process may have rebuilt or updated since we opened.
+            self._reload_if_changed()
+            self._require()
+            try:
+                writer = self._ix.writer(timeout=2.0, compound=False)
+            except LockError as exc:
+                raise IndexUnavailable(
+                    "The search index is being written by another process.",
+                    hint="Wait for it to finish and try again.",
+                ) from exc
+            n = 0
+            try:
+                for doc in docs:
+                    writer.update_document(**_fields(doc))
+                    n += 1
+                for path in paths:
+                    n += writer.delete_by_term("path", path)
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit()
+            self._meta["doc_count"] = sum(seg.doc_count() for seg in self._ix._segments())
+            self._meta["files"] = self._file_sizes(self._meta["generation"])
+            if meta:
+                self._meta.setdefault("user", {}).update(meta)
+            self._save_meta()
+        return n
+
+    def _reload_if_changed(self) -> None:
+        try:
+            on_disk = json.loads((self.directory / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            on_disk = None
+        if on_disk != self._meta:
+            self.close()
+            self._load()
+
+    # ---------------------------------------------------------------- reading
+
+    def _require(self) -> None:
+        if self.needs_rebuild or self._ix is None:
+            raise IndexNeedsRebuild(self.needs_rebuild or "the index is closed")
+
+    def _broken(self, exc: Exception) -> IndexNeedsRebuild:
+        self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
+        self.close()
+        return IndexNeedsRebuild(self.needs_rebuild)
+
+    def _get_searcher(self) -> Any:
+        # Not Searcher.refresh(): whoosh-reloaded 2.7.5 re-adds the reused reader's segments, so
+        # a document deleted or replaced in an existing segment is still found.
+        s = self._searcher
+        if s is not None and self._ix.latest_generation() != s.reader().generation():
+            s.close()
+            s = None
+        if s is None:
+            s = self._searcher = self._ix.searcher()
+        return s
+
+    def _allowed(self, searcher: Any, flt: IndexFilter) -> Any:
+        """The set of document numbers `flt` admits, computed once per searcher and filter.
+
+        whoosh checks each matching document against it before scoring, so pages outside the
+        filter never become candidates; caching it saves walking e.g. every `lifecycle:active`
+        posting on each search.
+        """
+        cache = searcher.__dict__.setdefault("_pcp_allowed", {})
+        key: Any = flt
+        try:
+            hash(flt)
+        except TypeError:  # lists instead of tuples: fine, just not cached
+            key = None
+        if key is not None and key in cache:
+            return cache[key]
+        constraint, excluded = _filter_query(flt) or (None, None)
+        if constraint is None and excluded is None:
+            allowed = None
+        else:
+            base = Q.Every() if constraint is None else constraint
+            q = base if excluded is None else Q.AndNot(base, excluded)
+            allowed = set(searcher.docs_for_query(q))
+        if len(cache) > 32:
+            cache.clear()
+        if key is not None:
+            cache[key] = allowed
+        return allowed
+
+    def _get_parser(self) -> Any:
+        if self._parser is None:
+            # Plain OR, ranked by BM25F: a page with more of the words scores higher anyway.
+            # OrGroup.factory(0.9) ranks a little better but doubles matching time in whoosh.
+            self._parser = MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup)
+        return self._parser
+
+    def _parse(self, query: str) -> Q.Query:
+        """The whoosh query for `query` (for tests and debugging). Raises UsageError."""
+        text = check_and_rewrite_query(query)
+        try:
+            parsed = self._get_parser().parse(text)
+        except Exception as exc:
+            raise UsageError(f"Could not parse the query: {exc}") from exc
+        if explicit_or(text):
+            return parsed
+        return _restrict(parsed)
+
+    def search(
+        self,
+        query: str,
+        *,
+        filter: IndexFilter | None = None,  # noqa: A002 - the interface's word
+        limit: int = 10,
+        sort: str = "relevance",
+    ) -> list[IndexHit]:
+        """Ranked hits for `query` among documents `filter` admits.
+
+        `sort` is "relevance", "newest" or "oldest" (by `timestamp`; hits then score 0).
+        Raises UsageError for a malformed query, IndexNeedsRebuild when the index cannot be
+        trusted.
+        """
+        if sort not in ("relevance", "newest", "oldest"):
+            raise UsageError(f"Unknown sort {sort!r}.", hint="Use relevance, newest or oldest.")
+        if limit < 1:
+            raise UsageError("The limit must be at least 1.")
+        self._require()
+        user_q = self._parse(query)
+        if isinstance(user_q, Q.NullQuery.__class__) or user_q is Q.NullQuery:
+            return []  # only stop words: nothing to look for
+        flt = filter or IndexFilter()
+        if _filter_query(flt) is None:
+            return []
+        asked = {(fn, t) for fn, t in user_q.iter_all_terms()}
+        asked_fields = {fn for fn, _ in asked}
+        try:
+            searcher = self._get_searcher()
+            allowed = self._allowed(searcher, flt)
+            kwargs: dict[str, Any] = {"limit": limit, "terms": True, "filter": allowed}
+            if sort != "relevance":
+                kwargs.update(sortedby="timestamp", reverse=sort == "newest")
+            results = searcher.search(user_q, **kwargs)
+            hits = []
+            for hit in results:
+                stored = hit["hit"]
+                # Sorted by date, whoosh puts the sort key where the score goes: no score then.
+                raw = float(hit.score or 0.0) if sort == "relevance" else 0.0
+                fields = _matched_fields(hit.matched_terms() or (), asked_fields, stored[11])
+                hits.append(
+                    IndexHit(
+                        page_id=stored[0],
+                        path=stored[1],
+                        revision_id=stored[2],
+                        type=stored[3],
+                        namespace=stored[4],
+                        origin=stored[5],
+                        sensitivity=stored[6],
+                        lifecycle_status=stored[7],
+                        review_status=stored[8],
+                        timestamp=stored[9],
+                        mtime_ns=stored[10],
+                        score_raw=raw,
+                        score=normalize_score(raw),
+                        matched_fields=fields,
+                    )
+                )
+        except PcpError:
+            raise
+        except Exception as exc:
+            raise self._broken(exc) from exc
+        return hits
+
+    def stamps(self) -> dict[str, IndexStamp]:
+        """path -> (revision_id, mtime_ns) of every indexed document, to diff with the store."""
+        self._require()
+        try:
+            reader = self._get_searcher().reader()
+            return {
+                s["hit"][1]: IndexStamp(s["hit"][2], s["hit"][10])
+                for s in reader.all_stored_fields()
+            }
+        except Exception as exc:
+            raise self._broken(exc) from exc
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            with contextlib.suppress(Exception):
+                self._searcher.close()
+            self._searcher = None
+        if self._ix is not None:
+            with contextlib.suppress(Exception):
+                self._ix.close()
+            self._ix = None
+        self._parser = None
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _matched_fields(
+    matched: Iterable[tuple[str, bytes]], asked_fields: set[str], title: str
+) -> tuple[str, ...]:
+    """Which fields matched. `body` holds the title too, so split its matches by whether the
+    term is one of the title's."""
+    fields: set[str] = set()
+    body_terms = set()
+    for fn, term in matched:
+        if fn not in asked_fields:
+            continue
+        if fn == "body":
+            body_terms.add(term.decode("utf-8") if isinstance(term, bytes) else term)
+        else:
+            fields.add(fn)
+    if body_terms:
+        in_title = body_terms & set(analyze_terms(title))
+        if in_title:
+            fields.add("title")
+        if body_terms - in_title:
+            fields.add("body")
+    return tuple(sorted(fields))
+
+
+def explicit_or(text: str) -> bool:
+    return any(" OR " in f" {part} " for part in text.split('"')[::2])
+
+
+def _restrict(q: Q.Query) -> Q.Query:
+    """Plain words are OR-ranked, but `field:value` terms and NOT clauses restrict.
+
+    whoosh's OR grouping would read `budget type:keystone` as "budget, or any keystone" and
+    `fox NOT jumps` as "fox, or anything without jumps". Unless the person wrote OR themselves,
+    exact-value field terms become required and NOT clauses become exclusions.
+    """
+    if not isinstance(q, Q.Or):
+        if isinstance(q, Q.Not):
+            raise UsageError(
+                "A query needs at least one word or field term besides NOT.",
+                hint="Add what to look for, as in: budget NOT draft",
+            )
+        return q
+    required: list[Q.Query] = []
+    excluded: list[Q.Query] = []
+    optional: list[Q.Query] = []
+    for child in q.subqueries:
+        if isinstance(child, Q.Not):
+            excluded.append(child.query)
+        elif isinstance(child, Q.Term) and child.fieldname not in HIT_FIELDS:
+            required.append(child)
+        else:
+            optional.append(child)
+    if not required and not excluded:
+        return q
+    if optional:
+        required.append(optional[0] if len(optional) == 1 else q.__class__(optional))
+    if not required:
+        raise UsageError(
+            "A query needs at least one word or field term besides NOT.",
+            hint="Add what to look for, as in: budget NOT draft",
+        )
+    positive = required[0] if len(required) == 1 else Q.And(required)
+    if not excluded:
+        return positive
+    return Q.AndNot(positive, excluded[0] if len(excluded) == 1 else Q.Or(excluded))
+
+
+def normalize_score(raw: float) -> float:
+    if raw <= 0:
+        return 0.0
+    return raw / (raw + NORM_K)
+
+
+def _chain(head: list[IndexDoc], rest: Iterator[IndexDoc]) -> Iterator[IndexDoc]:
+    yield from head
+    yield from rest
+
+
+def _any_of(field: str, values: Iterable[str]) -> Q.Query:
+    terms = [Q.Term(field, v) for v in values]
+    return terms[0] if len(terms) == 1 else Q.Or(terms)
+
+
+def _filter_query(f: IndexFilter) -> tuple[Q.Query | None, Q.Query | None] | None:
+    """(must-match constraint, must-not-match), or None when the filter admits nothing."""
+    parts: list[Q.Query] = []
+    axes = (
+        ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
+        ("type", f.types),
+        ("lifecycle", f.lifecycle_statuses),
+        ("sensitivity", f.sensitivities),
+        ("review", f.review_statuses),
+    )
+    for field, allowed in axes:
+        if allowed is None:
+            continue
+        if not allowed:
+            return None
+        parts.append(_any_of(field, allowed))
+    if f.since is not None or f.until is not None:
+        end = None if f.until is None else f.until + "\uffff"
+        parts.append(Q.TermRange("timestamp", f.since, end))
+    constraint = None if not parts else parts[0] if len(parts) == 1 else Q.And(parts)
+    excluded = _any_of("type", f.exclude_types) if f.exclude_types else None
+    return constraint, excluded

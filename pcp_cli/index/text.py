@@ -1,0 +1,288 @@
+"""Text analysis shared by indexing, querying and snippets. Pure Python; whoosh-free.
+
+English words are lowercased, stop words dropped and Porter-stemmed, so "running" finds
+"runs". Chinese, Japanese and Korean are not split by spaces, so each CJK run becomes
+overlapping character bigrams at consecutive positions ("即适者生存" -> 即适 适者 者生 生存);
+a CJK query goes through the same analysis and becomes a phrase of bigrams, which finds a word
+anywhere inside a sentence. A CJK run of one character is kept as a unigram.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+
+from pcp_cli.errors import UsageError
+
+_CJK_RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width Katakana
+    "\U00020000-\U0002ffff"  # CJK extensions B..
+)
+CJK_RE = re.compile(f"[{_CJK_RANGES}]+")
+# A CJK run, or a run of word characters that are not CJK (and not "_").
+TOKEN_RE = re.compile(f"(?P<cjk>[{_CJK_RANGES}]+)|(?P<word>[^\\W_{_CJK_RANGES}]+)")
+
+MIN_WORD = 2  # shorter Latin tokens are dropped (same on both sides)
+
+# whoosh's English stop list, copied so that this module stays whoosh-free.
+STOP_WORDS = frozenset(
+    "a an and are as at be by can for from have if in is it may not of on or tbd that "  # noqa: SIM905
+    "the this to us we when will with yet you your".split()
+)
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    # Porter2 (Snowball English): whoosh's older porter module stems "running" to "runn".
+    from whoosh.lang.porter2 import stem as porter  # small, pure module
+
+    return porter(word)
+
+
+def is_cjk(text: str) -> bool:
+    return CJK_RE.search(text) is not None
+
+
+def analyze(text: str) -> Iterator[tuple[str, int, int, int]]:
+    """Yield (term, position, start_char, end_char) for indexing and querying."""
+    pos = 0
+    for m in TOKEN_RE.finditer(text):
+        run = m.group()
+        start = m.start()
+        if m.lastgroup == "cjk":
+            if len(run) == 1:
+                yield run, pos, start, start + 1
+                pos += 1
+                continue
+            for i in range(len(run) - 1):
+                yield run[i : i + 2], pos, start + i, start + i + 2
+                pos += 1
+        else:
+            word = run.lower()
+            if len(word) < MIN_WORD or word in STOP_WORDS:
+                continue
+            yield stem(word), pos, start, m.end()
+            pos += 1
+
+
+def terms(text: str) -> list[str]:
+    return [t for t, _, _, _ in analyze(text)]
+
+
+# --------------------------------------------------------------------------------------------
+# Query checking: whoosh's parser forgives everything (an unknown field silently becomes words,
+# an open parenthesis silently drops the whole query). We refuse malformed queries instead.
+
+# query-name -> schema field
+FIELD_ALIASES = {
+    "title": "title",
+    "body": "body",
+    "tag": "tag",
+    "tags": "tag",
+    "type": "type",
+    "namespace": "namespace",
+    "ns": "namespace",
+    "origin": "origin",
+    "sensitivity": "sensitivity",
+    "lifecycle": "lifecycle",
+    "status": "lifecycle",
+    "review": "review",
+    "id": "page_id",
+    "page_id": "page_id",
+    "rev": "revision_id",
+    "revision_id": "revision_id",
+    "date": "timestamp",
+    "timestamp": "timestamp",
+    "path": "path",
+}
+TEXT_FIELDS = ("title", "body")
+_FIELD_RE = re.compile(r"(^|[\s(])([A-Za-z_][A-Za-z0-9_]*):(\S*)")
+_HINT = (
+    'Use words, "quoted phrases", field:value (fields: '
+    + ", ".join(sorted(FIELD_ALIASES))
+    + "), AND, OR, NOT and parentheses."
+)
+
+
+def _rewrite_field(m: re.Match[str]) -> str:
+    lead, name, value = m.groups()
+    field = FIELD_ALIASES.get(name.lower())
+    if field is None:
+        raise UsageError(f"Unknown field {name!r} in the query.", hint=_HINT)
+    if not value or value.startswith(")"):
+        raise UsageError(f"Field {name!r} needs a value, as in {name}:value.", hint=_HINT)
+    if field in TEXT_FIELDS or value[0] in "\"'([{" or value.endswith("*"):
+        return f"{lead}{field}:{value}"
+    # Exact-value fields: quote the value literally so ids and namespaces with ':' survive.
+    core = value.rstrip(")")
+    closing = value[len(core) :]
+    if field == "tag":
+        core = core.lower()
+    return f"{lead}{field}:'{core}'{closing}"
+
+
+def check_and_rewrite_query(query: str) -> str:
+    """Raise UsageError for a malformed query; return it with field aliases resolved."""
+    if not query or not query.strip():
+        raise UsageError("The search query is empty.", hint=_HINT)
+    parts = query.split('"')
+    if len(parts) % 2 == 0:
+        raise UsageError("The query has an unbalanced double quote.", hint=_HINT)
+    depth = 0
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if i % 2 == 1:  # inside quotes: literal phrase text
+            out.append(part)
+            continue
+        for ch in part:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth < 0:
+                    raise UsageError("The query has a ')' without a matching '('.", hint=_HINT)
+        out.append(_FIELD_RE.sub(_rewrite_field, part))
+    if depth:
+        raise UsageError("The query has an unclosed '('.", hint=_HINT)
+    bare = [w.strip("()") for i, part in enumerate(parts) if i % 2 == 0 for w in part.split()]
+    bare = [w for w in bare if w]
+    if bare and (bare[0] in ("AND", "OR") or bare[-1] in ("AND", "OR", "NOT")):
+        raise UsageError("The query starts or ends with an operator.", hint=_HINT)
+    return '"'.join(out)
+
+
+def query_words(query: str) -> list[str]:
+    """The plain search words of a query (no operators, no field names) for snippets."""
+    words: list[str] = []
+    for m in re.finditer(r'"([^"]*)"|(\S+)', query):
+        if m.group(1) is not None:
+            words.extend(m.group(1).split())
+            continue
+        tok = m.group(2).strip("()")
+        if tok in ("AND", "OR", "NOT", "ANDNOT", "ANDMAYBE") or not tok:
+            continue
+        if ":" in tok:
+            name, _, value = tok.partition(":")
+            if FIELD_ALIASES.get(name.lower()) not in TEXT_FIELDS:
+                continue
+            tok = value
+        words.append(tok.strip("'*"))
+    return [w for w in words if w]
+
+
+# --------------------------------------------------------------------------------------------
+# Snippets
+
+
+def _matcher(query_terms: Sequence[str]) -> tuple[re.Pattern[str] | None, set[str]]:
+    """One regex that finds candidate matches; Latin candidates are confirmed by their stem."""
+    stems: set[str] = set()
+    alts: list[str] = []
+    for raw in query_terms:
+        for m in TOKEN_RE.finditer(raw):
+            run = m.group()
+            if m.lastgroup == "cjk":
+                alts.append(re.escape(run))
+                continue
+            word = run.lower()
+            if len(word) < MIN_WORD or word in STOP_WORDS:
+                continue
+            s = stem(word)
+            stems.add(s)
+            # Porter stems are nearly prefixes of their words ("happi" <- "happy"): match on
+            # the stem less its last letter, then confirm.
+            prefix = s[:-1] if len(s) > 3 else s[:3] if len(s) >= 3 else s
+            alts.append(r"\b" + re.escape(prefix) + r"[^\W_]*")
+    if not alts:
+        return None, stems
+    alts.sort(key=len, reverse=True)
+    return re.compile("|".join(alts), re.IGNORECASE), stems
+
+
+def _find(pattern: re.Pattern[str], stems: set[str], text: str) -> list[tuple[int, int, str]]:
+    found: list[tuple[int, int, str]] = []
+    for m in pattern.finditer(text):
+        s = m.group()
+        if is_cjk(s):
+            found.append((m.start(), m.end(), s))
+            continue
+        # A Latin candidate may have swallowed CJK or digits after it; keep the word part.
+        wm = TOKEN_RE.match(s)
+        if wm is None or wm.lastgroup != "word":
+            continue
+        key = stem(wm.group().lower())
+        if key in stems:
+            found.append((m.start(), m.start() + wm.end(), key))
+    return found
+
+
+_WS = re.compile(r"\s+")
+
+
+def make_snippet(
+    text: str, query_terms: Sequence[str], max_chars: int = 240
+) -> tuple[str, list[tuple[int, int]]]:
+    """Cut a window of at most `max_chars` around the best match and return highlight spans.
+
+    The window is the one holding the most distinct query terms (then the earliest); it starts a
+    little before the first match, at a word boundary when one is near. Whitespace is collapsed.
+    "…" marks a cut. Spans are (start, end) offsets into the returned snippet. With no match,
+    the start of the text is returned with no spans.
+    """
+    if max_chars < 8:
+        raise ValueError("max_chars must be at least 8")
+    pattern, stems = _matcher(query_terms)
+    hits = _find(pattern, stems, text) if pattern is not None else []
+    if hits:
+        best, best_key = 0, (-1, 0)
+        j = 0
+        for i, (start, _, _) in enumerate(hits):
+            while j < len(hits) and hits[j][1] - start <= max_chars * 3 // 4:
+                j += 1
+            distinct = len({h[2] for h in hits[i:j]})
+            key = (distinct, j - i)
+            if key > best_key:
+                best, best_key = i, key
+        anchor = hits[best][0]
+    else:
+        anchor = 0
+    # Work on a raw slice wide enough to survive whitespace collapsing, then cut exactly.
+    lo = max(0, anchor - max_chars)
+    raw = text[lo : anchor + 4 * max_chars]
+    lead_raw = _WS.sub(" ", text[lo:anchor])
+    window = _WS.sub(" ", raw)
+    at = len(lead_raw)  # the anchor in the collapsed window
+    start = max(0, at - max_chars // 5) if hits else 0
+    if start > 0:  # back up to a space if one is close
+        space = window.rfind(" ", max(0, start - 15), start + 1)
+        if space != -1:
+            start = space + 1
+    cut_left = lo > 0 or start > 0
+    body = window[start:].rstrip()
+    if start == 0 and lo == 0:
+        body = body.lstrip()
+    room = max_chars - (1 if cut_left else 0)
+    cut_right = len(body) > room or lo + len(raw) < len(text)
+    if cut_right:
+        room -= 1
+        body = body[:room]
+        space = body.rfind(" ", max(0, room - 15))
+        if space > room // 2:
+            body = body[:space]
+        body = body.rstrip()
+    snippet = ("…" if cut_left else "") + body + ("…" if cut_right else "")
+    spans: list[tuple[int, int]] = []
+    if pattern is not None:
+        offset = 1 if cut_left else 0
+        for s, e, _ in _find(pattern, stems, body):
+            spans.append((s + offset, e + offset))
+    return snippet, spans

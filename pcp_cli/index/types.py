@@ -1,0 +1,99 @@
+"""The plain values that cross the index boundary. Nothing here knows about whoosh."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pcp_cli.errors import IndexUnavailable
+
+# Bump when the schema, the analyzer or the meaning of a field changes: an index written with
+# another version is rebuilt instead of read.
+FORMAT_VERSION = 1
+
+
+class IndexNeedsRebuild(IndexUnavailable):
+    """The index on disk cannot be trusted (corrupt, incomplete, other format, out of step).
+
+    The caller should call `SearchIndex.rebuild(...)` from the store and retry. If it does not,
+    this still surfaces as exit status 7 with a hint, because it is an `IndexUnavailable`.
+    """
+
+    code = "index_needs_rebuild"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"The search index needs to be rebuilt: {reason}",
+            hint="Run `pcp index rebuild`; the index is a cache rebuilt from the store's files.",
+        )
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class IndexDoc:
+    """One page as the index sees it. `path` is the unique key (store-relative head file)."""
+
+    path: str
+    page_id: str
+    revision_id: str
+    title: str
+    body: str  # indexed, never stored
+    type: str
+    namespace: str
+    origin: str = "generated"
+    sensitivity: str = "low"
+    lifecycle_status: str = "active"
+    review_status: str = "affirmed"
+    tags: tuple[str, ...] = ()
+    timestamp: str = ""  # ISO 8601; sorts and filters as a string
+    mtime_ns: int = 0  # of the head file when it was read; lets the caller spot changes
+
+
+@dataclass(frozen=True)
+class IndexFilter:
+    """What a search may see. Every constraint is applied inside the query, before ranking.
+
+    `None` means "no constraint on this axis"; an empty tuple means "nothing is allowed"
+    (a client granted no scope finds nothing, rather than everything).
+    """
+
+    namespaces: tuple[str, ...] | None = None
+    # With subtrees, a granted "work" also admits "work:projects" and deeper.
+    namespace_subtrees: bool = False
+    types: tuple[str, ...] | None = None
+    exclude_types: tuple[str, ...] = ()
+    lifecycle_statuses: tuple[str, ...] | None = ("active",)
+    sensitivities: tuple[str, ...] | None = ("low", "medium")
+    review_statuses: tuple[str, ...] | None = ("affirmed",)
+    since: str | None = None  # inclusive ISO prefix bounds on `timestamp`
+    until: str | None = None
+
+    @classmethod
+    def everything(cls) -> IndexFilter:
+        """No constraint at all (maintenance, tests)."""
+        return cls(lifecycle_statuses=None, sensitivities=None, review_statuses=None)
+
+
+@dataclass(frozen=True)
+class IndexHit:
+    page_id: str
+    path: str
+    revision_id: str
+    type: str
+    namespace: str
+    origin: str
+    sensitivity: str
+    lifecycle_status: str
+    review_status: str
+    timestamp: str
+    mtime_ns: int
+    score_raw: float
+    score: float  # normalized into [0, 1]
+    matched_fields: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class IndexStamp:
+    """What the index holds for one path: enough for a caller to diff against the store."""
+
+    revision_id: str
+    mtime_ns: int

@@ -1,0 +1,136 @@
+"""What the MCP server needs from the library: one method per tool.
+
+The server validates arguments, enforces the grant where it can (scopes narrowed, sensitive
+material and writes gated, out-of-grant and suppressed ids answered "not found"), audits the call
+and renders the result. The backend does the work, over the store, *within the grant it is
+given*: it must never return, count or mention a page outside `grant.scopes`, a suppressed page,
+or high-sensitivity material when `include_sensitive` is false. Every method returns a JSON-able
+dict and raises `pcp_cli.errors.PcpError` subclasses for expected failures.
+
+The real implementation lives in `pcp_cli/api.py`; tests use a small in-memory one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pcp_cli.mcp.grants import Grant
+
+JSON = dict[str, Any]
+
+
+class Backend(Protocol):
+    # -- identity ------------------------------------------------------------------------------
+    def visible_page_ids(
+        self, grant: Grant, ids: tuple[str, ...], *, suppressed: frozenset[str]
+    ) -> frozenset[str]:
+        """The subset of `ids` that exist, are inside the grant and are not suppressed."""
+        ...
+
+    # -- read-only query profile (Portable Context Protocol §4) ---------------------------------
+    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str]) -> JSON:
+        """`format` "json": the strict profile object. "markdown" / "micro_prompt":
+        `{"format": ..., "text": ...}` (the micro_prompt never holds high-sensitivity material
+        and is the fixed "no profile" string when empty)."""
+        ...
+
+    def search(
+        self,
+        grant: Grant,
+        *,
+        query: str,
+        limit: int,
+        types: tuple[str, ...] | None,
+        exclude_types: tuple[str, ...] | None,
+        include_superseded: bool,
+        include_sensitive: bool,
+        min_score: float | None,
+        scopes: tuple[str, ...],
+        suppressed: frozenset[str],
+    ) -> JSON:
+        """`{"results": [search_result...], "filters_applied": {...}}`. `scopes` is already the
+        intersection of the grant and the request; `include_sensitive` is already false unless
+        the grant allows sensitive material."""
+        ...
+
+    def get_timeline(
+        self,
+        grant: Grant,
+        *,
+        from_: str | None,
+        to: str | None,
+        query: str | None,
+        limit: int,
+        suppressed: frozenset[str],
+    ) -> JSON:
+        """`{"events": [timeline_event...]}`; dates are partial ISO dates (YYYY[-MM[-DD]])."""
+        ...
+
+    def stats(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+        """High-level counts and time range, counting only what the grant can see."""
+        ...
+
+    # -- Paged Context Protocol reads -----------------------------------------------------------
+    def describe_capabilities(self, grant: Grant) -> JSON:
+        """What the store supports (format, index availability, ...); the server adds the tools,
+        limits and the grant."""
+        ...
+
+    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+        """`{"scopes": [{"namespace": ..., "pages": n}, ...]}` for namespaces inside the grant."""
+        ...
+
+    def read_pages(
+        self,
+        grant: Grant,
+        *,
+        ids: tuple[str, ...],
+        views: tuple[str, ...],
+        suppressed: frozenset[str],
+    ) -> JSON:
+        """`{"pages": [{"page_id": ..., "revision_id": ..., <view>: ...}], "not_found": [...]}`,
+        pages in the order of `ids`. `payload` is the whole body as a string: the server pages
+        it. Invisible ids go to `not_found`, exactly like ids that do not exist."""
+        ...
+
+    # -- writes (registered only when grant.allow_write) ----------------------------------------
+    def write_page(
+        self,
+        grant: Grant,
+        *,
+        content: str,
+        title: str | None,
+        type: str,
+        namespace: str | None,
+        tags: tuple[str, ...],
+        idempotency_key: str | None,
+    ) -> JSON:
+        """A new page, provenance actor `grant.actor`/`grant.client_id`. `namespace` None means
+        the store's default namespace if the grant includes it. Returns its manifest."""
+        ...
+
+    def revise_page(
+        self,
+        grant: Grant,
+        *,
+        page_id: str,
+        expected_revision_id: str,
+        content: str | None,
+        title: str | None,
+    ) -> JSON:
+        """A new revision; raises RevisionConflict when the head is not `expected_revision_id`."""
+        ...
+
+    def link_pages(self, grant: Grant, *, from_id: str, relation_type: str, to_id: str) -> JSON:
+        """A typed relation between the current revisions of two visible pages."""
+        ...
+
+    def tombstone_page(self, grant: Grant, *, page_id: str, reason: str | None) -> JSON:
+        """Lifecycle -> tombstoned (history kept; this is not delete)."""
+        ...
+
+    def propose_keystone(
+        self, grant: Grant, *, content: str, category: str | None, confidence: float | None
+    ) -> JSON:
+        """A keystone with review_status "proposed": never served until the person affirms it."""
+        ...

@@ -1,0 +1,236 @@
+"""What an MCP client may see and do, resolved once at start-up from `pcp.yaml`.
+
+Pure functions over the already-parsed manifest: no I/O, no SDK import, so `pcp audit` and the
+CLI can use them without paying for the MCP SDK.
+
+A grant lists *scopes*: exact namespaces (`user:ada-lumen`) or prefix patterns (`project:*`,
+matching every namespace below `project:`; a lone `*` matches the whole store). Narrowing
+(`pcp serve --scope`, or a per-call `scopes` argument) can only remove scopes, never add them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pcp_cli.errors import InvalidInput, UsageError
+from pcp_cli.model.scopes import scope_matches
+from pcp_cli.model.vocab import NAMESPACE_PATTERN
+
+MANIFEST_NAME = "pcp.yaml"
+# An MCP client is an AI application: its writes carry this actor type in provenance, always
+# (an MCP peer cannot prove it is the user, and a configurable actor would let a grant say so).
+DEFAULT_ACTOR = "model"
+# What a grant in pcp.yaml may say (the manifest schema's `clients` entry).
+GRANT_KEYS = ("scopes", "allow_sensitive", "allow_write", "description")
+
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """The resolved authority of one server session."""
+
+    client_id: str | None
+    actor: str
+    scopes: tuple[str, ...]
+    allow_sensitive: bool
+    allow_write: bool
+    granted_by: str  # "pcp.yaml" | "default"
+    # Requested scopes that were outside the grant and dropped (never widened).
+    dropped_scopes: tuple[str, ...] = ()
+    # One line each, for `pcp serve` to print on stderr: what was dropped or refused, and why.
+    notices: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "client_id": self.client_id,
+            "actor": self.actor,
+            "scopes": list(self.scopes),
+            "allow_sensitive": self.allow_sensitive,
+            "allow_write": self.allow_write,
+            "granted_by": self.granted_by,
+        }
+
+
+def is_scope_pattern(value: object) -> bool:
+    """True for `*`, an exact namespace, or `<namespace>:*`."""
+    if not isinstance(value, str):
+        return False
+    if value == "*":
+        return True
+    if value.endswith(":*"):
+        return _NAMESPACE.match(value[:-2]) is not None
+    return _NAMESPACE.match(value) is not None
+
+
+_pattern_matches = scope_matches
+
+
+def scope_allows(grant: Grant, namespace: str) -> bool:
+    """May this grant see pages in `namespace`?"""
+    return any(_pattern_matches(pattern, namespace) for pattern in grant.scopes)
+
+
+def _covered(scopes: Iterable[str], requested: str) -> bool:
+    """Is every namespace `requested` can match also matched by one of `scopes`?"""
+    for pattern in scopes:
+        if pattern == "*":
+            return True
+        if requested == "*":
+            continue
+        if requested.endswith(":*"):
+            # A pattern is only covered by an equal or wider pattern.
+            if pattern.endswith(":*") and requested.startswith(pattern[:-1]):
+                return True
+        elif _pattern_matches(pattern, requested):
+            return True
+    return False
+
+
+def intersect_scopes(
+    scopes: tuple[str, ...], requested: Iterable[str] | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Intersect `requested` with `scopes`: (kept, dropped). None keeps everything granted.
+
+    A request that names nothing inside the grant keeps nothing: narrowing never falls back to
+    the wider grant.
+    """
+    if requested is None:
+        return scopes, ()
+    kept: list[str] = []
+    dropped: list[str] = []
+    for item in requested:
+        if is_scope_pattern(item) and _covered(scopes, item):
+            if item not in kept:
+                kept.append(item)
+        elif item not in dropped:
+            dropped.append(item)
+    return tuple(kept), tuple(dropped)
+
+
+def _manifest_error(message: str, hint: str) -> InvalidInput:
+    return InvalidInput(message, hint=hint, path=MANIFEST_NAME)
+
+
+def _default_namespace(manifest: Mapping[str, Any]) -> str | None:
+    value = manifest.get("default_namespace")
+    if value is None and isinstance(manifest.get("owner_id"), str):
+        value = f"user:{manifest['owner_id']}"
+    if value is None:
+        return None
+    if not isinstance(value, str) or _NAMESPACE.match(value) is None:
+        raise _manifest_error(
+            f"default_namespace {value!r} is not a valid namespace",
+            "use lowercase segments separated by ':', e.g. user:ada-lumen",
+        )
+    return value
+
+
+def _flag(entry: Mapping[str, Any], key: str, client_id: str) -> bool:
+    value = entry.get(key, False)
+    if not isinstance(value, bool):
+        raise _manifest_error(
+            f"clients.{client_id}.{key} must be true or false, not {value!r}",
+            "write `true` or `false` without quotes",
+        )
+    return value
+
+
+def check_client_id(client_id: str) -> str:
+    if _CLIENT_ID.match(client_id) is None:
+        raise UsageError(
+            f"client id {client_id[:80]!r} is not valid",
+            hint="use 1-64 letters, digits, '.', '_' or '-', e.g. --client-id claude-desktop",
+        )
+    return client_id
+
+
+def resolve_grant(
+    manifest: Mapping[str, Any],
+    client_id: str | None,
+    narrow_scopes: list[str] | None = None,
+    allow_write_flag: bool = False,
+) -> Grant:
+    """The grant for `client_id` under `manifest`, narrowed by `--scope`, with writes gated.
+
+    A client that `pcp.yaml` does not name gets the safe default: the owner's default namespace
+    only, no sensitive material, no writes. Writing needs both `allow_write: true` in the grant
+    and the `--allow-write` flag.
+    """
+    if client_id is not None:
+        check_client_id(client_id)
+    clients = manifest.get("clients") or {}
+    if not isinstance(clients, Mapping):
+        raise _manifest_error(
+            "clients must be a mapping of client id to grant",
+            "see the MCP section of the README for the shape of a grant",
+        )
+    notices: list[str] = []
+    who = client_id or "an unnamed client"
+    entry = clients.get(client_id) if client_id is not None else None
+
+    if entry is None:
+        default_ns = _default_namespace(manifest)
+        scopes: tuple[str, ...] = (default_ns,) if default_ns else ()
+        actor, allow_sensitive, allow_write, granted_by = DEFAULT_ACTOR, False, False, "default"
+        notices.append(
+            f"{who} has no grant in pcp.yaml: serving the default namespace only, read-only"
+        )
+        if allow_write_flag:
+            notices.append(f"--allow-write ignored: {who} has no grant in pcp.yaml")
+    else:
+        if not isinstance(entry, Mapping):
+            raise _manifest_error(
+                f"clients.{client_id} must be a mapping",
+                "give it scopes, allow_sensitive and allow_write keys",
+            )
+        unknown = sorted(str(k) for k in entry if k not in GRANT_KEYS)
+        if unknown:
+            # A misspelt key must not silently change what a client may see.
+            raise _manifest_error(
+                f"clients.{client_id} has unknown key {unknown[0]!r}",
+                f"a grant may have: {', '.join(GRANT_KEYS)}",
+            )
+        raw_scopes = entry.get("scopes", [])
+        if isinstance(raw_scopes, str) or not isinstance(raw_scopes, list):
+            raise _manifest_error(
+                f"clients.{client_id}.scopes must be a list",
+                'e.g. scopes: ["user:ada-lumen", "project:*"]',
+            )
+        bad = [s for s in raw_scopes if not is_scope_pattern(s)]
+        if bad:
+            raise _manifest_error(
+                f"clients.{client_id}.scopes has invalid entries: {bad!r}",
+                "a scope is a namespace (user:ada-lumen), a prefix pattern (project:*) or *",
+            )
+        scopes = tuple(dict.fromkeys(raw_scopes))
+        actor = DEFAULT_ACTOR
+        allow_sensitive = _flag(entry, "allow_sensitive", client_id or "")
+        granted_write = _flag(entry, "allow_write", client_id or "")
+        allow_write = granted_write and allow_write_flag
+        granted_by = MANIFEST_NAME
+        if allow_write_flag and not granted_write:
+            notices.append(
+                f"--allow-write ignored: pcp.yaml does not allow writes for {client_id} "
+                f"(set clients.{client_id}.allow_write: true)"
+            )
+
+    kept, dropped = intersect_scopes(scopes, narrow_scopes)
+    for scope in dropped:
+        notices.append(f"--scope {scope} is outside the grant for {who}; dropped")
+    if narrow_scopes is not None and not kept:
+        notices.append(f"no requested scope is inside the grant for {who}: nothing is visible")
+    return Grant(
+        client_id=client_id,
+        actor=actor,
+        scopes=kept,
+        allow_sensitive=allow_sensitive,
+        allow_write=allow_write,
+        granted_by=granted_by,
+        dropped_scopes=dropped,
+        notices=tuple(notices),
+    )

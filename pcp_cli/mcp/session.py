@@ -1,0 +1,404 @@
+"""One MCP server session: validate, authorize, call the backend, audit, shape the reply.
+
+SDK-free (the server module adapts it to the `mcp` SDK), so every rule here is testable in
+process. The session holds the only mutable state of a server: the pages suppressed for the rest
+of the session.
+
+Nothing outside the grant may leak: ids that are out of grant, suppressed or non-existent all get
+the same "not found"; scopes a call asks for outside the grant are ignored and reported without
+saying what lies there; unexpected failures are reported without their details (those go to the
+log on stderr).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pcp_cli import __version__
+from pcp_cli.errors import InvalidInput, NotFound, PcpError, UsageError
+from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
+from pcp_cli.mcp.backend import Backend
+from pcp_cli.mcp.grants import Grant, intersect_scopes, scope_allows
+from pcp_cli.mcp.tools import (
+    PROFILE_FORMATS,
+    READ_VIEWS,
+    SEARCH_MAX_LIMIT,
+    TIMELINE_MAX_LIMIT,
+    ToolSpec,
+    tools_for,
+    validate_arguments,
+)
+
+log = logging.getLogger("pcp.mcp")
+
+# Characters of page payload one pcp_read_pages call returns at most (about 5,000 tokens).
+DEFAULT_PAYLOAD_CHARS = 20_000
+CURSOR_VERSION = 1
+
+
+class NotPermitted(PcpError):
+    """The call is well-formed but this client's grant does not allow it."""
+
+    code = "not_permitted"
+
+
+class UnknownTool(InvalidInput):
+    code = "unknown_tool"
+
+
+class InternalError(PcpError):
+    """Something unexpected failed; the details stay in the log, not in the reply."""
+
+    code = "internal"
+
+
+# Failures that are a refusal (the caller asked for something it may not have, or asked badly)
+# rather than an error (something went wrong while serving an allowed request).
+_REFUSALS = (InvalidInput, UsageError, NotFound, NotPermitted)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a tool call answers: structured data, the same as text, and whether it failed."""
+
+    data: dict[str, Any]
+    text: str
+    is_error: bool = False
+
+
+def _error_reply(error: PcpError) -> Reply:
+    data = {"error": {"code": error.code, "message": error.message, "hint": error.hint}}
+    text = f"Error: {error.message}"
+    if error.hint:
+        text += f"\nHint: {error.hint}"
+    return Reply(data=data, text=text, is_error=True)
+
+
+def _not_found(page_id: str) -> NotFound:
+    # One message for "does not exist", "outside your grant" and "suppressed".
+    return NotFound(
+        f"page {page_id} not found",
+        hint="use pcp_search to find the ids of pages you can read",
+    )
+
+
+def _count(key: str) -> Callable[[dict[str, Any]], int | None]:
+    def count(data: dict[str, Any]) -> int | None:
+        value = data.get(key)
+        return len(value) if isinstance(value, list) else None
+
+    return count
+
+
+RESULT_COUNTS: dict[str, Callable[[dict[str, Any]], int | None]] = {
+    "pcp_search": _count("results"),
+    "pcp_get_timeline": _count("events"),
+    "pcp_read_pages": _count("pages"),
+    "pcp_suppress_pages": _count("suppressed"),
+    "pcp_list_scopes": _count("scopes"),
+}
+
+
+def _encode_cursor(key: str, index: int, offset: int, revision: Any) -> str:
+    raw = json.dumps({"v": CURSOR_VERSION, "k": key, "p": index, "o": offset, "r": revision},
+                     separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, key: str) -> tuple[int, int, Any]:
+    invalid = InvalidInput("cursor is not valid",
+                           hint="pass next_cursor exactly as returned, or call without cursor")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+    except (binascii.Error, ValueError):
+        raise invalid from None
+    if not isinstance(data, dict) or data.get("v") != CURSOR_VERSION:
+        raise invalid
+    index, offset = data.get("p"), data.get("o")
+    if not (isinstance(index, int) and isinstance(offset, int) and index >= 0 and offset >= 0):
+        raise invalid
+    if data.get("k") != key:
+        raise InvalidInput(
+            "cursor belongs to a different request",
+            hint="pass the same ids and views as the call that returned next_cursor",
+        )
+    return index, offset, data.get("r")
+
+
+class ToolSession:
+    """Serves tool calls for one client under one grant."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        grant: Grant,
+        audit: AuditLog,
+        *,
+        max_payload_chars: int = DEFAULT_PAYLOAD_CHARS,
+    ) -> None:
+        self.backend = backend
+        self.grant = grant
+        self.audit = audit
+        self.max_payload_chars = max_payload_chars
+        self.specs: dict[str, ToolSpec] = {s.name: s for s in tools_for(grant.allow_write)}
+        self._suppressed: set[str] = set()
+        # Calls are served one at a time: suppression and audit order stay simple and exact.
+        self._lock = threading.Lock()
+
+    @property
+    def suppressed(self) -> frozenset[str]:
+        return frozenset(self._suppressed)
+
+    # -- the one entry point ---------------------------------------------------------------------
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> Reply:
+        with self._lock:
+            return self._call(name, arguments)
+
+    def _call(self, name: str, arguments: Mapping[str, Any] | None) -> Reply:
+        try:
+            sink = self.audit.open()
+        except AuditUnavailable as exc:
+            log.error("refusing %s: %s", name, exc.message)
+            return _error_reply(exc)
+        with sink:
+            reply: Reply
+            outcome, count, code = "allowed", None, None
+            try:
+                spec = self.specs.get(name)
+                if spec is None:
+                    raise UnknownTool(
+                        f"unknown tool {name[:80]!r}",
+                        hint="call tools/list for the tools this server offers",
+                    )
+                args = validate_arguments(spec, arguments)
+                data = getattr(self, "_" + spec.name.removeprefix("pcp_"))(args)
+                count = RESULT_COUNTS.get(name, lambda _d: None)(data)
+                reply = Reply(data=data, text=self._render(name, args, data))
+            except PcpError as exc:
+                outcome = "refused" if isinstance(exc, _REFUSALS) else "error"
+                code = exc.code
+                reply = _error_reply(exc)
+            except Exception:
+                log.exception("%s failed unexpectedly", name)
+                outcome, code = "error", "internal"
+                reply = _error_reply(InternalError(
+                    "internal error in pcp; the details are in the server's log on stderr",
+                    hint="try again; if it keeps failing, run `pcp doctor` on the store",
+                ))
+            try:
+                sink.write(
+                    client_id=self.grant.client_id,
+                    actor=self.grant.actor,
+                    tool=name,
+                    params=arguments or {},
+                    outcome=outcome,
+                    result_count=count,
+                    error_code=code,
+                )
+            except AuditUnavailable as exc:
+                log.error("dropping the answer to %s: %s", name, exc.message)
+                return _error_reply(exc)
+            return reply
+
+    @staticmethod
+    def _render(name: str, args: dict[str, Any], data: dict[str, Any]) -> str:
+        if name == "pcp_get_profile" and args["format"] != "json" and "text" in data:
+            return str(data["text"])
+        return json.dumps(data, ensure_ascii=False)
+
+    # -- id checks shared by several tools -------------------------------------------------------
+    def _require_visible(self, *ids: str) -> None:
+        visible = self.backend.visible_page_ids(self.grant, tuple(ids), suppressed=self.suppressed)
+        for page_id in ids:
+            if page_id not in visible or page_id in self._suppressed:
+                raise _not_found(page_id)
+
+    # -- read-only tools --------------------------------------------------------------------------
+    def _get_profile(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.backend.get_profile(self.grant, format=args["format"],
+                                        suppressed=self.suppressed)
+
+    def _search(self, args: dict[str, Any]) -> dict[str, Any]:
+        scopes, dropped = intersect_scopes(self.grant.scopes, args["scopes"])
+        include_sensitive = args["include_sensitive"] and self.grant.allow_sensitive
+        data = self.backend.search(
+            self.grant,
+            query=args["query"],
+            limit=args["limit"],
+            types=args["types"],
+            exclude_types=args["exclude_types"],
+            include_superseded=args["include_superseded"],
+            include_sensitive=include_sensitive,
+            min_score=args["min_score"],
+            scopes=scopes,
+            suppressed=self.suppressed,
+        )
+        results = data.get("results")
+        if isinstance(results, list):
+            # Defence in depth: the cap and the suppression hold whatever the backend does.
+            data["results"] = [
+                r for r in results
+                if not (isinstance(r, dict) and r.get("id") in self._suppressed)
+            ][: args["limit"]]
+        notices = []
+        if dropped:
+            notices.append(f"ignored scopes outside this client's grant: {', '.join(dropped)}")
+        if args["include_sensitive"] and not self.grant.allow_sensitive:
+            notices.append("include_sensitive ignored: this client's grant does not allow "
+                           "high-sensitivity material")
+        if notices:
+            data["notices"] = notices
+        return data
+
+    def _get_timeline(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args["from"] and args["to"] and args["from"] > args["to"]:
+            raise InvalidInput(f"from {args['from']} is after to {args['to']}",
+                               hint="swap them, or leave one out")
+        return self.backend.get_timeline(
+            self.grant, from_=args["from"], to=args["to"], query=args["query"],
+            limit=args["limit"], suppressed=self.suppressed,
+        )
+
+    def _stats(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.backend.stats(self.grant, suppressed=self.suppressed)
+
+    def _describe_capabilities(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "server": {"name": "pcp", "version": __version__},
+            "protocols": {"portable_context_protocol": "1.1", "paged_context_protocol": "0.4"},
+            "grant": self.grant.to_dict(),
+            "tools": sorted(self.specs),
+            "writes_enabled": self.grant.allow_write,
+            "read_views": list(READ_VIEWS),
+            "profile_formats": list(PROFILE_FORMATS),
+            "limits": {
+                "search_max_limit": SEARCH_MAX_LIMIT,
+                "timeline_max_limit": TIMELINE_MAX_LIMIT,
+                "read_pages_payload_chars": self.max_payload_chars,
+            },
+            "suppressed_pages": len(self._suppressed),
+            "store": self.backend.describe_capabilities(self.grant),
+        }
+
+    def _list_scopes(self, args: dict[str, Any]) -> dict[str, Any]:
+        data = self.backend.list_scopes(self.grant, suppressed=self.suppressed)
+        data.setdefault("granted", list(self.grant.scopes))
+        return data
+
+    def _read_pages(self, args: dict[str, Any]) -> dict[str, Any]:
+        ids: tuple[str, ...] = args["ids"]
+        views: tuple[str, ...] = args["views"]
+        key = hashlib.sha256(json.dumps([ids, views]).encode()).hexdigest()[:16]
+        start, offset, revision = 0, 0, None
+        if args["cursor"] is not None:
+            start, offset, revision = _decode_cursor(args["cursor"], key)
+        data = self.backend.read_pages(self.grant, ids=ids, views=views,
+                                       suppressed=self.suppressed)
+        pages = [
+            p for p in data.get("pages", [])
+            if isinstance(p, dict) and p.get("page_id") in ids
+            and p.get("page_id") not in self._suppressed
+        ]
+        returned = {p["page_id"] for p in pages}
+        not_found = [i for i in ids if i not in returned]
+        if args["cursor"] is not None and (
+            start >= len(pages) or pages[start].get("revision_id") != revision
+        ):
+            raise InvalidInput("the pages changed since this cursor was issued",
+                               hint="read them again without cursor")
+        budget = self.max_payload_chars
+        out: list[dict[str, Any]] = []
+        next_cursor = None
+        index = start
+        while index < len(pages):
+            page = pages[index]
+            text = page.get("payload")
+            if "payload" not in views or not isinstance(text, str):
+                out.append(page)
+                index, offset = index + 1, 0
+                continue
+            if budget <= 0:
+                next_cursor = _encode_cursor(key, index, offset, page.get("revision_id"))
+                break
+            chunk = text[offset: offset + budget]
+            end = offset + len(chunk)
+            budget -= len(chunk)
+            entry = dict(page) if offset == 0 else {
+                "page_id": page["page_id"], "revision_id": page.get("revision_id")}
+            entry["payload"] = chunk
+            entry["payload_range"] = {"start": offset, "end": end, "total": len(text)}
+            out.append(entry)
+            if end < len(text):
+                next_cursor = _encode_cursor(key, index, end, page.get("revision_id"))
+                break
+            index, offset = index + 1, 0
+        return {"pages": out, "not_found": not_found, "next_cursor": next_cursor}
+
+    def _suppress_pages(self, args: dict[str, Any]) -> dict[str, Any]:
+        ids: tuple[str, ...] = args["ids"]
+        visible = self.backend.visible_page_ids(self.grant, ids, suppressed=self.suppressed)
+        done = [i for i in ids if i in visible or i in self._suppressed]
+        self._suppressed.update(done)
+        return {
+            "suppressed": done,
+            "not_found": [i for i in ids if i not in done],
+            "suppressed_in_session": len(self._suppressed),
+            "note": "hidden from every tool until this server session ends; nothing on disk "
+            "changed",
+        }
+
+    # -- writes -------------------------------------------------------------------------------
+    def _check_write(self) -> None:
+        if not self.grant.allow_write:  # unreachable while write tools are not offered
+            raise NotPermitted("writing is not enabled for this client",
+                               hint="the person enables it in pcp.yaml and with --allow-write")
+
+    def _write_page(self, args: dict[str, Any]) -> dict[str, Any]:
+        self._check_write()
+        namespace = args["namespace"]
+        if namespace is not None and not scope_allows(self.grant, namespace):
+            raise NotPermitted(
+                f"namespace {namespace} is outside this client's grant",
+                hint=f"write to a namespace inside: {', '.join(self.grant.scopes) or 'nothing'}",
+            )
+        return self.backend.write_page(
+            self.grant, content=args["content"], title=args["title"], type=args["type"],
+            namespace=namespace, tags=args["tags"] or (),
+            idempotency_key=args["idempotency_key"],
+        )
+
+    def _revise_page(self, args: dict[str, Any]) -> dict[str, Any]:
+        self._check_write()
+        self._require_visible(args["page_id"])
+        return self.backend.revise_page(
+            self.grant, page_id=args["page_id"],
+            expected_revision_id=args["expected_revision_id"],
+            content=args["content"], title=args["title"],
+        )
+
+    def _link_pages(self, args: dict[str, Any]) -> dict[str, Any]:
+        self._check_write()
+        self._require_visible(args["from_id"], args["to_id"])
+        return self.backend.link_pages(self.grant, from_id=args["from_id"],
+                                       relation_type=args["relation_type"], to_id=args["to_id"])
+
+    def _tombstone_page(self, args: dict[str, Any]) -> dict[str, Any]:
+        self._check_write()
+        self._require_visible(args["page_id"])
+        return self.backend.tombstone_page(self.grant, page_id=args["page_id"],
+                                           reason=args["reason"])
+
+    def _propose_keystone(self, args: dict[str, Any]) -> dict[str, Any]:
+        self._check_write()
+        return self.backend.propose_keystone(self.grant, content=args["content"],
+                                             category=args["category"],
+                                             confidence=args["confidence"])

@@ -1,0 +1,436 @@
+"""The MCP backend over a real store folder, through `pcp_cli.api` only.
+
+Every call opens the store afresh (read-only for the read tools, which refreshes only the catalog
+under `.pcp/`), so a page the CLI wrote while the server runs is visible to the next call, and no
+SQLite connection is shared between the worker threads the SDK runs calls on. Write tools open a
+writable store for the one call.
+
+The grant is applied before anything is ranked or read: the api functions get the grant's scopes
+and a `hidden` set (the session's suppressed pages, plus every high-sensitivity page when the
+grant never allows sensitive material), so what is outside the grant is never a candidate, never
+counted and never named in an error. Results are then checked again against the grant (defence
+in depth): a page that should not be visible is dropped, and a count that names a namespace
+outside the grant fails the call closed instead of leaking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pcp_cli import api
+from pcp_cli.errors import PcpError, RevisionConflict, StoreDamaged
+from pcp_cli.mcp.grants import Grant, scope_allows
+from pcp_cli.mcp.session import NotPermitted
+
+JSON = dict[str, Any]
+# Origins of what an AI client writes: its pages are derivations, its keystones guesses.
+WRITE_ORIGIN = "generated"
+KEYSTONE_SOURCE = "inferred"
+# Statuses a page read by id may have (tombstoned pages are gone from reads; history is kept).
+READABLE_STATUSES = ("active", "superseded", "archived")
+# Namespaces may only be checked against a grant's scopes after the store has said them.
+UNEXPECTED_SCOPE = "the store answered outside this client's grant; the answer was withheld"
+
+
+class GrantViolation(PcpError):
+    """A library answer named something outside the grant: fail closed, say nothing of it."""
+
+    code = "internal"
+
+
+def _narrowed(grant: Grant, scopes: Sequence[str]) -> Grant:
+    return dataclasses.replace(grant, scopes=tuple(scopes))
+
+
+class StoreBackend:
+    """`Backend` over the store at `root` (see `pcp_cli.mcp.backend`)."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    # -- opening ------------------------------------------------------------------------------
+    @contextmanager
+    def _reading(self) -> Iterator[api.Store]:
+        store = api.open_store(self.root, readonly=True)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[api.Store]:
+        store = api.open_store(self.root)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    # -- the grant, applied ------------------------------------------------------------------
+    @staticmethod
+    def _scopes(grant: Grant) -> list[str]:
+        # Never None (which the api reads as "every namespace"): an empty grant sees nothing.
+        return list(grant.scopes)
+
+    def _hidden(self, store: api.Store, grant: Grant, suppressed: frozenset[str]) -> frozenset[str]:
+        """Pages no tool may return or count for this grant: suppressed ones, and every
+        high-sensitivity page unless the grant ever allows sensitive material."""
+        if grant.allow_sensitive:
+            return frozenset(suppressed)
+        sensitive = {
+            e.page_id for e in api.list_pages(store, statuses=(), include_proposed=True)
+            if e.sensitivity == "high" and e.page_id and scope_allows(grant, e.namespace or "")
+        }
+        return frozenset(suppressed) | sensitive
+
+    @staticmethod
+    def _report_own(data: JSON, suppressed: frozenset[str]) -> JSON:
+        """filters_applied may count what was left out: count only what the client suppressed,
+        never the sensitive pages left out for the grant's sake (that count is itself a leak)."""
+        filters = data.get("filters_applied")
+        if isinstance(filters, dict) and "suppressed" in filters:
+            value = filters["suppressed"]
+            filters["suppressed"] = sorted(suppressed) if isinstance(value, list) else len(
+                suppressed)
+        return data
+
+    def _visible_entry(self, store: api.Store, grant: Grant, page_id: str,
+                       hidden: frozenset[str]) -> api.Entry | None:
+        """The head entry of `page_id` if this grant may read it; None otherwise (and for pages
+        that do not exist). A head file that cannot be read is returned only when its folder is
+        inside the grant, so the caller can say it is damaged."""
+        if page_id in hidden:
+            return None
+        entry = api.page_entry(store, page_id)
+        if entry is None:
+            return None
+        if entry.problem is not None:
+            namespace = api.entry_folder_namespace(entry) or store.default_namespace
+            return entry if scope_allows(grant, namespace) else None
+        if entry.namespace is None or not scope_allows(grant, entry.namespace):
+            return None
+        if entry.lifecycle_status not in READABLE_STATUSES or entry.review_status != "affirmed":
+            return None
+        if entry.sensitivity == "high" and not grant.allow_sensitive:
+            return None
+        return entry
+
+    def _check_namespaces(self, grant: Grant, namespaces: Any) -> None:
+        for namespace in namespaces or ():
+            if not isinstance(namespace, str) or not scope_allows(grant, namespace):
+                raise GrantViolation(UNEXPECTED_SCOPE, hint="report this as a bug in pcp")
+
+    def visible_page_ids(
+        self, grant: Grant, ids: tuple[str, ...], *, suppressed: frozenset[str]
+    ) -> frozenset[str]:
+        with self._reading() as store:
+            hidden = self._hidden(store, grant, suppressed)
+            return frozenset(
+                i for i in ids
+                if (e := self._visible_entry(store, grant, i, hidden)) is not None
+                and e.problem is None
+            )
+
+    # -- read-only query profile -------------------------------------------------------------
+    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str]) -> JSON:
+        with self._reading() as store:
+            hidden = self._hidden(store, grant, suppressed)
+            used = {
+                e.page_id
+                for e in api.list_pages(store, types=("profile", "keystone", "timeline_event"))
+                if e.page_id and scope_allows(grant, e.namespace or "")
+            }
+            if used & hidden:
+                rendered = self._profile_without(store, grant, format, hidden)
+            else:
+                rendered = api.profile_text(store, format, scopes=self._scopes(grant))
+        if format == "json":
+            assert isinstance(rendered, dict)
+            return rendered
+        return {"format": format, "text": str(rendered)}
+
+    def _profile_without(self, store: api.Store, grant: Grant, format: str,
+                         hidden: frozenset[str]) -> JSON | str:
+        """The same renderers as `api.profile_text`, over the profile material minus the pages
+        this session may not see (suppressed, or sensitive for this grant)."""
+        from pcp_cli import render
+
+        def revisions(page_type: str) -> list[Any]:
+            return [
+                api.require_page(store, e.page_id)
+                for e in api.list_pages(store, types=(page_type,))
+                if e.page_id and e.page_id not in hidden and scope_allows(grant, e.namespace or "")
+            ]
+
+        profiles = revisions("profile")
+        preferred = [p for p in profiles if p.page_id == api.PROFILE_PAGE_ID] or profiles
+        profile = preferred[0] if preferred else None
+        if format == "json":
+            return render.profile_json(profile)
+        keystones = revisions("keystone")
+        if format == "micro_prompt":
+            return render.micro_prompt(profile, keystones)
+        events = [r.state for r in revisions("timeline_event")]
+        return render.profile_markdown(profile, keystones, events)
+
+    def search(
+        self,
+        grant: Grant,
+        *,
+        query: str,
+        limit: int,
+        types: tuple[str, ...] | None,
+        exclude_types: tuple[str, ...] | None,
+        include_superseded: bool,
+        include_sensitive: bool,
+        min_score: float | None,
+        scopes: tuple[str, ...],
+        suppressed: frozenset[str],
+    ) -> JSON:
+        narrowed = _narrowed(grant, scopes)
+        with self._reading() as store:
+            hidden = self._hidden(store, grant, suppressed)
+            # Sensitivity has its own switch here; `suppressed` is only what the client hid.
+            data = api.search(
+                store, query, limit=limit, types=types or (), exclude_types=exclude_types or (),
+                include_superseded=include_superseded,
+                include_sensitive=include_sensitive and grant.allow_sensitive,
+                min_score=min_score, scopes=list(scopes), suppressed=frozenset(suppressed),
+            )
+            results = data.get("results") or []
+            kept = [
+                r for r in results
+                if isinstance(r, dict) and isinstance(r.get("id"), str)
+                and self._searchable(store, narrowed, r["id"], hidden, include_superseded)
+            ]
+        data["results"] = kept
+        data["count"] = len(kept)
+        return self._report_own(data, suppressed)
+
+    def _searchable(self, store: api.Store, grant: Grant, page_id: str, hidden: frozenset[str],
+                    include_superseded: bool) -> bool:
+        entry = self._visible_entry(store, grant, page_id, hidden)
+        if entry is None or entry.problem is not None:
+            return False
+        return include_superseded or entry.lifecycle_status == "active"
+
+    def get_timeline(
+        self,
+        grant: Grant,
+        *,
+        from_: str | None,
+        to: str | None,
+        query: str | None,
+        limit: int,
+        suppressed: frozenset[str],
+    ) -> JSON:
+        with self._reading() as store:
+            hidden = self._hidden(store, grant, suppressed)
+            data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
+                                scopes=self._scopes(grant), suppressed=hidden)
+            events = [
+                e for e in data.get("events") or []
+                if isinstance(e, dict) and isinstance(e.get("id"), str)
+                and self._visible_entry(store, grant, e["id"], hidden) is not None
+            ]
+        data["events"] = events
+        data["count"] = len(events)
+        return self._report_own(data, suppressed)
+
+    def stats(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+        with self._reading() as store:
+            hidden = self._hidden(store, grant, suppressed)
+            data = api.stats(store, scopes=self._scopes(grant), suppressed=hidden)
+        self._check_namespaces(grant, data.get("by_namespace"))
+        return data
+
+    # -- Paged Context Protocol reads ---------------------------------------------------------
+    def describe_capabilities(self, grant: Grant) -> JSON:
+        with self._reading() as store:
+            data = api.capabilities(store)
+        # The store's default namespace is the owner's own: not for a client granted elsewhere.
+        default = data.get("default_namespace")
+        if isinstance(default, str) and not scope_allows(grant, default):
+            del data["default_namespace"]
+        return data
+
+    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+        with self._reading() as store:
+            hidden = self._hidden(store, grant, suppressed)
+            data = api.list_scopes(store, scopes=self._scopes(grant))
+            rows = [r for r in data.get("scopes") or [] if isinstance(r, dict)]
+            self._check_namespaces(grant, [r.get("namespace") for r in rows])
+            # Counts of what this session can actually read: without hidden pages.
+            for row in rows:
+                visible = [e for e in api.list_pages(store, namespaces=(row["namespace"],))
+                           if e.page_id not in hidden]
+                row["pages"] = len(visible)
+                row["last_activity"] = max((e.updated_at for e in visible if e.updated_at),
+                                           default=None)
+        data["scopes"] = rows
+        return data
+
+    def read_pages(
+        self,
+        grant: Grant,
+        *,
+        ids: tuple[str, ...],
+        views: tuple[str, ...],
+        suppressed: frozenset[str],
+    ) -> JSON:
+        pages: list[JSON] = []
+        not_found: list[str] = []
+        with self._reading() as store:
+            hidden = self._hidden(store, grant, suppressed)
+            for page_id in ids:
+                entry = self._visible_entry(store, grant, page_id, hidden)
+                if entry is None:
+                    not_found.append(page_id)
+                    continue
+                if entry.problem is not None:
+                    # Not the parser's words: they may quote the file, and this page may be
+                    # one the grant would not show (its sensitivity is unreadable too).
+                    raise StoreDamaged(
+                        f"page {page_id} cannot be read: its file in the store is damaged",
+                        hint="ask the person to run `pcp doctor` or fix the file; read the "
+                        "other pages without this id",
+                    )
+                page = self._read_one(store, grant, page_id, views, hidden)
+                if page is None:
+                    not_found.append(page_id)
+                else:
+                    pages.append(page)
+        return {"pages": pages, "not_found": not_found}
+
+    def _read_one(self, store: api.Store, grant: Grant, page_id: str,
+                  views: tuple[str, ...], hidden: frozenset[str]) -> JSON | None:
+        manifest = api.read_page(store, page_id, view="manifest")
+        head = manifest["manifest"]
+        # The revision itself must be inside the grant too (a head file edited by hand could
+        # say otherwise until the edit is recorded).
+        if not scope_allows(grant, head.get("namespace", "")) or (
+            head.get("sensitivity") == "high" and not grant.allow_sensitive
+        ):
+            return None
+        page: JSON = {
+            "page_id": page_id,
+            "revision_id": manifest["revision_id"],
+            "is_head": manifest["is_head"],
+            "heads": manifest["heads"],
+        }
+        for view in views:
+            if view == "manifest":
+                page["manifest"] = head
+                continue
+            data = api.read_page(store, page_id, revision_id=manifest["revision_id"], view=view)
+            if view == "payload":
+                page["payload"] = data["payload"]["content"]
+                page["media_type"] = data["payload"]["media_type"]
+            elif view == "relations":
+                page["relations"] = [
+                    rel for rel in data["relations"]
+                    if self._visible_entry(store, grant, _other_end(rel, page_id), hidden)
+                    is not None
+                ]
+            else:
+                page[view] = data[view]
+        return page
+
+    # -- writes ------------------------------------------------------------------------------
+    @staticmethod
+    def _actor(grant: Grant) -> api.Actor:
+        return api.Actor(grant.actor, grant.client_id or "anonymous")
+
+    def _target_namespace(self, store: api.Store, grant: Grant, namespace: str | None) -> str:
+        target = namespace or store.default_namespace
+        if not scope_allows(grant, target):
+            raise NotPermitted(
+                f"namespace {target} is outside this client's grant",
+                hint=f"pass a namespace inside: {', '.join(grant.scopes) or 'nothing'}",
+            )
+        return target
+
+    def _written(self, store: api.Store, result: Any) -> JSON:
+        manifest = api.read_page(store, result.page_id, view="manifest")["manifest"]
+        return {**result.to_dict(), "manifest": manifest}
+
+    def write_page(
+        self,
+        grant: Grant,
+        *,
+        content: str,
+        title: str | None,
+        type: str,
+        namespace: str | None,
+        tags: tuple[str, ...],
+        idempotency_key: str | None,
+    ) -> JSON:
+        with self._writing() as store:
+            target = self._target_namespace(store, grant, namespace)
+            # Keys are per client: another client's key can never return (or reveal) its page.
+            key = f"mcp:{grant.client_id}:{idempotency_key}" if idempotency_key else None
+            result = api.add_page(
+                store, content, page_type=type, title=title, namespace=target,
+                origin=WRITE_ORIGIN, tags=tags, idempotency_key=key, actor=self._actor(grant),
+            )
+            return self._written(store, result)
+
+    def revise_page(
+        self,
+        grant: Grant,
+        *,
+        page_id: str,
+        expected_revision_id: str,
+        content: str | None,
+        title: str | None,
+    ) -> JSON:
+        with self._writing() as store:
+            try:
+                result = api.revise_page(
+                    store, page_id, content=content, title=title,
+                    expected_revision_id=expected_revision_id, actor=self._actor(grant),
+                    origin=WRITE_ORIGIN if content is not None else None,
+                    note=f"revised by MCP client {grant.client_id}",
+                )
+            except RevisionConflict as exc:
+                raise RevisionConflict(
+                    f"page {page_id} is at revision {exc.current}, not {expected_revision_id}",
+                    expected=expected_revision_id, current=exc.current,
+                    hint=f"read {page_id} again with pcp_read_pages and revise revision "
+                    f"{exc.current}",
+                ) from None
+            return self._written(store, result)
+
+    def link_pages(self, grant: Grant, *, from_id: str, relation_type: str, to_id: str) -> JSON:
+        with self._writing() as store:
+            return api.link_pages(store, from_id, relation_type, to_id,
+                                  actor=self._actor(grant),
+                                  note=f"linked by MCP client {grant.client_id}")
+
+    def tombstone_page(self, grant: Grant, *, page_id: str, reason: str | None) -> JSON:
+        with self._writing() as store:
+            result = api.set_lifecycle(store, page_id, "tombstoned", actor=self._actor(grant),
+                                       reason=reason or f"tombstoned by MCP client "
+                                       f"{grant.client_id}")
+            return {**result.to_dict(), "lifecycle_status": "tombstoned"}
+
+    def propose_keystone(
+        self, grant: Grant, *, content: str, category: str | None, confidence: float | None
+    ) -> JSON:
+        with self._writing() as store:
+            target = self._target_namespace(store, grant, None)
+            result = api.add_keystone(
+                store, content, category=category or "other", confidence=confidence,
+                source=KEYSTONE_SOURCE, proposed=True, namespace=target, actor=self._actor(grant),
+            )
+            return {**result.to_dict(), "review_status": "proposed",
+                    "note": "waits for the person's review; not served until affirmed"}
+
+
+def _other_end(relation: JSON, page_id: str) -> str:
+    ends = (relation.get("from_page_id"), relation.get("to_page_id"))
+    other = ends[1] if ends[0] == page_id else ends[0]
+    return other if isinstance(other, str) else ""

@@ -1,0 +1,412 @@
+"""Profile operations over a Store: export (json, markdown, micro_prompt, archive, AGENTS.md),
+distillation, and the review queue of proposed keystones.
+
+The renderers in `pcp_cli/render/` are pure; this module chooses what they see. Everything it
+reads comes through the catalog (`Store.entries`) plus one revision file per page used, so the
+micro_prompt stays fast on a large store and never needs the search index. It imports nothing
+heavy (no whoosh, jsonschema or mcp).
+
+What reaches the read surface: only *affirmed* pages. Proposed and rejected keystones are the
+review queue's business and appear in no export format. High-sensitivity pages never enter the
+micro_prompt or the Markdown profile, and enter `json` and the archive only with
+`include_sensitive=True`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pcp_cli.errors import InvalidInput, NotFound, UsageError
+from pcp_cli.model.scopes import in_scopes
+from pcp_cli.model.page import Actor, PageState, Revision, now_iso
+from pcp_cli.store.catalog import Entry
+from pcp_cli.store.store import Store, WriteResult
+
+EXPORT_FORMATS = ("json", "markdown", "micro_prompt", "archive", "agents-md")
+PROFILE_FORMATS = ("json", "markdown", "micro_prompt")
+PROFILE_PAGE_ID = "profile"
+DISTILL_ACTOR = Actor("system", "distill")
+# Keys of a page's `record` that importers use to remember the Portable Context Protocol id a
+# page was imported under when that id could not be the page id (see adapters/archive.py).
+V1_ID = "v1_id"
+V1_SUPERSEDES = "v1_supersedes"
+
+
+# -- reading ----------------------------------------------------------------------------------
+def in_scope(namespace: str | None, scopes: Sequence[str]) -> bool:
+    """True when no scope is given, or `namespace` matches one (see pcp_cli.model.scopes)."""
+    return in_scopes(namespace, scopes or None)
+
+
+def _load(store: Store, entry: Entry) -> Revision:
+    """The head revision a catalog entry names (one file read), else the page's current one."""
+    assert entry.page_id
+    if entry.revision_id and not entry.edited:
+        try:
+            return store.load_revision(entry.page_id, entry.revision_id)
+        except NotFound:
+            pass
+    return store.current(entry.page_id)
+
+
+def _entries(
+    store: Store,
+    page_type: str,
+    *,
+    scopes: Sequence[str] = (),
+    statuses: Sequence[str] = ("active",),
+    include_sensitive: bool = False,
+    review: Sequence[str] | None = ("affirmed",),
+) -> list[Entry]:
+    found = store.entries(types=(page_type,), statuses=statuses, review=review)
+    return [
+        e
+        for e in found
+        if in_scope(e.namespace, scopes) and (include_sensitive or e.sensitivity != "high")
+    ]
+
+
+def profile_page(store: Store, *, scopes: Sequence[str] = (),
+                 include_sensitive: bool = False) -> Revision | None:
+    """The active, affirmed profile page in scope (the page `profile` when there are several)."""
+    entries = _entries(store, "profile", scopes=scopes, include_sensitive=include_sensitive)
+    if not entries:
+        return None
+    preferred = [e for e in entries if e.page_id == PROFILE_PAGE_ID] or entries
+    return _as_distilled(_load(store, preferred[0]))
+
+
+def _as_distilled(revision: Revision) -> Revision:
+    """An imported profile is as old as its source distilled it, not as the import.
+
+    The renderers date a profile by its revision's `created_at` (`generated_at` in json, the
+    currency line of the micro_prompt); for a revision written by an import, that is the
+    `generated_at` the file gave, kept in `record["generated_at"]`. Later revisions (a hand
+    edit, `profile set`, distillation) are dated as usual.
+    """
+    from dataclasses import replace
+
+    from pcp_cli.render.select import rfc3339
+
+    step = revision.provenance[0] if revision.provenance else None
+    if step is None or step.operation != "import":
+        return revision
+    stamp = rfc3339(revision.state.record.get("generated_at"))
+    return replace(revision, created_at=stamp) if stamp else revision
+
+
+def current_keystones(store: Store, *, scopes: Sequence[str] = ()) -> list[Revision]:
+    """Active, affirmed, not high-sensitivity keystones in scope: the micro_prompt's material."""
+    return [_load(store, e) for e in _entries(store, "keystone", scopes=scopes)]
+
+
+def _timeline(store: Store, *, scopes: Sequence[str] = (),
+              include_sensitive: bool = False) -> list[PageState]:
+    entries = _entries(store, "timeline_event", scopes=scopes, include_sensitive=include_sensitive)
+    return [_load(store, e).state for e in entries]
+
+
+# -- export -----------------------------------------------------------------------------------
+def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
+    """The §4.1 micro_prompt (no trailing newline), or the fixed empty-store sentence."""
+    from pcp_cli.render.micro_prompt import micro_prompt
+
+    return micro_prompt(profile_page(store, scopes=scopes), current_keystones(store, scopes=scopes))
+
+
+def profile_markdown_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
+    from pcp_cli.render.markdown import profile_markdown
+
+    return profile_markdown(
+        profile_page(store, scopes=scopes),
+        current_keystones(store, scopes=scopes),
+        _timeline(store, scopes=scopes),
+    )
+
+
+def profile_object(store: Store, *, scopes: Sequence[str] = (),
+                   include_sensitive: bool = False) -> dict[str, Any]:
+    """The strict v1 profile object (just `schema_version` when there is no profile)."""
+    from pcp_cli.render.portable import profile_object as render_profile
+
+    return render_profile(profile_page(store, scopes=scopes, include_sensitive=include_sensitive))
+
+
+def export_archive(
+    store: Store,
+    *,
+    scopes: Sequence[str] = (),
+    include_sensitive: bool = False,
+    generated_at: str | None = None,
+) -> dict[str, Any]:
+    """The full archive (`pcp.full-archive`): profile, keystones and timeline events.
+
+    Affirmed pages only. Keystones keep their history (superseded and archived ones are
+    included with their `status`); tombstoned ones are left out. High-sensitivity pages only
+    with `include_sensitive`. Ids a page was imported under are given back.
+    """
+    from pcp_cli.render.portable import archive
+    from pcp_cli.render.select import instant
+
+    keystone_entries = _entries(
+        store, "keystone", scopes=scopes, include_sensitive=include_sensitive,
+        statuses=("active", "superseded", "archived"),
+    )
+    keystones = [_load(store, e) for e in keystone_entries]
+    profile = profile_page(store, scopes=scopes, include_sensitive=include_sensitive)
+    data = archive(
+        profile,
+        keystones,
+        _timeline(store, scopes=scopes, include_sensitive=include_sensitive),
+        generated_at or now_iso(),
+    )
+    records = {rev.page_id: rev.state.record for rev in keystones}
+    for obj in data["keystones"]:
+        record = records.get(obj["id"], {})
+        if isinstance(record.get(V1_SUPERSEDES), str):
+            obj["supersedes"] = record[V1_SUPERSEDES]
+        if isinstance(record.get(V1_ID), str):
+            obj["id"] = record[V1_ID]
+    data["keystones"].sort(
+        key=lambda o: (instant(o.get("created_at")) or float("-inf"), o["id"])
+    )
+    if data["timeline_events"]:
+        event_records = {
+            e.page_id: e.record
+            for e in _entries(store, "timeline_event", scopes=scopes,
+                              include_sensitive=include_sensitive)
+        }
+        for obj in data["timeline_events"]:
+            original = event_records.get(obj["id"], {}).get(V1_ID)
+            if isinstance(original, str):
+                obj["id"] = original
+        data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
+    return data
+
+
+def export_text(
+    store: Store,
+    fmt: str,
+    *,
+    scopes: Sequence[str] = (),
+    include_sensitive: bool = False,
+) -> str:
+    """`pcp export --format FMT` as the exact text written (JSON formats end with a newline)."""
+    import json
+
+    if fmt == "micro_prompt":
+        return micro_prompt_text(store, scopes=scopes) + "\n"
+    if fmt == "markdown":
+        return profile_markdown_text(store, scopes=scopes)
+    if fmt == "json":
+        obj = profile_object(store, scopes=scopes, include_sensitive=include_sensitive)
+    elif fmt == "archive":
+        obj = export_archive(store, scopes=scopes, include_sensitive=include_sensitive)
+    else:
+        raise UsageError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(EXPORT_FORMATS)}")
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_agents_md(store: Store, path: str | Path, *,
+                    scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """Put the micro_prompt in the marked block of an AGENTS.md / CLAUDE.md file.
+
+    Only the block changes on later runs; the rest of the file keeps every byte. Returns
+    `{"path", "status": created|updated|unchanged}`.
+    """
+    from pcp_cli.render.agents_md import agents_md_block
+    from pcp_cli.store.atomic import write_atomic
+
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{target} is a folder", hint="give the AGENTS.md or CLAUDE.md file")
+    try:
+        existing: str | None = target.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        existing = None
+    except UnicodeDecodeError:
+        raise InvalidInput("not valid UTF-8", path=str(target)) from None
+    new = agents_md_block(micro_prompt_text(store, scopes=scopes), existing)
+    if new == existing:
+        return {"path": str(target), "status": "unchanged"}
+    write_atomic(target, new)
+    return {"path": str(target), "status": "created" if existing is None else "updated"}
+
+
+# -- distillation -----------------------------------------------------------------------------
+def distill_profile(store: Store, *, actor: Actor | None = None,
+                    dry_run: bool = False) -> dict[str, Any]:
+    """`pcp profile distill`: (re)build the profile from the active, affirmed keystones.
+
+    Deterministic (see render/distill.py). Pinned fields (set by hand) are never overwritten.
+    The new revision has provenance `derive` naming the keystone revisions it used. Returns
+    `{"page_id", "revision_id", "status", "changed", "input_revision_ids"}`; status is
+    created | revised | unchanged (`would_create` / `would_revise` under dry_run).
+    """
+    from pcp_cli.render.distill import distill
+
+    actor = actor or DISTILL_ACTOR
+    with store.locked():
+        keystones = [_load(store, e) for e in _entries(store, "keystone")]
+        current = _current_profile_any_state(store)
+        result = distill(keystones, current)
+        fields = {k: v for k, v in result.record.items() if k != "pinned"}
+        shape: dict[str, Any] = {
+            "page_id": current.page_id if current is not None else None,
+            "revision_id": current.revision_id if current is not None else None,
+            "status": "unchanged",
+            "changed": list(result.changed),
+            "input_revision_ids": list(result.input_revision_ids),
+        }
+        if current is None and not fields and not result.summary:
+            return shape  # nothing to distill from, and no profile to keep
+        if current is not None and not result.changed:
+            return shape
+        if dry_run:
+            shape["status"] = "would_create" if current is None else "would_revise"
+            shape["page_id"] = shape["page_id"] or PROFILE_PAGE_ID
+            return shape
+        note = "distilled from keystones"
+        if current is None:
+            state = store.new_state(result.summary, page_id=PROFILE_PAGE_ID, type="profile",
+                                    title="Profile", integrity="derived",
+                                    origin="generated", record=result.record)
+            written = store.write_page(state, actor=actor, operation="derive",
+                                       source_note=note,
+                                       input_revision_ids=result.input_revision_ids)
+        else:
+            written = store.revise(
+                current.page_id,
+                changes={"content": result.summary, "record": result.record},
+                actor=actor,
+                operation="derive",
+                note=note,
+                input_revision_ids=result.input_revision_ids,
+            )
+        shape.update(written.to_dict())
+        return shape
+
+
+def _current_profile_any_state(store: Store) -> Revision | None:
+    """The profile page whatever its review state (its pinned list must be honoured)."""
+    if store.page_exists(PROFILE_PAGE_ID):
+        return store.current(PROFILE_PAGE_ID)
+    entries = store.entries(types=("profile",), review=None)
+    return _load(store, entries[0]) if entries else None
+
+
+# -- the review queue -------------------------------------------------------------------------
+def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
+                     **options: Any) -> WriteResult:
+    """A keystone that waits in the review queue until the person accepts it.
+
+    Takes the options of `api.add_keystone`. A proposal that names `supersedes` changes nothing
+    about the old keystone until it is accepted.
+    """
+    from pcp_cli import api
+
+    return api.add_keystone(store, content, proposed=True, actor=actor, **options)
+
+
+def review_item(revision: Revision) -> dict[str, Any]:
+    """The JSON shape of one proposal in `pcp review --json` (internal: not a v1 object)."""
+    state = revision.state
+    record = state.record
+    return {
+        "page_id": state.page_id,
+        "revision_id": revision.revision_id,
+        "content": state.content.rstrip("\n"),
+        "category": record.get("category", "other"),
+        "confidence": record.get("confidence"),
+        "importance": record.get("importance"),
+        "source": record.get("source"),
+        "origin": state.origin,
+        "sensitivity": state.sensitivity,
+        "namespace": state.namespace,
+        "supersedes": record.get("supersedes"),
+        "proposed_at": revision.created_at,
+        "proposed_by": revision.created_by.to_dict(),
+        "extensions": dict(state.extensions),
+    }
+
+
+def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Proposed keystones awaiting review, oldest first."""
+    entries = _entries(store, "keystone", scopes=scopes, include_sensitive=True,
+                       review=("proposed",))
+    items = [review_item(_load(store, e)) for e in entries]
+    return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
+
+
+def _proposal(store: Store, page_id: str) -> Revision:
+    revision = store.current(page_id)
+    state = revision.state
+    if state.type != "keystone":
+        raise UsageError(f"{page_id} is a {state.type}, not a keystone")
+    if state.review_status != "proposed":
+        raise UsageError(f"keystone {page_id} is not awaiting review (it is "
+                         f"{state.review_status})", hint="`pcp review` lists the proposals")
+    if state.lifecycle_status != "active":
+        raise UsageError(f"keystone {page_id} is {state.lifecycle_status}")
+    return revision
+
+
+def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
+    """Affirm a proposed keystone: it joins the read surface, with who accepted it and when.
+
+    If the proposal supersedes an affirmed keystone, that one becomes superseded now.
+    """
+    actor = actor or store.user
+    with store.locked():
+        proposal = _proposal(store, page_id)
+        old: Revision | None = None
+        target = proposal.state.record.get("supersedes")
+        if isinstance(target, str) and target and store.page_exists(target):
+            candidate = store.current(target)
+            if candidate.state.type == "keystone" and candidate.state.lifecycle_status == "active":
+                old = candidate
+        when = now_iso()
+        result = store.revise(
+            page_id,
+            changes={
+                "review_status": "affirmed",
+                "epistemic_status": "affirmed",
+                "record": {"last_confirmed_at": when, "affirmed_by": actor.actor_id,
+                           "affirmed_at": when},
+            },
+            expected_revision_id=proposal.revision_id,
+            actor=actor,
+            note=f"accepted by {actor.actor_id}",
+        )
+        if old is not None:
+            store.revise(
+                old.page_id,
+                changes={"lifecycle_status": "superseded", "record": {"superseded_by": page_id}},
+                actor=actor,
+                note=f"superseded by {page_id}",
+                input_revision_ids=(result.revision_id,),
+            )
+            store.link(page_id, "supersedes", old.page_id, actor=actor,
+                       to_revision_id=old.revision_id)
+        return result
+
+
+def reject_proposal(store: Store, page_id: str, *, reason: str | None = None,
+                    actor: Actor | None = None) -> WriteResult:
+    """Reject a proposed keystone: kept (with the reason) for audit, never served."""
+    actor = actor or store.user
+    with store.locked():
+        proposal = _proposal(store, page_id)
+        record: dict[str, Any] = {"rejected_by": actor.actor_id, "rejected_at": now_iso()}
+        if reason:
+            record["rejection_reason"] = reason
+        note = f"rejected by {actor.actor_id}" + (f": {reason}" if reason else "")
+        return store.revise(
+            page_id,
+            changes={"review_status": "rejected", "record": record},
+            expected_revision_id=proposal.revision_id,
+            actor=actor,
+            note=note,
+        )

@@ -1,0 +1,236 @@
+"""Deterministic profile distillation from keystones: no model, no guessing beyond plain rules.
+
+Which keystones feed which profile field:
+- identity     -> name (only when clearly stated), profession, summary
+- objective    -> primary_focus (the slot winner)
+- preference   -> communication_style when about communication, else working_style
+- rule         -> how_interacts_with_ai when about the AI/assistant, else communication_style
+                  when about communication, else working_style
+- constraint   -> working_style
+- relationship, glossary -> summary
+`domain_expertise`, `values` and `tools_and_workflows` are not derived; they keep their value.
+
+Only current keystones are used (active, affirmed, not high-sensitivity, not superseded; see
+`select`). A field listed in the current profile's `record["pinned"]` was set by hand and is
+never overwritten (`summary` may be pinned too). A field with nothing to derive keeps its
+current value: distillation fills and refreshes, it never blanks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pcp_cli.model.page import Revision
+from pcp_cli.render.select import category, clean, current_keystones, slot_winner
+
+MAX_SENTENCES_PER_FIELD = 4
+MAX_SUMMARY_SENTENCES = 8
+
+_NAME_WORD = r"[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?"
+_NAME = rf"{_NAME_WORD}(?: {_NAME_WORD}){{0,3}}"
+_MY_NAME = re.compile(rf"^(?:my name is|i am called|call me) ({_NAME})\b", re.IGNORECASE)
+_X_IS_A = re.compile(rf"^({_NAME}) is (?:a|an) ")
+# Capitalised sentence openers that are not names.
+_NOT_NAMES = frozenset(
+    [
+        "I",
+        "He",
+        "She",
+        "They",
+        "It",
+        "We",
+        "You",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "There",
+        "Here",
+        "My",
+        "Our",
+        "Their",
+        "His",
+        "Her",
+        "Its",
+        "The",
+        "A",
+        "An",
+        "Someone",
+        "Everyone",
+        "Nobody",
+        "Who",
+        "What",
+        "Each",
+        "Every",
+        "Most",
+        "Some",
+        "Prefers",
+        "Works",
+    ]
+)
+_ROLE = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as) (an? [^;.,()]+)")
+_FOCUS = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm) ([a-z]+ing\b.*)$")
+_AI_WORDS = re.compile(r"\b(ai|assistant|model|llm|chatbot|agent|you|your)\b", re.IGNORECASE)
+_COMM_WORDS = re.compile(
+    r"\b(concise|terse|verbose|brief|tone|hedg\w*|explain\w*|examples?|answers?|repl(?:y|ies)|"
+    r"responses?|wording|jargon|bullet\w*|language|formal|informal|communicat\w*|writ\w*)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class DistillResult:
+    """A distilled profile, ready for the caller to write as a revision with provenance `derive`.
+
+    `record` is the complete new profile record (the current one's other keys, `pinned`
+    included, are carried over); `summary` is the new page body; `input_revision_ids` are the
+    revision ids of the keystones that contributed, sorted; `changed` names the fields whose
+    value differs from the current profile.
+    """
+
+    record: dict[str, Any]
+    summary: str
+    input_revision_ids: tuple[str, ...]
+    changed: tuple[str, ...]
+
+
+def _sentence(text: str) -> str:
+    text = clean(text)
+    return text if not text or text[-1] in ".!?" else text + "."
+
+
+def _capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def extract_name(text: str) -> str | None:
+    """A name the text clearly states ("My name is Ada Lumen", "Ada is a …"), else None."""
+    text = clean(text)
+    match = _MY_NAME.match(text)
+    if match:
+        words = match.group(1).split(" ")
+        # With re.IGNORECASE the name pattern also matches lower-case words; keep the
+        # capitalised run only.
+        kept: list[str] = []
+        for word in words:
+            if not word[:1].isupper():
+                break
+            kept.append(word)
+        name = " ".join(kept)
+        return name if kept and kept[0] not in _NOT_NAMES else None
+    match = _X_IS_A.match(text)
+    if match and match.group(1).split(" ")[0] not in _NOT_NAMES:
+        return match.group(1)
+    return None
+
+
+def extract_role(text: str) -> str | None:
+    """ "X is a freelance developer; …" -> "Freelance developer"."""
+    match = _ROLE.match(clean(text))
+    if not match:
+        return None
+    role = re.sub(r"^an? ", "", match.group(1)).strip()
+    return _capitalise(role) if role else None
+
+
+def _focus(text: str) -> str:
+    text = clean(text).rstrip(".")
+    match = _FOCUS.match(text)
+    return _capitalise(match.group(1)) if match else text
+
+
+def _join(revisions: Sequence[Revision], limit: int) -> str:
+    return " ".join(_sentence(rev.state.content) for rev in revisions[:limit])
+
+
+def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> DistillResult:
+    facts = current_keystones(keystones)  # priority order, competitions resolved
+    by_cat: dict[str, list[Revision]] = {}
+    for rev in facts:
+        by_cat.setdefault(category(rev), []).append(rev)
+
+    current = current_profile
+    old_record: dict[str, Any] = dict(current.state.record) if current is not None else {}
+    old_summary = current.state.content.rstrip("\n") if current is not None else ""
+    pinned_raw = old_record.get("pinned")
+    pinned = (
+        {p for p in pinned_raw if isinstance(p, str)}
+        if isinstance(pinned_raw, (list, tuple))
+        else set()
+    )
+
+    derived: dict[str, tuple[Any, list[Revision]]] = {}
+    identity = by_cat.get("identity", [])
+
+    named = [rev for rev in identity if extract_name(rev.state.content)]
+    winner = slot_winner(named)
+    if winner is not None:
+        name = extract_name(winner.state.content) or ""
+        old_name = old_record.get("name")
+        # "Ada" in a keystone does not replace a fuller "Ada Lumen" already on file.
+        if isinstance(old_name, str) and set(name.split()) <= set(old_name.split()):
+            name = old_name
+        derived["name"] = (name, [winner])
+
+    roles = [rev for rev in identity if extract_role(rev.state.content)]
+    winner = slot_winner(roles)
+    if winner is not None:
+        derived["profession"] = (extract_role(winner.state.content), [winner])
+
+    winner = slot_winner(by_cat.get("objective", []))
+    if winner is not None:
+        derived["primary_focus"] = (_focus(winner.state.content), [winner])
+
+    ai: list[Revision] = []
+    comm: list[Revision] = []
+    work: list[Revision] = []
+    for rev in facts:
+        cat = category(rev)
+        text = rev.state.content
+        if cat == "rule" and _AI_WORDS.search(text):
+            ai.append(rev)
+        elif cat in ("rule", "preference") and _COMM_WORDS.search(text):
+            comm.append(rev)
+        elif cat in ("rule", "preference", "constraint"):
+            work.append(rev)
+    for key, group in (
+        ("how_interacts_with_ai", ai),
+        ("communication_style", comm),
+        ("working_style", work),
+    ):
+        if group:
+            used = group[:MAX_SENTENCES_PER_FIELD]
+            derived[key] = (_join(used, MAX_SENTENCES_PER_FIELD), used)
+
+    summary_sources = identity + by_cat.get("relationship", []) + by_cat.get("glossary", [])
+    summary_sources = summary_sources[:MAX_SUMMARY_SENTENCES]
+    if summary_sources:
+        derived["summary"] = (_join(summary_sources, MAX_SUMMARY_SENTENCES), summary_sources)
+
+    record = dict(old_record)
+    summary = old_summary
+    used_ids: set[str] = set()
+    changed: list[str] = []
+    for key in sorted(derived):
+        value, sources = derived[key]
+        if key in pinned or not value:
+            continue
+        used_ids.update(rev.revision_id for rev in sources)
+        if key == "summary":
+            if value != summary:
+                changed.append(key)
+            summary = value
+        else:
+            if record.get(key) != value:
+                changed.append(key)
+            record[key] = value
+    record["pinned"] = sorted(pinned)
+    return DistillResult(
+        record=record,
+        summary=summary,
+        input_revision_ids=tuple(sorted(used_ids)),
+        changed=tuple(changed),
+    )

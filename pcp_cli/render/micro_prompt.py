@@ -1,0 +1,283 @@
+"""The micro_prompt: the compact profile a client loads at every cold start (spec §4.1).
+
+Contract (each point has its own test in tests/render/test_micro_prompt.py):
+- at most `LIMIT` (1,400) characters, always, ending with `(profile as of YYYY-MM-DD)`, the date
+  of the newest material actually used;
+- identity and role first, then current focus and workflow, then how to work with the person;
+- only the profile and current keystones (active, affirmed, not high-sensitivity, not
+  superseded); competing claims resolved by `select` (newest high-authority wins);
+- nothing usable gives exactly `EMPTY`;
+- byte-identical output for the same inputs in any order.
+
+Voice: third person ("Ada Lumen — …", "How to work with Ada: …"). The stored claims are written
+about the person ("Ada is…", "Prefers…"), and rewriting them into the first person would mean
+editing user-stated text by guesswork; third person also keeps the text honest as *data about*
+the user, which is what a reading client should take it as.
+
+Trimming: the text is built from units (one sentence, or one list item), each with a priority.
+Units are admitted in priority order while the whole still fits; a unit that does not fit is
+dropped whole. Only a top-tier unit (the headline, the current focus, how to work with the
+person) is shortened instead, at a word boundary with an ellipsis, and only when enough room is
+left for that to be useful. The currency line is reserved before anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from pcp_cli.model.page import Revision
+from pcp_cli.render.select import (
+    category,
+    clean,
+    current_keystones,
+    day,
+    fingerprint,
+    instant,
+    material_instant,
+    usable_profile,
+)
+
+LIMIT = 1400
+EMPTY = "No profile is available yet in this context store."
+ELLIPSIS = "…"
+# Below this much room a top-tier unit is dropped rather than shortened to a stub.
+MIN_USEFUL_ROOM = 60
+# More keystones than this cannot fit in 1,400 characters anyway; bounding keeps the work small.
+MAX_KEYSTONE_UNITS = 120
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+# Words after which a full stop does not end a sentence ("Dr. Okonkwo", "J. Smith").
+_ABBREVIATIONS = frozenset(
+    [
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "prof",
+        "st",
+        "sr",
+        "jr",
+        "vs",
+        "etc",
+        "inc",
+        "ltd",
+        "co",
+        "no",
+        "fig",
+        "e.g",
+        "i.e",
+        "approx",
+        "dept",
+        "univ",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    section: int  # 0 identity/role, 1 environment/workflow, 2 collaboration
+    group: int  # display order of the group inside its section
+    label: str  # group label ("Current focus:"), "" for plain sentences
+    list_item: bool  # joined with "; " and closed with "." instead of as sentences
+    order: tuple[object, ...]  # display order inside the group
+    priority: tuple[object, ...]  # admission order: smaller first
+    text: str
+    seconds: float | None  # when this material was last known true
+    top_tier: bool = False
+
+
+def _sentence(text: str) -> str:
+    text = clean(text)
+    if text and text[-1] not in ".!?…\"'”’)":
+        text += "."
+    return text
+
+
+def _split_sentences(text: str) -> list[str]:
+    """Sentences of `text`, not split after abbreviations or initials."""
+    text = clean(text)
+    parts: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        last_word = text[start : match.start()].rsplit(" ", 1)[-1].rstrip(".").casefold()
+        if last_word in _ABBREVIATIONS or len(last_word) == 1:
+            continue
+        parts.append(text[start : match.start()])
+        start = match.end()
+    parts.append(text[start:])
+    return [s for s in (_sentence(part) for part in parts) if s]
+
+
+def _strip_end(text: str) -> str:
+    return clean(text).rstrip(" .;")
+
+
+def _field(profile: Revision, key: str) -> str:
+    value = profile.state.content.rstrip("\n") if key == "summary" else profile.state.record.get(key)
+    return clean(value) if isinstance(value, str) else ""
+
+
+def _list_field(profile: Revision, key: str) -> list[str]:
+    value = profile.state.record.get(key)
+    if not isinstance(value, (list, tuple)):
+        return []
+    items: list[str] = []
+    seen: set[str] = set()
+    for item in value:
+        text = _strip_end(item) if isinstance(item, str) else ""
+        if text and fingerprint(text) not in seen:
+            seen.add(fingerprint(text))
+            items.append(text)
+    return items
+
+
+def _first_name(name: str) -> str:
+    return name.split(" ")[0] if name else ""
+
+
+# Where each keystone category goes: (section, group, label, tier).
+_KEYSTONE_PLACES = {
+    "identity": (0, 1, "", 1),
+    "objective": (1, 1, "", 1),
+    "constraint": (1, 4, "Constraints:", 2),
+    "relationship": (1, 5, "People:", 3),
+    "glossary": (1, 6, "Terms:", 4),
+    "rule": (2, 2, "Rules:", 1),
+    "preference": (2, 3, "Preferences:", 2),
+    "other": (2, 6, "Also:", 4),
+}
+
+
+def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
+    units: list[_Unit] = []
+    name = ""
+    if profile is not None:
+        seconds = instant(profile.created_at)
+        name = _field(profile, "name")
+        profession = _strip_end(_field(profile, "profession"))
+
+        def add(
+            section: int,
+            group: int,
+            label: str,
+            text: str,
+            tier: int,
+            pos: int = 0,
+            list_item: bool = False,
+        ) -> None:
+            if text:
+                units.append(
+                    _Unit(
+                        section,
+                        group,
+                        label,
+                        list_item,
+                        (pos,),
+                        (tier, section, group, pos),
+                        text,
+                        seconds,
+                        tier == 0,
+                    )
+                )
+
+        def prose(section: int, group: int, label: str, key: str, tier: int) -> None:
+            # The first sentence carries the field; later ones are one tier less important.
+            for pos, sentence in enumerate(_split_sentences(_field(profile, key))):
+                add(section, group, label, sentence, tier if pos == 0 else tier + 1, pos)
+
+        headline = " — ".join(part for part in (name, profession) if part)
+        add(0, 0, "", _sentence(headline), 0)
+        for pos, sentence in enumerate(_split_sentences(_field(profile, "summary"))):
+            add(0, 2, "", sentence, 5, pos)
+        for pos, item in enumerate(_list_field(profile, "domain_expertise")):
+            add(0, 3, "Expertise:", item, 4, pos, list_item=True)
+        prose(1, 0, "Current focus:", "primary_focus", 0)
+        prose(1, 2, "Tools and workflow:", "tools_and_workflows", 2)
+        prose(1, 3, "Working style:", "working_style", 2)
+        who = _first_name(name)
+        work_with = f"How to work with {who}:" if who else "How to work with this person:"
+        prose(2, 0, work_with, "how_interacts_with_ai", 0)
+        prose(2, 1, "Communication:", "communication_style", 1)
+        for pos, item in enumerate(_list_field(profile, "values")):
+            add(2, 5, "Values:", item, 3, pos, list_item=True)
+
+    for rank, rev in enumerate(keystones[:MAX_KEYSTONE_UNITS]):
+        section, group, label, tier = _KEYSTONE_PLACES[category(rev)]
+        units.append(
+            _Unit(
+                section,
+                group,
+                label,
+                False,
+                (rank,),
+                (tier, section, group, rank),
+                _sentence(rev.state.content),
+                material_instant(rev),
+            )
+        )
+    return units
+
+
+def _render_body(units: Sequence[_Unit]) -> str:
+    paragraphs: list[str] = []
+    for section in range(3):
+        in_section = sorted(
+            (u for u in units if u.section == section), key=lambda u: (u.group, u.order)
+        )
+        groups: list[str] = []
+        for group in sorted({u.group for u in in_section}):
+            members = [u for u in in_section if u.group == group]
+            first = members[0]
+            if first.list_item:
+                body = "; ".join(u.text for u in members) + "."
+            else:
+                body = " ".join(u.text for u in members)
+            groups.append(f"{first.label} {body}" if first.label else body)
+        if groups:
+            paragraphs.append(" ".join(groups))
+    return "\n\n".join(paragraphs)
+
+
+def _shorten(text: str, room: int) -> str:
+    """The longest word-boundary prefix of `text` plus an ellipsis within `room` characters."""
+    if room <= len(ELLIPSIS):
+        return ""
+    cut = text[: room - len(ELLIPSIS)]
+    if len(text) > len(cut) and not text[len(cut)].isspace() and " " in cut:
+        cut = cut[: cut.rfind(" ")]
+    cut = cut.rstrip(" ,;:—-")
+    return cut + ELLIPSIS if cut else ""
+
+
+def _currency(units: Sequence[_Unit]) -> str:
+    known = [u.seconds for u in units if u.seconds is not None]
+    when = day(max(known)) if known else "unknown date"
+    return f"(profile as of {when})"
+
+
+def micro_prompt(profile: Revision | None, keystones: Sequence[Revision]) -> str:
+    """The §4.1 compact profile: ≤ 1,400 characters, ending with a `(profile as of …)` line."""
+    units = _units(usable_profile(profile), current_keystones(keystones))
+    if not units:
+        return EMPTY
+    # The currency line has a fixed length whatever the date, so reserve it first.
+    budget = LIMIT - len("\n\n(profile as of unknown date)")
+    kept: list[_Unit] = []
+    for unit in sorted(units, key=lambda u: u.priority):
+        trial = kept + [unit]
+        length = len(_render_body(trial))
+        if length <= budget:
+            kept = trial
+            continue
+        room = budget - (length - len(unit.text))
+        if unit.top_tier and (room >= MIN_USEFUL_ROOM or not kept):
+            short = _shorten(unit.text, room)
+            trial = kept + [replace(unit, text=short)]
+            if short and len(_render_body(trial)) <= budget:
+                kept = trial
+    if not kept:
+        return EMPTY
+    return f"{_render_body(kept)}\n\n{_currency(kept)}"

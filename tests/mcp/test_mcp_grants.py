@@ -1,0 +1,183 @@
+"""Grant resolution: the default is safe, narrowing never widens, writing needs two keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from pcp_cli.errors import InvalidInput, UsageError
+from pcp_cli.mcp.grants import (
+    Grant,
+    intersect_scopes,
+    is_scope_pattern,
+    resolve_grant,
+    scope_allows,
+)
+
+MANIFEST = {
+    "format": "pcp-store/1",
+    "store_id": "st_01TEST",
+    "owner_id": "ada-lumen",
+    "default_namespace": "user:ada-lumen",
+    "clients": {
+        "claude-desktop": {
+            "scopes": ["user:ada-lumen", "project:tidewatch"],
+            "allow_sensitive": False,
+            "allow_write": False,
+        },
+        "cursor": {"scopes": ["project:*"], "allow_sensitive": True, "allow_write": True},
+        "everything": {"scopes": ["*"], "allow_write": True},
+    },
+}
+
+
+def test_known_client_gets_its_grant():
+    grant = resolve_grant(MANIFEST, "claude-desktop", None, False)
+    assert grant == Grant(
+        client_id="claude-desktop",
+        actor="model",
+        scopes=("user:ada-lumen", "project:tidewatch"),
+        allow_sensitive=False,
+        allow_write=False,
+        granted_by="pcp.yaml",
+    )
+
+
+@pytest.mark.parametrize("client_id", ["unknown-app", None])
+def test_unknown_or_anonymous_client_gets_safe_default(client_id):
+    grant = resolve_grant(MANIFEST, client_id, None, True)
+    assert grant.scopes == ("user:ada-lumen",)
+    assert grant.allow_sensitive is False
+    assert grant.allow_write is False
+    assert grant.granted_by == "default"
+    assert any("--allow-write ignored" in n for n in grant.notices)
+
+
+def test_default_namespace_falls_back_to_owner():
+    grant = resolve_grant({"owner_id": "bo"}, "x", None, False)
+    assert grant.scopes == ("user:bo",)
+
+
+def test_manifest_without_owner_or_default_shows_nothing():
+    assert resolve_grant({}, "x", None, False).scopes == ()
+
+
+def test_write_needs_grant_and_flag():
+    assert resolve_grant(MANIFEST, "cursor", None, False).allow_write is False
+    assert resolve_grant(MANIFEST, "cursor", None, True).allow_write is True
+    refused = resolve_grant(MANIFEST, "claude-desktop", None, True)
+    assert refused.allow_write is False
+    assert any("allow_write: true" in n for n in refused.notices)
+
+
+def test_scope_can_only_narrow():
+    requested = ["project:tidewatch", "project:secret"]
+    grant = resolve_grant(MANIFEST, "claude-desktop", requested, False)
+    assert grant.scopes == ("project:tidewatch",)
+    assert grant.dropped_scopes == ("project:secret",)
+    assert any("project:secret" in n for n in grant.notices)
+
+
+def test_narrowing_to_nothing_shows_nothing_not_everything():
+    grant = resolve_grant(MANIFEST, "claude-desktop", ["user:someone-else"], False)
+    assert grant.scopes == ()
+    assert not scope_allows(grant, "user:ada-lumen")
+
+
+def test_pattern_request_needs_a_covering_pattern():
+    # An exact namespace in the grant never covers a wider pattern.
+    grant = resolve_grant(MANIFEST, "claude-desktop", ["project:*"], False)
+    assert grant.scopes == () and grant.dropped_scopes == ("project:*",)
+    wide = resolve_grant(MANIFEST, "cursor", ["project:tidewatch:*", "project:x"], False)
+    assert wide.scopes == ("project:tidewatch:*", "project:x")
+    star = resolve_grant(MANIFEST, "everything", ["*"], False)
+    assert star.scopes == ("*",)
+    assert resolve_grant(MANIFEST, "cursor", ["*"], False).scopes == ()
+
+
+def test_invalid_requested_scope_is_dropped():
+    grant = resolve_grant(MANIFEST, "everything", ["../etc", "user:ada-lumen"], False)
+    assert grant.scopes == ("user:ada-lumen",)
+    assert grant.dropped_scopes == ("../etc",)
+
+
+@pytest.mark.parametrize(
+    ("scopes", "namespace", "allowed"),
+    [
+        (("user:ada-lumen",), "user:ada-lumen", True),
+        (("user:ada-lumen",), "user:ada-lumen:journal", False),
+        (("project:*",), "project:tidewatch", True),
+        (("project:*",), "project:tidewatch:notes", True),
+        (("project:*",), "project", False),
+        (("project:*",), "projects:x", False),
+        (("*",), "anything:at-all", True),
+        ((), "user:ada-lumen", False),
+    ],
+)
+def test_scope_allows(scopes, namespace, allowed):
+    grant = Grant(None, "model", scopes, False, False, "default")
+    assert scope_allows(grant, namespace) is allowed
+
+
+def test_intersect_scopes_none_keeps_grant():
+    assert intersect_scopes(("a:b",), None) == (("a:b",), ())
+    assert intersect_scopes(("a:*",), ["a:b", "a:b", "c"]) == (("a:b",), ("c",))
+
+
+@pytest.mark.parametrize("value", ["*", "user:x", "project:*", "a"])
+def test_valid_patterns(value):
+    assert is_scope_pattern(value)
+
+
+@pytest.mark.parametrize("value", ["", "User:X", "a:**", "*:a", "a/b", 3, None, "a:"])
+def test_invalid_patterns(value):
+    assert not is_scope_pattern(value)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"scopes": "user:ada-lumen"},
+        {"scopes": ["not a scope"]},
+        {"scopes": [], "allow_write": "yes"},
+        {"scopes": [], "actor": "user"},
+        {"scope": ["user:ada-lumen"]},
+        ["user:ada-lumen"],
+    ],
+)
+def test_malformed_grant_is_invalid_input(entry):
+    with pytest.raises(InvalidInput) as info:
+        resolve_grant({"clients": {"c": entry}}, "c", None, False)
+    assert info.value.hint
+    assert "pcp.yaml" in info.value.message
+
+
+def test_bad_clients_section_and_default_namespace():
+    with pytest.raises(InvalidInput):
+        resolve_grant({"clients": ["c"]}, "c", None, False)
+    with pytest.raises(InvalidInput):
+        resolve_grant({"default_namespace": "Not Valid"}, "c", None, False)
+
+
+def test_a_client_always_acts_as_a_model():
+    grant = resolve_grant({"clients": {"sync": {"scopes": ["*"], "description": "x"}}}, "sync")
+    assert grant.actor == "model"
+    with pytest.raises(InvalidInput, match="unknown key 'actor'"):
+        resolve_grant({"clients": {"sync": {"scopes": ["*"], "actor": "system"}}}, "sync")
+
+
+@pytest.mark.parametrize("client_id", ["", "has space", "../x", "x" * 65])
+def test_bad_client_id_is_usage_error(client_id):
+    with pytest.raises(UsageError):
+        resolve_grant(MANIFEST, client_id, None, False)
+
+
+def test_grant_to_dict_has_no_notices():
+    data = resolve_grant(MANIFEST, "cursor", None, True).to_dict()
+    assert data == {
+        "client_id": "cursor",
+        "actor": "model",
+        "scopes": ["project:*"],
+        "allow_sensitive": True,
+        "allow_write": True,
+        "granted_by": "pcp.yaml",
+    }

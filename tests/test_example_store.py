@@ -1,0 +1,91 @@
+"""The bundled example store is valid, and what it renders conforms to the published v1 schemas."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.conftest import EXAMPLE, ROOT, V1_SCHEMAS, cli
+from jsonschema import Draft202012Validator, FormatChecker
+
+from pcp_cli.render.portable import keystone_object, profile_object, timeline_object
+from pcp_cli.store.store import Store
+
+
+def v1(name: str) -> Draft202012Validator:
+    schema = json.loads((V1_SCHEMAS / f"{name}.schema.json").read_text())
+    return Draft202012Validator(schema, format_checker=FormatChecker())
+
+
+def test_the_example_store_validates(example: Path) -> None:
+    result = cli("validate", str(example))
+    assert result.code == 0, result.stderr
+    assert "valid" in result.stdout
+
+
+def test_every_portable_object_of_the_example_validates_against_v1(example: Path) -> None:
+    store = Store.open(example)
+    checked = {"keystone": 0, "timeline_event": 0, "profile": 0}
+    for page_dir in sorted((example / "revisions").iterdir()):
+        if not page_dir.is_dir():
+            continue
+        for revision in store.revisions(page_dir.name):
+            kind = revision.state.type
+            if kind == "keystone":
+                obj, schema = keystone_object(revision), "keystone"
+            elif kind == "timeline_event":
+                obj, schema = timeline_object(revision.state), "timeline-event"
+            elif kind == "profile":
+                obj, schema = profile_object(revision), "profile"
+            else:
+                continue
+            errors = [e.message for e in v1(schema).iter_errors(obj)]
+            assert not errors, (page_dir.name, revision.revision_id, errors)
+            checked[kind] += 1
+    assert checked["keystone"] >= 9 and checked["timeline_event"] == 6
+    assert checked["profile"] >= 1
+
+
+def test_the_example_has_what_the_format_promises(example: Path) -> None:
+    store = Store.open(example)
+    store.refresh()
+    entries = store.entries(review=None, statuses=None)
+    types = {e.type for e in entries}
+    assert {"profile", "keystone", "timeline_event", "note", "conversation"} <= types
+    assert len({e.namespace for e in entries}) >= 2
+    superseded = store.current("ks-003")
+    assert superseded.state.lifecycle_status == "superseded"
+    assert store.current("ks-008").state.record["supersedes"] == "ks-003"
+    assert any(r.relation_type == "supersedes" for r in store.relations("ks-003"))
+    assert store.current("ks-008").state.extensions["com.example.mood"]["energy"] == "calm"
+
+
+def test_shipped_v1_schemas_are_the_published_ones_unchanged() -> None:
+    shipped = ROOT / "pcp_cli" / "model" / "schemas" / "v1"
+    for path in sorted(shipped.glob("*.json")):
+        assert path.read_bytes() == (V1_SCHEMAS / path.name).read_bytes(), path.name
+
+
+def test_store_schemas_are_generated_from_the_vocabularies(tmp_path: Path) -> None:
+    committed = {p.name: p.read_bytes() for p in (ROOT / "pcp_cli/model/schemas").glob("*.json")}
+    subprocess.run([sys.executable, str(ROOT / "tools" / "build_schemas.py")], check=True)
+    regenerated = {p.name: p.read_bytes() for p in (ROOT / "pcp_cli/model/schemas").glob("*.json")}
+    assert regenerated == committed, "run tools/build_schemas.py and commit the result"
+
+
+@pytest.mark.parametrize("name", ["revision", "frontmatter", "relation", "event", "manifest"])
+def test_store_schemas_are_valid_json_schema(name: str) -> None:
+    from pcp_cli.model.validate import schema
+
+    Draft202012Validator.check_schema(schema(name))
+
+
+def test_example_is_not_polluted_by_local_state() -> None:
+    tracked = subprocess.run(["git", "ls-files", "store_layout/example"], cwd=ROOT,
+                             capture_output=True, text=True).stdout.split()
+    assert tracked, "the example store must be committed"
+    assert not any("/.pcp/" in path for path in tracked)
+    assert EXAMPLE.joinpath("pcp.yaml").is_file()
