@@ -14,10 +14,33 @@ from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso
 from pcp_cli.store.catalog import Entry
+from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult
 
 PROFILE_PAGE_ID = "profile"
 READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
+
+
+def init_store(root: str | os.PathLike[str], *, owner_id: str,
+               namespace: str | None = None) -> Store:
+    """Create a new, empty store folder (`pcp init`)."""
+    from pathlib import Path
+
+    return Store.init(Path(root), owner_id=owner_id, namespace=namespace)
+
+
+def decode_input(raw: bytes, path: str) -> str:
+    """Text given to a command (a file or stdin) as str; InvalidInput when too big or not UTF-8."""
+    from pcp_cli.store.frontmatter import decode
+
+    return decode(raw, path)
+
+
+def check_store(store: Store, *, fix: bool = False) -> list[Any]:
+    """`pcp doctor`: the findings (fixed ones marked) for an open store."""
+    from pcp_cli.store.doctor import check
+
+    return check(store, fix=fix)
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
@@ -82,6 +105,16 @@ def list_pages(
     entries = store.entries(types=types or None, namespaces=namespaces or None,
                             statuses=statuses or None, review=review)
     return sorted(entries, key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True)
+
+
+def unreadable_pages(store: Store) -> list[str]:
+    """Why each head file that cannot be read (or adopted) is left out of listings."""
+    found = [entry.problem for entry in store.catalog.entries("problem IS NOT NULL")
+             if entry.problem and not entry.problem.startswith("new file")]
+    for rel, message in sorted(store.problems.items()):
+        if rel.startswith("pages/") and message not in found:
+            found.append(message if message.startswith(rel) else f"{rel}: {message}")
+    return found
 
 
 def page_entry(store: Store, page_id: str) -> Entry | None:
@@ -156,10 +189,10 @@ def add_page(
         raise UsageError("the page has no content", hint="give TEXT, --file F, or pipe text to -")
     state = store.new_state(
         content,
-        page_id=page_id or "",
+        page_id=_given_id(page_id),
         type=page_type,
         title=title if title is not None else _title_for(content),
-        namespace=namespace or store.default_namespace,
+        namespace=store.default_namespace if namespace is None else namespace,
         sensitivity=sensitivity,
         origin=origin,
         tags=tuple(dict.fromkeys(tags)),
@@ -252,7 +285,7 @@ def add_keystone(
         record["confidence"] = confidence
     if importance is not None:
         record["importance"] = importance
-    if supersedes:
+    if supersedes is not None:
         record["supersedes"] = supersedes
     if created_at:
         record["created_at"] = created_at
@@ -261,7 +294,8 @@ def add_keystone(
     origin = origin or ORIGIN_FOR_SOURCE[source]
     with store.locked():
         old: Revision | None = None
-        if supersedes:
+        if supersedes is not None:
+            store.check_head_file(supersedes)
             old = store.current(supersedes)
             if old.state.type != "keystone":
                 raise UsageError(f"{supersedes} is a {old.state.type}, not a keystone")
@@ -269,10 +303,10 @@ def add_keystone(
                 raise UsageError(f"keystone {supersedes} is already {old.state.lifecycle_status}")
         state = store.new_state(
             content,
-            page_id=page_id or "",
+            page_id=_given_id(page_id),
             type="keystone",
             title=_title_for(content),
-            namespace=namespace or store.default_namespace,
+            namespace=store.default_namespace if namespace is None else namespace,
             sensitivity=sensitivity,
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
@@ -285,16 +319,7 @@ def add_keystone(
         # A proposal changes nothing about the keystone it would replace until it is accepted
         # (profile_ops.accept_proposal does the superseding then).
         if old is not None and result.status == "created" and not proposed:
-            store.revise(
-                old.page_id,
-                changes={"lifecycle_status": "superseded",
-                         "record": {"superseded_by": result.page_id}},
-                actor=actor,
-                note=f"superseded by {result.page_id}",
-                input_revision_ids=(result.revision_id,),
-            )
-            store.link(result.page_id, "supersedes", old.page_id, actor=actor,
-                       to_revision_id=old.revision_id)
+            store.finish_supersede(result.page_id, old.page_id, actor=actor)
         return result
 
 
@@ -354,10 +379,10 @@ def add_timeline_event(
         record["confidence"] = confidence
     state = store.new_state(
         summary,
-        page_id=page_id or "",
+        page_id=_given_id(page_id),
         type="timeline_event",
         title=_title_for(summary),
-        namespace=namespace or store.default_namespace,
+        namespace=store.default_namespace if namespace is None else namespace,
         origin=ORIGIN_FOR_SOURCE[source],
         record=record,
         extensions=dict(extensions or {}),
@@ -427,6 +452,15 @@ def _check_enum(name: str, value: str, options: Sequence[str]) -> None:
         raise UsageError(f"unknown {name} {value!r}", hint=f"one of: {', '.join(options)}")
 
 
+def _given_id(page_id: str | None) -> str:
+    """An id the caller chose (checked, so `--id ''` is refused), or '' for a new one."""
+    if page_id is None:
+        return ""
+    from pcp_cli.model.ids import check_id
+
+    return check_id(page_id, "page id")
+
+
 def _title_for(content: str, limit: int = 80) -> str:
     for line in content.strip().splitlines():
         line = line.strip().lstrip("#").strip()
@@ -443,6 +477,7 @@ def require_page(store: Store, page_id: str) -> Revision:
 
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "Actor",
     "Entry",
     "PageState",

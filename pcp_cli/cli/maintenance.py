@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -46,10 +45,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Find interrupted writes, hand edits, dropped files, conflicts and divergence."""
-        from pcp_cli.store.doctor import check
-
         with api.open_store(store_path, refresh=False) as store:
-            findings = check(store, fix=fix)
+            findings = api.check_store(store, fix=fix)
         data = {"clean": not findings, "fixed": fix,
                 "findings": [f.to_dict() for f in findings]}
 

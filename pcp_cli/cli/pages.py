@@ -9,9 +9,8 @@ from typing import Annotated
 import typer
 
 from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, print_json, table, text
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, print_json, table, text
 from pcp_cli.errors import InvalidInput, UsageError
-from pcp_cli.store.frontmatter import MAX_FILE_BYTES, decode
 
 FileOpt = Annotated[
     str | None, typer.Option("--file", "-f", help="Read the text from this file ('-' = stdin).")
@@ -23,21 +22,23 @@ def read_text_input(text_arg: str | None, file: str | None) -> str | None:
     if text_arg is not None and file is not None:
         raise UsageError("give the text or --file, not both")
     if text_arg == "-" or file == "-":
-        raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-        return decode(raw, "<stdin>")
+        raw = sys.stdin.buffer.read(api.MAX_FILE_BYTES + 1)
+        return api.decode_input(raw, "<stdin>")
     if file is not None:
         path = Path(file)
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise InvalidInput(f"file is over the {MAX_FILE_BYTES:,}-byte limit", path=file)
-            raw = path.read_bytes()
+            if path.stat().st_size > api.MAX_FILE_BYTES:
+                raise InvalidInput(f"file is over the {api.MAX_FILE_BYTES:,}-byte limit",
+                                   path=file)
+            with path.open("rb") as handle:  # bounded: a device or FIFO reports size 0
+                raw = handle.read(api.MAX_FILE_BYTES + 1)
         except FileNotFoundError:
             raise InvalidInput("no such file", path=file) from None
         except IsADirectoryError:
             raise InvalidInput("is a folder, not a file", path=file) from None
         except OSError as exc:
             raise InvalidInput(f"cannot read: {exc.strerror}", path=file) from None
-        return decode(raw, file)
+        return api.decode_input(raw, file)
     return text_arg
 
 
@@ -63,14 +64,13 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Create a new, empty context store."""
-        from pcp_cli.store.store import Store
-
         root = Path(directory)
         owner_id = owner or _slug(root.resolve().name) or "me"
         if git and (root / "pcp.yaml").is_file():
-            store = Store.open(root)  # a cloned store: only register git sync on this device
+            # a cloned store: only register git sync on this device
+            store = api.open_store(root, refresh=False)
         else:
-            store = Store.init(root, owner_id=owner_id, namespace=namespace)
+            store = api.init_store(root, owner_id=owner_id, namespace=namespace)
         git_setup = api.setup_git(store, create=git)
         data = {
             "root": str(store.root),
@@ -185,6 +185,9 @@ def register(app: typer.Typer) -> None:
             entries = api.list_pages(store, types=page_type or (), namespaces=namespace or (),
                                      statuses=status or ("active",),
                                      include_proposed=include_proposed)
+            skipped = api.unreadable_pages(store)
+        for problem in skipped:
+            note(f"Warning: not listed: {problem} (see `pcp doctor`)")
         data = [api.entry_summary(e) for e in entries]
         emit(data, as_json, lambda: table(
             ("page_id", "type", "title", "namespace", "status", "updated"),

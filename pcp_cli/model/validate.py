@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from functools import cache
 from importlib import resources
@@ -93,7 +94,8 @@ def validate_store(root: Path) -> list[Problem]:
         for error in errors_for("frontmatter", head.frontmatter):
             problems.append(Problem(rel(path), error, _line_of(text, error)))
         if path.stem != head.frontmatter.get("page_id", path.stem):
-            problems.append(Problem(rel(path), "page_id does not match the file name"))
+            problems.append(Problem(rel(path), "page_id does not match the file name",
+                                    _line_of(text, "page_id")))
 
     # revisions
     revisions: dict[str, Revision] = {}
@@ -174,6 +176,11 @@ def _load_json(path: Path, shown: str, problems: list[Problem]) -> Any:
 
 def _line_of(text: str, error: str) -> int | None:
     key = error.split(":", 1)[0].split("/", 1)[0]
+    if key == "(top)":  # an unknown key: the message names it
+        unexpected = re.search(r"\('([^']+)'(?:, '[^']+')* (?:was|were) unexpected\)", error)
+        if not unexpected:
+            return None
+        key = unexpected.group(1)
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith(f"{key}:"):
             return number

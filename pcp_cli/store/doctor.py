@@ -7,12 +7,14 @@ and holds no conflict markers is reported, never overwritten).
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError
+from pcp_cli.model.ids import is_safe_id
 from pcp_cli.store.atomic import is_temp_name, remove_file
 from pcp_cli.store.frontmatter import has_conflict_markers
 from pcp_cli.store.store import Store
@@ -43,6 +45,9 @@ KINDS = {
     "broken_revision": "a revision file that cannot be read",
     "empty_revision_folder": "a revision folder with no revisions",
     "dangling_relation": "a relation naming a revision that does not exist",
+    "unfinished_delete": "a page whose delete was interrupted part way",
+    "unfinished_supersede": "a keystone that supersedes another, without the supersession "
+    "recorded (the old keystone's revision or the relation is missing)",
 }
 
 
@@ -50,9 +55,13 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
     store.catalog.refresh("full")
-    findings += _head_files(store, fix)
-    findings += _revision_graphs(store, fix)
-    findings += _relations(store)
+    deletes = _unfinished_deletes(store, fix)
+    if fix and deletes:
+        store.catalog.refresh("full")
+    deleting = {f.page_id for f in deletes}
+    later = _head_files(store, fix) + _revision_graphs(store, fix) + _relations(store)
+    later += _unfinished_supersedes(store, fix)
+    findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
     return findings
@@ -80,6 +89,78 @@ def _temp_files(store: Store, fix: bool) -> list[Finding]:
     return found
 
 
+def _unfinished_deletes(store: Store, fix: bool) -> list[Finding]:
+    """`page_deleted` events whose page still has some of the files the delete named."""
+    found = []
+    events = store.layout.events
+    for path in sorted(events.glob("*/*/*.json")) if events.exists() else []:
+        if is_temp_name(path.name):
+            continue
+        try:
+            event = json.loads(path.read_bytes())
+            data = event["data"] if event.get("kind") == "page_deleted" else None
+        except (ValueError, OSError, KeyError, TypeError, AttributeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        page_id, revision_ids = data.get("page_id"), data.get("revision_ids")
+        relation_ids = data.get("relation_ids") or []
+        if not (is_safe_id(page_id) and isinstance(revision_ids, list)
+                and all(is_safe_id(r) for r in [*revision_ids, *relation_ids])):
+            continue  # an event from before deletes named their files
+        remaining = set(store.revision_ids(page_id))
+        if remaining and not remaining <= set(revision_ids):
+            continue  # a new page with the same id was written since
+        left = (
+            remaining
+            or store.catalog.by_page_id(page_id)
+            or store.layout.revision_dir(page_id).exists()
+            or any(store.layout.relation_path(r).exists() for r in relation_ids)
+        )
+        if not left:
+            continue
+        finding = Finding("unfinished_delete", store.layout.rel(path),
+                          f"the delete of {page_id} was interrupted; --fix finishes it", page_id)
+        if fix:
+            store.finish_delete(page_id, revision_ids, relation_ids)
+            finding.fixed = True
+        found.append(finding)
+    return found
+
+
+def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:
+    """Keystones naming the keystone they supersede, without the `supersedes` relation (written
+    last by `keystone add --supersedes`)."""
+    found = []
+    linked = {(r.from_page_id, r.to_page_id) for r in store.relations()
+              if r.relation_type == "supersedes"}
+    # proposals supersede nothing until accepted
+    for entry in store.catalog.entries(
+            "type = 'keystone' AND problem IS NULL AND review_status = 'affirmed'"):
+        old_id = entry.record.get("supersedes")
+        if not (entry.page_id and is_safe_id(old_id) and store.page_exists(old_id)):
+            continue
+        if (entry.page_id, old_id) in linked:
+            continue
+        try:
+            old = store.current(old_id)
+        except PcpError:
+            continue
+        # unfinished: the old keystone is still active, or was superseded by this one but the
+        # relation is missing (superseded by another, or archived: not this operation's to do)
+        if old.state.lifecycle_status != "active" and \
+                old.state.record.get("superseded_by") != entry.page_id:
+            continue
+        finding = Finding("unfinished_supersede", entry.path,
+                          f"{entry.page_id} supersedes {old_id}, but that was not recorded "
+                          "(an interrupted `keystone add --supersedes`)", entry.page_id)
+        if fix:
+            store.finish_supersede(entry.page_id, old_id)
+            finding.fixed = True
+        found.append(finding)
+    return found
+
+
 def _head_files(store: Store, fix: bool) -> list[Finding]:
     found = []
     for entry in store.catalog.entries():
@@ -100,6 +181,9 @@ def _head_files(store: Store, fix: bool) -> list[Finding]:
                           fixable=kind != "invalid_file")
         if fix and finding.fixable:
             finding.fixed = _fix_head(store, kind, entry.path, entry.page_id)
+            if not finding.fixed and entry.path in store.problems:
+                finding.message = store.problems[entry.path]
+                finding.fixable = False
         found.append(finding)
     return found
 
@@ -151,9 +235,7 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
         if not entries:
             finding = Finding("missing_head_file", rel_dir, KINDS["missing_head_file"], page_id)
             if fix:
-                with store.locked():
-                    store.write_head(heads[-1])
-                finding.fixed = True
+                finding.fixed = _roll_forward(store, page_id)
             found.append(finding)
             continue
         entry = entries[0]
@@ -164,11 +246,22 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
                               f"names {entry.revision_id}, newest is {heads[0].revision_id}",
                               page_id)
             if fix:
-                with store.locked():
-                    store.write_head(heads[0])
-                finding.fixed = True
+                finding.fixed = _roll_forward(store, page_id)
             found.append(finding)
     return found
+
+
+def _roll_forward(store: Store, page_id: str) -> bool:
+    """Write a page's head file from its one graph head, read again under the lock: a writer
+    may have moved the page on since the check looked, and an older head must not win."""
+    with store.locked():
+        heads = store.graph_heads(page_id)
+        if not heads:
+            return False
+        entries = store.catalog.by_page_id(page_id)
+        if not (entries and entries[0].revision_id == heads[-1].revision_id):
+            store.write_head(heads[-1])
+    return True
 
 
 def _relations(store: Store) -> list[Finding]:

@@ -264,7 +264,7 @@ class Store:
         return heads[-1]
 
     def get(self, page_id: str, revision_id: str | None = None) -> Revision:
-        if revision_id:
+        if revision_id is not None:
             check_id(revision_id, "revision id")
             if not self.page_exists(page_id):
                 raise NotFound(f"page {page_id} does not exist")
@@ -381,8 +381,10 @@ class Store:
             head = self.current(page_id)
             base_id = parsed.revision_id if parsed.revision_id in self.revision_ids(page_id) \
                 else head.revision_id
-            if state.content_hash == head.content_hash and base_id == head.revision_id:
-                # Only informational keys or the folder changed: rewrite the head file.
+            if state.content_hash == head.content_hash:
+                # Nothing the head does not already say (only informational keys or the folder
+                # changed, or this edit was recorded by a writer that died before rewriting
+                # the file): rewrite the head file, record no revision.
                 self._publish(head, old_path=path, new_revision=False)
                 return None
             revision = self._new_revision(
@@ -396,7 +398,19 @@ class Store:
         return edit
 
     def _adopt(self, rel: str, data: dict[str, Any], body: str, folder_ns: str) -> HandEdit:
-        page_id = new_id("page")
+        # The page id and key come from the file's path and bytes, so an adoption cut short by
+        # a crash (revision written, dropped file not yet removed) is finished when the file is
+        # seen again, instead of adopting it a second time.
+        raw = (self.root / rel).read_bytes()
+        key = f"adopted:{rel}:{hashlib.sha256(raw).hexdigest()}"
+        page_id = page_id_for_key(key)
+        earlier = self.revisions(page_id) if self.page_exists(page_id) else []
+        if earlier and earlier[0].idempotency_key == key:
+            head = self.current(page_id)
+            self._publish(head, old_path=self.root / rel, new_revision=False)
+            edit = HandEdit(rel, page_id, head.revision_id, adopted=True)
+            self.hand_edits.append(edit)
+            return edit
         fallback = Path(rel).stem
         state_data = {k: v for k, v in data.items() if k not in REVISION_FIELDS}
         state_data.update(
@@ -413,7 +427,7 @@ class Store:
         state = PageState.from_dict(state_data)
         self.check_state(state)
         revision = self._new_revision(state, actor=self.user, operation="write",
-                                      note=f"adopted from {rel}")
+                                      note=f"adopted from {rel}", idempotency_key=key)
         self._publish(revision, old_path=self.root / rel)
         edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
         self.hand_edits.append(edit)
@@ -620,6 +634,31 @@ class Store:
                       file_json(relation.to_dict()))
             return relation
 
+    def finish_supersede(self, new_page_id: str, old_page_id: str, *,
+                         actor: Actor | None = None) -> None:
+        """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
+
+        Steps already done are skipped, so `pcp doctor --fix` can finish a supersession that a
+        crash cut short (the relation is written last and marks it as complete).
+        """
+        with self.locked():
+            new = self.current(new_page_id)
+            old = self.current(old_page_id)
+            superseded = old.revision_id
+            if old.state.lifecycle_status == "active":
+                self.revise(
+                    old_page_id,
+                    changes={"lifecycle_status": "superseded",
+                             "record": {"superseded_by": new_page_id}},
+                    actor=actor,
+                    note=f"superseded by {new_page_id}",
+                    input_revision_ids=(new.revision_id,),
+                )
+            elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
+                superseded = old.parent_revision_id
+            self.link(new_page_id, "supersedes", old_page_id, actor=actor,
+                      to_revision_id=superseded)
+
     def relations(self, page_id: str | None = None) -> list[Relation]:
         """Relations touching `page_id` (either end), or all of them; oldest first."""
         found: list[Relation] = []
@@ -641,37 +680,51 @@ class Store:
         return sorted(found, key=lambda r: (r.created_at, r.relation_id))
 
     def delete(self, page_id: str, *, actor: Actor | None = None) -> dict[str, Any]:
-        """DeletePage: remove the head file, every revision and every relation touching it."""
+        """DeletePage: remove the head file, every revision and every relation touching it.
+
+        The `page_deleted` event is written first and names every file to remove, so a delete
+        interrupted part way is finished by `pcp doctor --fix` instead of leaving half a page.
+        """
         with self.locked():
             self._case_index = None
             head = self.current(page_id)
             relations = self.relations(page_id)
-            entries = self.catalog.by_page_id(page_id)
-            for relation in relations:
-                remove_file(self.layout.relation_path(relation.relation_id))
-            for entry in entries:
-                remove_file(self.root / entry.path)
             revision_ids = self.revision_ids(page_id)
-            for revision_id in revision_ids:
-                remove_file(self.layout.revision_path(page_id, revision_id))
-            folder = self.layout.revision_dir(page_id)
-            for leftover in folder.iterdir() if folder.exists() else ():
-                leftover.unlink()
-            if folder.exists():
-                folder.rmdir()
-            self.catalog.record_removal(entry.path for entry in entries)
             event = self.record_event(
                 "page_deleted",
                 {"page_id": page_id, "namespace": head.state.namespace,
-                 "revisions_removed": len(revision_ids), "relations_removed": len(relations)},
+                 "revisions_removed": len(revision_ids), "relations_removed": len(relations),
+                 "revision_ids": revision_ids,
+                 "relation_ids": [relation.relation_id for relation in relations]},
                 actor=actor,
             )
+            self.finish_delete(page_id, revision_ids,
+                               [relation.relation_id for relation in relations])
             return {
                 "page_id": page_id,
                 "revisions_removed": len(revision_ids),
                 "relations_removed": len(relations),
                 "event_id": event.event_id,
             }
+
+    def finish_delete(self, page_id: str, revision_ids: Sequence[str],
+                      relation_ids: Sequence[str]) -> None:
+        """Remove what a delete names (what is already gone is skipped). Takes the lock."""
+        with self.locked():
+            for relation_id in relation_ids:
+                remove_file(self.layout.relation_path(relation_id))
+            entries = self.catalog.by_page_id(page_id)
+            for entry in entries:
+                remove_file(self.root / entry.path)
+            for revision_id in revision_ids:
+                remove_file(self.layout.revision_path(page_id, revision_id))
+            folder = self.layout.revision_dir(page_id)
+            for leftover in folder.iterdir() if folder.exists() else ():
+                if is_temp_name(leftover.name):
+                    leftover.unlink()
+            if folder.exists() and not any(folder.iterdir()):
+                folder.rmdir()
+            self.catalog.record_removal(entry.path for entry in entries)
 
     def record_event(
         self,
@@ -708,9 +761,18 @@ class Store:
                       file_json(event.to_dict()))
             return event
 
+    def check_head_file(self, page_id: str) -> None:
+        """Before an operation that will revise `page_id`: record a pending hand edit of its head
+        file, or raise InvalidInput if the file cannot be read. Caller holds the lock."""
+        self._record_pending_edit(page_id)
+
     # -- internals ----------------------------------------------------------------------------
     def _record_pending_edit(self, page_id: str) -> None:
-        """Before revising a page, record a hand edit of its head file, if there is one."""
+        """Before revising a page, record a hand edit of its head file, if there is one.
+
+        A head file that cannot be read stops the write: revising would overwrite it and lose
+        what the person wrote there.
+        """
         for entry in self.catalog.by_page_id(page_id):
             path = self.root / entry.path
             try:
@@ -720,6 +782,16 @@ class Store:
             if (stat.st_mtime_ns, stat.st_size) != (entry.mtime_ns, entry.size) or entry.edited:
                 self.catalog.refresh("full")
                 self._record_hand_edit(entry.path)
+        for entry in self.catalog.by_page_id(page_id):
+            if entry.problem is not None and (self.root / entry.path).exists():
+                conflicted = "conflict markers" in entry.problem
+                raise InvalidInput(
+                    entry.problem,
+                    hint="`pcp doctor --fix` rebuilds it from its revisions (or resolve the "
+                    "conflict by hand)" if conflicted else "fix the file by hand (`pcp "
+                    "validate` lists what is wrong), or `pcp doctor` to see the store's "
+                    "problems",
+                )
 
     def _check_case_unique(self, page_id: str) -> None:
         """Refuse an id that differs from an existing page id only in case. Caller holds the lock.

@@ -1,0 +1,56 @@
+"""`pcp --help`, `pcp --version` and `pcp ls` must not load the heavy libraries."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("whoosh", "jsonschema", "mcp")
+
+PROBE = f"""
+import json, sys
+from pcp_cli.cli.main import run
+import io, contextlib
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    code = run(sys.argv[1:])
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r})
+print(json.dumps({{"code": int(code), "heavy": heavy, "out": out.getvalue()}}))
+"""
+
+
+def probe(*args: str, cwd: Path | None = None) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["ls", "--help"]])
+def test_light_commands_do_not_import_heavy_modules(args: list[str]) -> None:
+    data = probe(*args)
+    assert data["code"] == 0
+    assert data["heavy"] == []
+
+
+def test_version_prints_the_version() -> None:
+    from pcp_cli import __version__
+
+    assert probe("--version")["out"] == f"pcp {__version__}\n"
+
+
+def test_ls_does_not_import_heavy_modules(example: Path) -> None:
+    data = probe("ls", "--json", "--store", str(example))
+    assert data["code"] == 0
+    assert json.loads(data["out"])  # the example store lists pages
+    assert data["heavy"] == []
+
+
+def test_probe_can_see_a_heavy_import(store: Path) -> None:
+    """The probe is not blind: `pcp validate` does load jsonschema."""
+    data = probe("validate", str(store))
+    assert "jsonschema" in data["heavy"]
