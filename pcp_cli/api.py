@@ -780,3 +780,56 @@ def profile_text(store: Store, format: str = "json", *,
     if format == "micro_prompt":
         return micro_prompt_text(store, scopes=chosen)
     return profile_markdown_text(store, scopes=chosen)
+
+
+# -- files and the MCP server -----------------------------------------------------------------
+def write_file(path: os.PathLike[str] | str, data: str) -> None:
+    """Write a file outside the store crash-safely (temp file, fsync, rename): `--out`."""
+    from pathlib import Path
+
+    from pcp_cli.store.atomic import write_atomic
+
+    write_atomic(Path(path), data)
+
+
+def serve_mcp(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
+              scopes: Sequence[str] | None, allow_write: bool, log: Any) -> None:
+    """`pcp serve`: resolve the client's grant, then serve MCP on stdio until the client leaves.
+
+    The SDK is imported only here, after everything that can fail before serving (no store, a
+    bad pcp.yaml, an unknown grant) has raised the usual PcpError. Logs go to `log` (stderr).
+    """
+    import time
+
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.grants import resolve_grant
+    from pcp_cli.mcp.store_backend import StoreBackend
+
+    started = time.perf_counter()
+    with open_store(store_path, readonly=True, refresh=False) as store:
+        root = store.root
+        grant = resolve_grant(store.manifest.to_dict(), client_id, list(scopes or []) or None,
+                              allow_write)
+    for notice in grant.notices:
+        log.write(f"pcp serve: {notice}\n")
+    log.write(
+        f"pcp serve: store {root}; client {grant.client_id or '(none)'} "
+        f"({grant.granted_by}); scopes {', '.join(grant.scopes) or '(none)'}; "
+        f"sensitive {'allowed' if grant.allow_sensitive else 'never'}; "
+        f"writes {'on' if grant.allow_write else 'off'}\n"
+    )
+    from pcp_cli.mcp.server import build_server, run_stdio
+
+    server = build_server(StoreBackend(root), grant, AuditLog(root))
+    log.write(f"pcp serve: ready in {time.perf_counter() - started:.2f}s; serving MCP on stdio\n")
+    log.flush()
+    run_stdio(server)
+
+
+def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | None = None,
+                  since: str | None = None) -> list[dict[str, Any]]:
+    """`pcp audit`: the MCP access log, oldest first, optionally for one client or since a date."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.mcp.audit import read_audit
+
+    return read_audit(resolve_store_root(store_path), client=client, since=since)

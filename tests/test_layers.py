@@ -56,10 +56,7 @@ def test_sources_found() -> None:
 
 
 @pytest.mark.parametrize("front_end", [
-    pytest.param("cli", marks=pytest.mark.xfail(strict=True, reason=(
-        "merged from main: cli/export.py imports pcp_cli.store.atomic.write_atomic and "
-        "cli/serve.py imports pcp_cli.mcp.*; their owners should route them through "
-        "pcp_cli.api (or document `pcp serve` as the one allowed cli->mcp import)"))),
+    "cli",
     "mcp",
 ])
 def test_front_ends_use_only_the_api(front_end: str) -> None:

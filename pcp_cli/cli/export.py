@@ -26,12 +26,10 @@ def write_output(data: str, out: str | None) -> None:
         sys.stdout.write(data)
         sys.stdout.flush()
         return
-    from pcp_cli.store.atomic import write_atomic
-
     target = Path(out)
     if target.is_dir():
         raise UsageError(f"{out} is a folder", hint="give a file name to --out")
-    write_atomic(target, data)
+    api.write_file(target, data)
     note(f"wrote {out}")
 
 

@@ -32,34 +32,10 @@ def register(app: typer.Typer) -> None:
         store_path: StoreOpt = None,
     ) -> None:
         """Serve the store to an AI client over MCP (stdio)."""
-        import time
-
-        started = time.perf_counter()
         from pcp_cli import api
-        from pcp_cli.mcp.audit import AuditLog
-        from pcp_cli.mcp.grants import resolve_grant
-        from pcp_cli.mcp.store_backend import StoreBackend
 
-        with api.open_store(store_path, readonly=True, refresh=False) as store:
-            root = store.root
-            grant = resolve_grant(store.manifest.to_dict(), client_id, scope, allow_write)
-        log = sys.stderr
-        for notice in grant.notices:
-            log.write(f"pcp serve: {notice}\n")
-        log.write(
-            f"pcp serve: store {root}; client {grant.client_id or '(none)'} "
-            f"({grant.granted_by}); scopes {', '.join(grant.scopes) or '(none)'}; "
-            f"sensitive {'allowed' if grant.allow_sensitive else 'never'}; "
-            f"writes {'on' if grant.allow_write else 'off'}\n"
-        )
-
-        from pcp_cli.mcp.server import build_server, run_stdio
-
-        server = build_server(StoreBackend(root), grant, AuditLog(root))
-        log.write(f"pcp serve: ready in {time.perf_counter() - started:.2f}s; "
-                  "serving MCP on stdio\n")
-        log.flush()
-        run_stdio(server)
+        api.serve_mcp(store_path, client_id=client_id, scopes=scope, allow_write=allow_write,
+                      log=sys.stderr)
 
     @app.command()
     def audit(
@@ -72,10 +48,9 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Show the log of MCP tool calls (who asked for what, when, and the outcome)."""
-        from pcp_cli.config import resolve_store_root
-        from pcp_cli.mcp.audit import read_audit
+        from pcp_cli import api
 
-        records = read_audit(resolve_store_root(store_path), client=client, since=since)
+        records = api.audit_records(store_path, client=client, since=since)
         if not records and not as_json:
             note("no MCP tool calls recorded" + (" for that filter" if client or since else ""))
             return
