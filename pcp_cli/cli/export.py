@@ -16,7 +16,8 @@ FORMAT_HELP = "json | markdown | micro_prompt | archive | agents-md"
 ALIASES = {"micro-prompt": "micro_prompt", "agents_md": "agents-md", "md": "markdown"}
 ScopeOpt = Annotated[
     list[str] | None,
-    typer.Option("--scope", help="Only this namespace (and those below it); repeatable."),
+    typer.Option("--scope", help="Only this namespace, or prefix:* for every namespace "
+                 "below prefix, or *; repeatable."),
 ]
 
 
