@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,6 +191,15 @@ class Catalog:
 
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
+
+    def identity(self) -> str:
+        """A random id minted with this catalog: a rebuilt catalog restarts its sequence, and a
+        follower (the search index) that remembers only a number could not tell."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='catalog_id'").fetchone()
+        if row:
+            return str(row[0])
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES('catalog_id', ?)", (uuid.uuid4().hex,))
+        return str(self._db.execute("SELECT value FROM meta WHERE key='catalog_id'").fetchone()[0])
 
     def changes_since(self, seq: int) -> Changes:
         """Rows changed and paths removed after `seq` (for the search index)."""
