@@ -192,6 +192,11 @@ class Catalog:
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
 
+    def namespaces(self) -> list[str]:
+        """Every namespace a readable row names (to resolve scope patterns without loading rows)."""
+        return [row[0] for row in self._db.execute(
+            "SELECT DISTINCT namespace FROM pages WHERE namespace IS NOT NULL ORDER BY 1")]
+
     def identity(self) -> str:
         """A random id minted with this catalog: a rebuilt catalog restarts its sequence, and a
         follower (the search index) that remembers only a number could not tell."""
