@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.imports",
     "pcp_cli.cli.export",
     "pcp_cli.cli.review",
+    "pcp_cli.cli.search",
 )
 
 STATE = {"traceback": False, "store": None}
