@@ -237,6 +237,31 @@ def test_plain_text_when_piped(example):
 
 def test_rich_table_on_a_terminal(example, monkeypatch):
     monkeypatch.setattr("pcp_cli.cli.search.is_terminal", lambda: True)
-    out = cli("search", "tidewatch", "--store", str(example))
+    # A leading global option takes the typer path (the fast path is for --json and pipes).
+    out = cli("--traceback", "search", "tidewatch", "--store", str(example))
     assert out.code == 0
     assert "snippet" in out.stdout and "origin" in out.stdout and "tidewatch" in out.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("tidewatch", "--json"),
+    ("tidewatch", "--json", "--limit", "40", "--type", "keystone", "--type", "note"),
+    ("svelte", "--json", "--include-superseded", "--min-score=0.1", "--scope", "user:*"),
+    ("tidewatch",),
+    ("doctor", "--include-sensitive", "--exclude-type", "keystone"),
+    ("(broken", "--json"),
+    ("tidewatch", "--type", "recipe"),
+])
+def test_fast_path_answers_exactly_like_the_typer_command(example, args):
+    fast = cli("search", *args, "--store", str(example))
+    slow = cli("--traceback", "search", *args, "--store", str(example))
+    assert (fast.code, fast.stdout, fast.stderr) == (slow.code, slow.stdout, slow.stderr)
+
+
+def test_whole_process_search(example):
+    from tests.conftest import run_pcp
+
+    out = run_pcp("search", "即适者生存", "--store", str(example), "--json")
+    assert out.code == 0 and [r["id"] for r in out.json["results"]] == ["reading-notes-zh"]
+    bad = run_pcp("search", "colour:red", "--store", str(example))
+    assert bad.code == 2 and "Hint:" in bad.stderr
