@@ -212,3 +212,18 @@ def test_locked_index_that_needs_a_rebuild_is_exit_7(example, locked_index):
     assert out.code == 7
     assert "another pcp process" in out.stderr and "Hint:" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_damage_found_only_while_reading_is_rebuilt(example):
+    from pcp_cli.query.index_sync import close_all
+
+    ids(example, "tidewatch")
+    close_all()
+    meta = index_meta(example)
+    generation = example / ".pcp/index" / meta["generation"]
+    for path in generation.iterdir():
+        if path.suffix in (".pst", ".trm", ".seg", ".fvz", ".vps", ".dcz", ".fln", ".lns") or \
+                path.name.endswith(".pst"):
+            size = path.stat().st_size
+            path.write_bytes(bytes((i * 37) % 256 for i in range(size)))  # same size
+    assert "tidewatch-architecture" in ids(example, "tidewatch")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import UsageError
-from pcp_cli.index import IndexFilter, IndexHit, make_snippet, query_words
+from pcp_cli.index import IndexFilter, IndexHit, IndexNeedsRebuild, make_snippet, query_words
 from pcp_cli.index.text import check_and_rewrite_query
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
@@ -79,9 +79,15 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     flt = index_filter(store, types=types, exclude_types=exclude_types,
                        include_superseded=include_superseded,
                        include_sensitive=include_sensitive, scopes=scopes)
+    fetch = capped + len(suppressed) + SLACK
     with open_index(store) as ix:
         report = ensure_current(store, ix)
-        hits = ix.search(query, filter=flt, limit=capped + len(suppressed) + SLACK)
+        try:
+            hits = ix.search(query, filter=flt, limit=fetch)
+        except IndexNeedsRebuild:
+            # Damage found only while reading (a truncated segment): rebuild once and retry.
+            report = ensure_current(store, ix)
+            hits = ix.search(query, filter=flt, limit=fetch)
     words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
