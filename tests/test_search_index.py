@@ -227,3 +227,20 @@ def test_damage_found_only_while_reading_is_rebuilt(example):
             size = path.stat().st_size
             path.write_bytes(bytes((i * 37) % 256 for i in range(size)))  # same size
     assert "tidewatch-architecture" in ids(example, "tidewatch")
+
+
+def test_pcp_index_does_a_full_scan_on_a_large_store(example, monkeypatch):
+    """Above FULL_SCAN_MAX_PAGES a search only stats folders; `pcp index` stats every file."""
+    monkeypatch.setattr("pcp_cli.store.catalog.FULL_SCAN_MAX_PAGES", 0)
+    ids(example, "tidewatch")
+    ids(example, "tidewatch")  # now the catalog is past its first scan: fast scans from here
+    path = example / HEAD
+    stat = path.stat()
+    edit_body(example, HEAD, "The capybara enclosure.\n")
+    import os
+
+    os.utime(path.parent, ns=(path.parent.stat().st_atime_ns, path.parent.stat().st_mtime_ns))
+    assert stat.st_ino == path.stat().st_ino  # rewritten in place
+    out = cli("index", "--store", str(example), "--json")
+    assert out.code == 0 and out.json["updated"] >= 1
+    assert ids(example, "capybara") == ["client-checklist"]

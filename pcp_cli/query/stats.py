@@ -98,7 +98,9 @@ def capabilities(store: Store) -> dict[str, Any]:
         "page_types": list(vocab.PAGE_TYPES),
         "lifecycle_statuses": list(vocab.LIFECYCLE_STATUSES),
         "relation_types": list(vocab.RELATION_TYPES),
-        "ingest": True,
+        "ingest": {"supported": True,
+                   "how": "`pcp import` (ChatGPT, Claude, Markdown folders, PCP v1 archives); "
+                          "events are immutable and idempotent by key"},
         "conflict_detection": {"supported": True,
                                "how": "expected_revision_id on revise; diverged heads reported"},
         "durable_deletion": {"supported": True,
