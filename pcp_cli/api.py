@@ -588,6 +588,14 @@ def index_store(store: Store, *, rebuild: bool = False,
     return report.to_dict()
 
 
+def index_missing(store: Store) -> bool:
+    """True when the store has no search index yet: the next search builds it (say so first,
+    on a large store it takes a while)."""
+    from pcp_cli.query.index_sync import index_missing as missing
+
+    return missing(store)
+
+
 def index_pages_count(store: Store) -> int:
     """How many pages a rebuild indexes (for a progress bar's total)."""
     return store.catalog.count()
@@ -599,10 +607,15 @@ def after_import(store: Store) -> None:
     (a store nobody searches never builds one)."""
     from pcp_cli.query.index_sync import catch_up, index_dir, open_index
 
+    from pcp_cli.errors import IndexUnavailable
+
     if not (index_dir(store) / "meta.json").exists():
         return
-    with open_index(store) as ix:
-        catch_up(store, ix)
+    try:
+        with open_index(store) as ix:
+            catch_up(store, ix)
+    except IndexUnavailable:
+        pass  # the import itself succeeded; the next search catches up (or says why not)
 
 
 

@@ -253,6 +253,7 @@ def test_rich_table_on_a_terminal(example, monkeypatch):
     ("tidewatch", "--type", "recipe"),
 ])
 def test_fast_path_answers_exactly_like_the_typer_command(example, args):
+    assert cli("index", "--store", str(example)).code == 0
     fast = cli("search", *args, "--store", str(example))
     slow = cli("--traceback", "search", *args, "--store", str(example))
     assert (fast.code, fast.stdout, fast.stderr) == (slow.code, slow.stdout, slow.stderr)

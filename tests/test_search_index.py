@@ -123,7 +123,11 @@ def test_pcp_index_updates_and_rebuilds(example):
 def test_missing_index_is_rebuilt(example):
     ids(example, "tidewatch")
     shutil.rmtree(example / ".pcp/index")
-    assert "tidewatch-architecture" in ids(example, "tidewatch")
+    out = cli("search", "tidewatch", "--store", str(example), "--json")
+    assert "tidewatch-architecture" in [r["id"] for r in out.json["results"]]
+    assert "Building the search index for 22 pages" in out.stderr
+    again = cli("--traceback", "search", "tidewatch", "--store", str(example))
+    assert again.code == 0 and again.stderr == ""
 
 
 def test_corrupt_index_is_rebuilt_transparently(example):

@@ -188,6 +188,7 @@ def _fast_command(args: list[str]) -> int | None:
         return ExitStatus.UNEXPECTED
 
 
+BUILDING_NOTE = "Building the search index for {} pages (once; later searches catch up).\n"
 # `pcp search` options the fast path understands: name -> (key, takes a value, repeatable).
 _SEARCH_OPTIONS = {
     "--store": ("store", True, False),
@@ -248,6 +249,8 @@ def _fast_search(rest: list[str]) -> int | None:
         from pcp_cli import api
 
         with api.open_store(opts.get("store")) as opened:
+            if api.index_missing(opened):
+                sys.stderr.write(BUILDING_NOTE.format(api.index_pages_count(opened)))
             data = api.search(
                 opened, query, limit=limit, types=opts["types"],
                 exclude_types=opts["exclude_types"],

