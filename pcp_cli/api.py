@@ -605,9 +605,8 @@ def after_import(store: Store) -> None:
     """Called by `pcp import` after it wrote: bring the search index up to date now, so the
     first search after a large import does not pay for it. Only if the index already exists
     (a store nobody searches never builds one)."""
-    from pcp_cli.query.index_sync import catch_up, index_dir, open_index
-
     from pcp_cli.errors import IndexUnavailable
+    from pcp_cli.query.index_sync import catch_up, index_dir, open_index
 
     if not (index_dir(store) / "meta.json").exists():
         return

@@ -249,7 +249,7 @@ def _fast_search(rest: list[str]) -> int | None:
         from pcp_cli import api
 
         with api.open_store(opts.get("store")) as opened:
-            if api.index_missing(opened):
+            if not want_json and api.index_missing(opened):  # stderr stays JSON under --json
                 sys.stderr.write(BUILDING_NOTE.format(api.index_pages_count(opened)))
             data = api.search(
                 opened, query, limit=limit, types=opts["types"],

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Search the store's pages (current, non-sensitive ones by default)."""
         with api.open_store(store_path) as store:
-            if api.index_missing(store):
+            if not as_json and api.index_missing(store):  # stderr stays JSON under --json
                 from pcp_cli.cli.main import BUILDING_NOTE
 
                 note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
