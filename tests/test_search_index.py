@@ -248,3 +248,21 @@ def test_pcp_index_does_a_full_scan_on_a_large_store(example, monkeypatch):
     out = cli("index", "--store", str(example), "--json")
     assert out.code == 0 and out.json["updated"] >= 1
     assert ids(example, "capybara") == ["client-checklist"]
+
+
+def test_progress_bar_only_on_a_terminal_and_only_once_reported(monkeypatch):
+    import io
+
+    from pcp_cli.cli.search import _progress_bar
+
+    with _progress_bar(10) as update:
+        assert update is None  # stderr is not a terminal under pytest
+    fake = io.StringIO()
+    fake.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr(sys, "stderr", fake)
+    with _progress_bar(3000) as update:
+        assert update is not None
+    assert fake.getvalue() == ""  # a small rebuild never reports: no bar at all
+    with _progress_bar(3000) as update:
+        update(1000)
+        update(2000)
