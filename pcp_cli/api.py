@@ -545,139 +545,113 @@ def strip_merge_proposal(text: str) -> str:
     return strip_proposal(text)
 
 
-# -- provisional: replaced by the search and profile work --
-# Minimal stand-ins with the exact signatures and shapes of the real functions, so the MCP
-# server can be built and tested end to end now. Deleted at merge.
-def _prov_in_scopes(namespace: str | None, scopes: Sequence[str] | None) -> bool:
-    if scopes is None:
-        return True
-    for pattern in scopes:
-        if pattern == "*" or pattern == namespace:
-            return True
-        if pattern.endswith(":*") and (namespace or "").startswith(pattern[:-1]):
-            return True
-    return False
-
-
-def _prov_entries(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[str],
-                  **filters: Any) -> list[Entry]:
-    return [e for e in store.entries(**filters)
-            if _prov_in_scopes(e.namespace, scopes) and e.page_id not in suppressed]
-
-
+# -- search, timeline, stats, scopes, capabilities (pcp_cli/query/) --------------------------
 def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
            exclude_types: Sequence[str] = (), include_superseded: bool = False,
            include_sensitive: bool = False, min_score: float | None = None,
            scopes: Sequence[str] | None = None,
            suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
-    limit = 10 if limit is None else max(1, min(limit, 25))
-    statuses = ("active", "superseded", "archived") if include_superseded else ("active",)
-    needle = query.casefold()
-    results: list[dict[str, Any]] = []
-    for entry in sorted(_prov_entries(store, scopes, suppressed, statuses=statuses),
-                        key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True):
-        if (types and entry.type not in types) or entry.type in exclude_types:
-            continue
-        if entry.sensitivity == "high" and not include_sensitive:
-            continue
-        body = store.read_body(entry)
-        at = (entry.title + "\n" + body).casefold().find(needle)
-        if at < 0:
-            continue
-        result: dict[str, Any] = {
-            "id": entry.page_id, "type": entry.type, "origin": entry.origin or "generated",
-            "snippet": body.strip()[:240], "score": None, "source_system": "pcp",
-            "source_id": entry.page_id,
-            "extensions": {"org.pcp-cli": {"namespace": entry.namespace,
-                                           "revision_id": entry.revision_id,
-                                           "title": entry.title,
-                                           "lifecycle_status": entry.lifecycle_status}},
-        }
-        if entry.updated_at:
-            result["timestamp"] = entry.updated_at
-        if entry.sensitivity:
-            result["sensitivity"] = entry.sensitivity
-        del result["score"]
-        results.append(result)
-        if len(results) >= limit:
-            break
-    return {
-        "schema_version": "1.0", "query": query, "count": len(results),
-        "filters_applied": {
-            "limit": limit, "types": list(types), "exclude_types": list(exclude_types),
-            "current_only": not include_superseded, "include_sensitive": include_sensitive,
-            "sensitivity_filtering": "where_classified_v1", "min_score": min_score,
-            "min_score_applied": False, "scopes": None if scopes is None else list(scopes),
-            "suppressed": len(suppressed),
-        },
-        "results": results,
-    }
+    """`pcp search` / `pcp_search`: `{schema_version, query, count, filters_applied, results}`.
+
+    The §4.2 safeguards run here: limit 10 by default, capped at 25 (the cap is reported);
+    current, affirmed pages only unless `include_superseded`; `high` sensitivity only with
+    `include_sensitive`; scopes (None = all, [] = none) and types applied before ranking;
+    `suppressed` page ids never returned nor counted. The index is brought up to date first.
+    """
+    from pcp_cli.query.search import search as run
+
+    return run(store, query, limit=limit, types=types, exclude_types=exclude_types,
+               include_superseded=include_superseded, include_sensitive=include_sensitive,
+               min_score=min_score, scopes=scopes, suppressed=suppressed)
 
 
 def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
              suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
-    from pcp_cli.render.portable import timeline_object
+    """`pcp timeline list` / `pcp_get_timeline`: `{schema_version, count, filters_applied,
+    events}`, v1 timeline_event objects ordered by (partial) date."""
+    from pcp_cli.query.timeline import timeline as run
 
-    events = []
-    for entry in _prov_entries(store, scopes, suppressed, types=("timeline_event",),
-                               statuses=("active",)):
-        assert entry.page_id
-        event = timeline_object(store.current(entry.page_id).state)
-        date = event["date"]
-        if (from_ and date[: len(from_)] < from_) or (to and date[: len(to)] > to):
-            continue
-        if query and query.casefold() not in event["summary"].casefold():
-            continue
-        events.append(event)
-    events.sort(key=lambda e: (e["date"], e["id"]))
-    if limit is not None:
-        events = events[:limit]
-    return {"schema_version": "1.0", "count": len(events),
-            "filters_applied": {"from": from_, "to": to, "query": query, "limit": limit,
-                                "scopes": None if scopes is None else list(scopes)},
-            "events": events}
+    return run(store, from_=from_, to=to, query=query, limit=limit, scopes=scopes,
+               suppressed=suppressed)
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
-    entries = _prov_entries(store, scopes, suppressed, statuses=None)
-    counts: dict[str, dict[str, int]] = {"by_type": {}, "by_origin": {}, "by_namespace": {},
-                                         "by_lifecycle": {}}
-    for entry in entries:
-        for key, value in (("by_type", entry.type), ("by_origin", entry.origin),
-                           ("by_namespace", entry.namespace),
-                           ("by_lifecycle", entry.lifecycle_status)):
-            counts[key][str(value)] = counts[key].get(str(value), 0) + 1
-    times = sorted(t for e in entries for t in (e.created_at, e.updated_at) if t)
-    return {"schema_version": "1.0", "total": len(entries), **counts,
-            "time_range": {"earliest": times[0] if times else None,
-                           "latest": times[-1] if times else None}}
+    """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range."""
+    from pcp_cli.query.stats import stats as run
+
+    return run(store, scopes=scopes, suppressed=suppressed)
 
 
 def list_scopes(store: Store, *, scopes: Sequence[str] | None = None) -> dict[str, Any]:
-    rows: dict[str, dict[str, Any]] = {}
-    for entry in _prov_entries(store, scopes, frozenset(), statuses=("active",)):
-        row = rows.setdefault(str(entry.namespace), {
-            "namespace": entry.namespace, "owner_id": store.owner_id, "visibility": "private",
-            "pages": 0, "last_activity": None})
-        row["pages"] += 1
-        if entry.updated_at and (row["last_activity"] or "") < entry.updated_at:
-            row["last_activity"] = entry.updated_at
-    return {"scopes": [rows[k] for k in sorted(rows)]}
+    """`pcp scopes` / ListScopes: `{scopes: [{namespace, owner_id, visibility, pages,
+    last_activity}]}`, from the catalog alone."""
+    from pcp_cli.query.stats import list_scopes as run
+
+    return run(store, scopes=scopes)
 
 
 def capabilities(store: Store) -> dict[str, Any]:
-    return {"store_format": store.manifest.format, "store_id": store.manifest.store_id,
-            "owner_id": store.owner_id, "default_namespace": store.default_namespace,
-            "search": {"modes": ["substring"], "index": "none"},
-            "operations": ["DescribeCapabilities", "ListScopes", "SearchPages", "ReadPages",
-                           "WritePage", "RevisePage", "LinkPages", "SuppressPages",
-                           "TombstonePage"]}
+    """`pcp capabilities` / DescribeCapabilities."""
+    from pcp_cli.query.stats import capabilities as run
+
+    return run(store)
 
 
-# -- end provisional --
+def index_store(store: Store, *, rebuild: bool = False,
+                progress: Any = None) -> dict[str, Any]:
+    """`pcp index [--rebuild]`: bring the search index up to date (or build it from scratch).
+
+    Returns `{rebuilt, reason, updated, removed, stale, documents}`. `progress(n)` is called as
+    documents are indexed during a rebuild.
+    """
+    from pcp_cli.query.index_sync import catch_up, open_index
+
+    # A full stat scan whatever the size: above FULL_SCAN_MAX_PAGES a search only looks at
+    # folders, and this is how a file rewritten in place there is picked up.
+    store.refresh("full")
+    with open_index(store) as ix:
+        report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
+        if report.stale:
+            from pcp_cli.errors import IndexUnavailable
+
+            raise IndexUnavailable("The search index is being written by another pcp process.",
+                                   hint="Wait for it to finish and run `pcp index` again.")
+        report.documents = ix.doc_count()
+    return report.to_dict()
+
+
+def index_missing(store: Store) -> bool:
+    """True when the store has no search index yet: the next search builds it (say so first,
+    on a large store it takes a while)."""
+    from pcp_cli.query.index_sync import index_missing as missing
+
+    return missing(store)
+
+
+def index_pages_count(store: Store) -> int:
+    """How many pages a rebuild indexes (for a progress bar's total)."""
+    return store.catalog.count()
+
+
+def after_import(store: Store) -> None:
+    """Called by `pcp import` after it wrote: bring the search index up to date now, so the
+    first search after a large import does not pay for it. Only if the index already exists
+    (a store nobody searches never builds one)."""
+    from pcp_cli.errors import IndexUnavailable
+    from pcp_cli.query.index_sync import catch_up, index_dir, open_index
+
+    if not (index_dir(store) / "meta.json").exists():
+        return
+    try:
+        with open_index(store) as ix:
+            catch_up(store, ix)
+    except IndexUnavailable:
+        pass  # the import itself succeeded; the next search catches up (or says why not)
+
+
 
 # =============================================================================================
 # -- import (pcp import) ----------------------------------------------------------------------

@@ -10,13 +10,12 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pcp_cli import __version__
 from pcp_cli.errors import ExitStatus, PcpError
 
 if TYPE_CHECKING:
-    import click
     import typer
 
 # Command modules, each with a `register(app)`; imported when the app is built. They keep heavy
@@ -32,6 +31,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.imports",
     "pcp_cli.cli.export",
     "pcp_cli.cli.review",
+    "pcp_cli.cli.search",
 )
 
 STATE = {"traceback": False, "store": None}
@@ -161,6 +161,8 @@ def _fast_command(args: list[str]) -> int | None:
     those options, through the same library call and the same error reporting; any other
     argument (--help, --out, a typo) returns None and goes the normal way.
     """
+    if args and args[0] == "search":
+        return _fast_search(args[1:])
     if not args or args[0] != "export":
         return None
     fmt: str | None = None
@@ -196,6 +198,108 @@ def _fast_command(args: list[str]) -> int | None:
         return ExitStatus.OK
     except PcpError as exc:
         _report(exc, False)
+        return int(exc.exit_status)
+    except BrokenPipeError:
+        return ExitStatus.OK
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except Exception as exc:
+        if STATE["traceback"]:
+            raise
+        sys.stderr.write(f"Error: unexpected {type(exc).__name__}: {exc}\n")
+        sys.stderr.write("Hint: rerun with --traceback and report it.\n")
+        return ExitStatus.UNEXPECTED
+
+
+BUILDING_NOTE = "Building the search index for {} pages (once; later searches catch up).\n"
+# `pcp search` options the fast path understands: name -> (key, takes a value, repeatable).
+_SEARCH_OPTIONS = {
+    "--store": ("store", True, False),
+    "--limit": ("limit", True, False),
+    "-n": ("limit", True, False),
+    "--type": ("types", True, True),
+    "--exclude-type": ("exclude_types", True, True),
+    "--scope": ("scopes", True, True),
+    "--min-score": ("min_score", True, False),
+    "--include-superseded": ("include_superseded", False, False),
+    "--include-sensitive": ("include_sensitive", False, False),
+    "--json": ("json", False, False),
+}
+
+
+def _fast_search(rest: list[str]) -> int | None:
+    """`pcp search QUERY [options] --json` (or piped), without typer.
+
+    Building the typer app costs ~100 ms, as much as the search itself on a 10,000-page store,
+    and whole-process search time is what a person (or a script looping over queries) feels.
+    Same library call, same output, same error funnel. Anything unusual (--help, a typo, a bad
+    number, two queries, human output on a terminal) returns None and goes the normal way.
+    """
+    opts: dict[str, Any] = {"types": [], "exclude_types": [], "scopes": []}
+    query: str | None = None
+    index = 0
+    while index < len(rest):
+        arg = rest[index]
+        index += 1
+        name, has_value, value = arg.partition("=")
+        spec = _SEARCH_OPTIONS.get(name) if arg.startswith("-") else None
+        if spec is None:
+            if arg.startswith("-") or query is not None:
+                return None
+            query = arg
+            continue
+        key, takes_value, repeatable = spec
+        if takes_value and not has_value:
+            if index >= len(rest):
+                return None
+            value = rest[index]
+            index += 1
+        elif not takes_value and has_value:
+            return None
+        if repeatable:
+            opts[key].append(value)
+        else:
+            opts[key] = value if takes_value else True
+    if query is None or (not opts.get("json") and sys.stdout.isatty()):
+        return None
+    try:
+        limit = None if "limit" not in opts else int(opts["limit"])
+        min_score = None if "min_score" not in opts else float(opts["min_score"])
+    except ValueError:
+        return None
+    want_json = bool(opts.get("json"))
+    try:
+        from pcp_cli import api
+
+        with api.open_store(opts.get("store")) as opened:
+            if not want_json and api.index_missing(opened):  # stderr stays JSON under --json
+                sys.stderr.write(BUILDING_NOTE.format(api.index_pages_count(opened)))
+            data = api.search(
+                opened, query, limit=limit, types=opts["types"],
+                exclude_types=opts["exclude_types"],
+                include_superseded=bool(opts.get("include_superseded")),
+                include_sensitive=bool(opts.get("include_sensitive")), min_score=min_score,
+                scopes=opts["scopes"] or None)
+        if want_json:
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        else:
+            filters = data["filters_applied"]
+            if filters.get("capped"):
+                sys.stderr.write(f"Showing at most {filters['limit']} results (asked for "
+                                 f"{filters['limit_requested']}).\n")
+            if not data["results"]:
+                sys.stderr.write("No results.\n")
+            for r in data["results"]:
+                cells = (r["id"], r["type"], r["origin"],
+                         f"{r['score']:.2f}" if "score" in r else "-",
+                         (r.get("timestamp") or "")[:10], r["snippet"])
+                sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
+                                           for c in cells) + "\n")
+        sys.stdout.flush()
+        return ExitStatus.OK
+    except PcpError as exc:
+        _report(exc, want_json)
         return int(exc.exit_status)
     except BrokenPipeError:
         return ExitStatus.OK

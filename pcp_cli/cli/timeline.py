@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table
 from pcp_cli.cli.pages import write_result
 
 timeline_app = typer.Typer(help="Dated events (timeline).", no_args_is_help=True)
@@ -30,6 +30,30 @@ def timeline_add(
         result = api.add_timeline_event(store, date, summary, category=category, source=source,
                                         confidence=confidence, page_id=page_id)
     write_result(result, as_json)
+
+
+@timeline_app.command("list")
+def timeline_list(
+    from_: Annotated[str | None, typer.Option(
+        "--from", help="Events on or after this date (YYYY, YYYY-MM or YYYY-MM-DD).")] = None,
+    to: Annotated[str | None, typer.Option(
+        "--to", help="Events on or before this date; `2024` includes all of 2024.")] = None,
+    query: Annotated[str | None, typer.Option(
+        "--query", "-q", help="Only events whose summary contains every word.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n",
+                                              help="At most N events (the oldest).")] = None,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List timeline events, oldest first."""
+    with api.open_store(store_path) as store:
+        data = api.timeline(store, from_=from_, to=to, query=query, limit=limit)
+    if not as_json and not data["events"]:
+        note("No timeline events.")
+        return
+    emit(data, as_json, lambda: table(
+        ("date", "category", "summary", "id"),
+        ((e["date"], e.get("category", ""), e["summary"], e["id"]) for e in data["events"])))
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,6 +192,20 @@ class Catalog:
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
 
+    def namespaces(self) -> list[str]:
+        """Every namespace a readable row names (to resolve scope patterns without loading rows)."""
+        return [row[0] for row in self._db.execute(
+            "SELECT DISTINCT namespace FROM pages WHERE namespace IS NOT NULL ORDER BY 1")]
+
+    def identity(self) -> str:
+        """A random id minted with this catalog: a rebuilt catalog restarts its sequence, and a
+        follower (the search index) that remembers only a number could not tell."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='catalog_id'").fetchone()
+        if row:
+            return str(row[0])
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES('catalog_id', ?)", (uuid.uuid4().hex,))
+        return str(self._db.execute("SELECT value FROM meta WHERE key='catalog_id'").fetchone()[0])
+
     def changes_since(self, seq: int) -> Changes:
         """Rows changed and paths removed after `seq` (for the search index)."""
         changed = tuple(self.entries("seq > ?", (seq,)))
@@ -210,11 +225,16 @@ class Catalog:
             return self._full_scan()
         return self._fast_scan()
 
+    def _known(self) -> dict[str, tuple[int, int]]:
+        """path -> (mtime_ns, size) of every row. Plain tuples, not sqlite3.Row: building
+        Row objects was a third of a 10,000-page full scan (18 of 50 ms)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute("SELECT path, mtime_ns, size FROM pages")
+        return {path: (mtime, size) for path, mtime, size in rows}
+
     def _full_scan(self) -> Changes:
-        known = {
-            row[0]: (row[1], row[2])
-            for row in self._db.execute("SELECT path, mtime_ns, size FROM pages")
-        }
+        known = self._known()
         seen_dirs: dict[str, int] = {}
         updates: list[tuple[str, os.stat_result]] = []
         present: set[str] = set()
@@ -239,10 +259,7 @@ class Catalog:
                 moved.append(rel)
         if not moved and not gone:
             return Changes((), ())
-        known = {
-            row[0]: (row[1], row[2])
-            for row in self._db.execute("SELECT path, mtime_ns, size FROM pages")
-        }
+        known = self._known()
         seen_dirs: dict[str, int] = {}
         updates: list[tuple[str, os.stat_result]] = []
         removed: list[str] = []

@@ -1,0 +1,205 @@
+"""`pcp search`, `pcp index`, `pcp stats`, `pcp scopes`, `pcp capabilities`.
+
+Only `search` and `index` load the index (and so whoosh), inside the command functions.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+
+from pcp_cli import api
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    console,
+    emit,
+    is_terminal,
+    note,
+    print_json,
+    table,
+    text,
+)
+
+EXT = "org.pcp-cli"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def search(
+        query: Annotated[str, typer.Argument(
+            help='Words, "quoted phrases", field:value (type:keystone, tag:food, ns:work), '
+            "AND, OR, NOT and parentheses.")],
+        limit: Annotated[int | None, typer.Option(
+            "--limit", "-n", help="How many results (default 10, at most 25).")] = None,
+        page_type: Annotated[list[str] | None, typer.Option(
+            "--type", help="Only this page type (repeatable).")] = None,
+        exclude_type: Annotated[list[str] | None, typer.Option(
+            "--exclude-type", help="Leave out this page type (repeatable).")] = None,
+        include_superseded: Annotated[bool, typer.Option(
+            "--include-superseded", help="Also superseded and archived pages.")] = False,
+        include_sensitive: Annotated[bool, typer.Option(
+            "--include-sensitive", help="Also high-sensitivity pages.")] = False,
+        min_score: Annotated[float | None, typer.Option(
+            "--min-score", help="Drop scored results below this relevance (0-1).")] = None,
+        scope: Annotated[list[str] | None, typer.Option(
+            "--scope", help="Only these namespaces: NS, prefix:* or * (repeatable).")] = None,
+        store_path: StoreOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Search the store's pages (current, non-sensitive ones by default)."""
+        with api.open_store(store_path) as store:
+            if not as_json and api.index_missing(store):  # stderr stays JSON under --json
+                from pcp_cli.cli.main import BUILDING_NOTE
+
+                note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
+            data = api.search(store, query, limit=limit, types=page_type or (),
+                              exclude_types=exclude_type or (),
+                              include_superseded=include_superseded,
+                              include_sensitive=include_sensitive, min_score=min_score,
+                              scopes=scope or None)
+        if as_json:
+            print_json(data)
+            return
+        filters = data["filters_applied"]
+        if filters.get("capped"):
+            note(f"Showing at most {filters['limit']} results (asked for "
+                 f"{filters['limit_requested']}).")
+        if not data["results"]:
+            note("No results.")
+            return
+        _print_results(data["results"])
+
+    @app.command("index")
+    def index(
+        rebuild: Annotated[bool, typer.Option(
+            "--rebuild", help="Build the index from scratch instead of updating it.")] = False,
+        store_path: StoreOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Bring the search index (.pcp/index/) up to date with the store's files."""
+        with api.open_store(store_path) as store, _progress_bar(
+                api.index_pages_count(store)) as progress:
+            report = api.index_store(store, rebuild=rebuild, progress=progress)
+        emit(report, as_json, lambda: text(_index_line(report)))
+
+    @app.command()
+    def stats(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+        """Counts of pages by type, origin, namespace and lifecycle, and their time range."""
+        with api.open_store(store_path) as store:
+            data = api.stats(store)
+
+        def human() -> None:
+            rows = [("total", "", data["total"])]
+            for key in ("by_type", "by_origin", "by_namespace", "by_lifecycle"):
+                rows += [(key[3:], name, count) for name, count in data[key].items()]
+            span = data["time_range"]
+            rows.append(("time", "earliest", span["earliest"] or ""))
+            rows.append(("time", "latest", span["latest"] or ""))
+            table(("group", "value", "count"), rows)
+
+        emit(data, as_json, human)
+
+    @app.command()
+    def scopes(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+        """The namespaces of the store, with page counts and last activity."""
+        with api.open_store(store_path) as store:
+            data = api.list_scopes(store)
+        emit(data, as_json, lambda: table(
+            ("namespace", "owner", "visibility", "pages", "last activity"),
+            ((s["namespace"], s["owner_id"], s["visibility"], s["pages"],
+              (s["last_activity"] or "")[:10]) for s in data["scopes"])))
+
+    @app.command()
+    def capabilities(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+        """What this store supports (search modes, read views, limits, relation types, …)."""
+        with api.open_store(store_path, refresh=False) as store:
+            data = api.capabilities(store)
+        emit(data, as_json, lambda: _print_capabilities(data))
+
+
+def _index_line(report: dict[str, Any]) -> str:
+    if report["rebuilt"]:
+        return f"Rebuilt the search index ({report['reason']}): {report['documents']} pages."
+    if report["updated"] or report["removed"]:
+        return (f"Updated the search index: {report['updated']} page(s) re-indexed, "
+                f"{report['removed']} removed; {report['documents']} pages.")
+    return f"The search index is up to date: {report['documents']} pages."
+
+
+def _print_results(results: list[dict[str, Any]]) -> None:
+    rows = []
+    for r in results:
+        score = f"{r['score']:.2f}" if "score" in r else "-"
+        rows.append((r["id"], r["type"], r["origin"], score, (r.get("timestamp") or "")[:10],
+                     r["snippet"], r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
+    if not is_terminal():
+        for *cells, _spans in rows:
+            sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
+                                       for c in cells) + "\n")
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    tbl = Table("id", "type", "origin", "score", "date", "snippet", show_lines=True)
+    for *cells, spans in rows:
+        snippet = Text(cells[-1])
+        for start, end in spans:
+            snippet.stylize("bold reverse", start, end)
+        tbl.add_row(*cells[:-1], snippet)
+    console().print(tbl)
+
+
+def _print_capabilities(data: dict[str, Any]) -> None:
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for sub, inner in value.items():
+                text(f"{key}.{sub}: {_flat(inner)}")
+        else:
+            text(f"{key}: {_flat(value)}")
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+@contextmanager
+def _progress_bar(total: int) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar of pages indexed, on stderr, when stderr is a terminal. It shows only
+    if a rebuild runs long enough to report progress (every 1,000 pages)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn(), console=console(stderr=True), transient=True)
+    task = bar.add_task("index", total=total or None)
+    started = False
+
+    def update(done: int) -> None:
+        nonlocal started
+        if not started:
+            bar.start()
+            started = True
+        bar.update(task, completed=done)
+
+    try:
+        yield update
+    finally:
+        if started:
+            bar.stop()

@@ -1,0 +1,183 @@
+"""`pcp search` / `pcp_search`: the §4.2 safeguards, enforced here for every front end.
+
+Authorization before relevance: the caller's scopes become the exact namespaces the index may
+look at, and lifecycle, review status, sensitivity and type become index filters, so a page
+outside them is never a candidate. Suppressed pages (an MCP session's hidden set) are dropped
+from an over-fetched ranking, so `limit` results still come back and none is counted.
+`filters_applied` states what ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pcp_cli.errors import UsageError
+from pcp_cli.index import IndexFilter, IndexHit, IndexNeedsRebuild, make_snippet, query_words
+from pcp_cli.index.text import check_and_rewrite_query
+from pcp_cli.model import scopes as scope_rule
+from pcp_cli.model import vocab
+
+if TYPE_CHECKING:
+    from pcp_cli.store.store import Store
+
+SCHEMA_VERSION = "1.0"
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 25
+SNIPPET_CHARS = 240
+SOURCE_SYSTEM = "pcp"
+READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
+CURRENT = ("active",)
+# What --include-superseded adds. Tombstoned pages are withdrawn: never served by a search.
+WITH_SUPERSEDED = ("active", "superseded", "archived")
+# Extra hits fetched so that hits dropped after ranking (suppressed pages, a head file deleted
+# since the index caught up) do not leave the answer short.
+SLACK = 5
+
+
+def _check(limit: int | None, types: Sequence[str], exclude_types: Sequence[str],
+           min_score: float | None) -> tuple[int, int | None]:
+    requested = DEFAULT_LIMIT if limit is None else limit
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
+        raise UsageError(f"the limit must be a whole number of at least 1, not {limit!r}",
+                         hint=f"the default is {DEFAULT_LIMIT}, the maximum {MAX_LIMIT}")
+    for name, values in (("type", types), ("excluded type", exclude_types)):
+        for value in values:
+            if value not in vocab.PAGE_TYPES:
+                raise UsageError(f"unknown {name} {value!r}",
+                                 hint=f"one of: {', '.join(vocab.PAGE_TYPES)}")
+    if min_score is not None and not 0 <= min_score <= 1:
+        raise UsageError(f"--min-score must be between 0 and 1, not {min_score}",
+                         hint="scores are relevance squashed into 0-1; try 0.2")
+    return min(requested, MAX_LIMIT), (requested if requested > MAX_LIMIT else None)
+
+
+def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[str],
+                 include_superseded: bool, include_sensitive: bool,
+                 scopes: Sequence[str] | None) -> IndexFilter:
+    namespaces = scope_rule.resolve(scopes, store.catalog.namespaces())
+    return IndexFilter(
+        namespaces=None if namespaces is None else tuple(namespaces),
+        types=tuple(types) or None,
+        exclude_types=tuple(exclude_types),
+        lifecycle_statuses=WITH_SUPERSEDED if include_superseded else CURRENT,
+        sensitivities=None if include_sensitive else ("low", "medium"),
+        review_statuses=("affirmed",),
+    )
+
+
+def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
+           exclude_types: Sequence[str] = (), include_superseded: bool = False,
+           include_sensitive: bool = False, min_score: float | None = None,
+           scopes: Sequence[str] | None = None,
+           suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The search envelope `{schema_version, query, count, filters_applied, results}`."""
+    from pcp_cli.query.index_sync import ensure_current, open_index
+
+    capped, requested = _check(limit, types, exclude_types, min_score)
+    check_and_rewrite_query(query)  # a malformed query fails before any index work
+    flt = index_filter(store, types=types, exclude_types=exclude_types,
+                       include_superseded=include_superseded,
+                       include_sensitive=include_sensitive, scopes=scopes)
+    fetch = capped + len(suppressed) + SLACK
+    with open_index(store) as ix:
+        report = ensure_current(store, ix)
+        try:
+            hits = ix.search(query, filter=flt, limit=fetch)
+        except IndexNeedsRebuild:
+            # Damage found only while reading (a truncated segment): rebuild once and retry.
+            report = ensure_current(store, ix)
+            hits = ix.search(query, filter=flt, limit=fetch)
+    words = query_words(query)
+    results: list[dict[str, Any]] = []
+    unscored = 0
+    seen: set[str] = set()
+    for hit in hits:
+        # A page has one head file, but a stray copy (a diverged sync) must not show it twice.
+        if hit.page_id in suppressed or hit.page_id in seen:
+            continue
+        seen.add(hit.page_id)
+        scored = hit.score_raw > 0
+        if min_score is not None and scored and hit.score < min_score:
+            continue
+        body = _body(store, hit)
+        if body is None:
+            continue
+        results.append(_result(store, hit, body, words, scored))
+        unscored += not scored
+        if len(results) >= capped:
+            break
+    filters: dict[str, Any] = {"limit": capped}
+    if requested is not None:
+        filters.update(limit_requested=requested, capped=True)
+    filters.update(
+        types=list(types) or None,
+        exclude_types=list(exclude_types) or None,
+        current_only=not include_superseded,
+        lifecycle_statuses=list(flt.lifecycle_statuses or ()),
+        review_status="affirmed_only",
+        include_sensitive=include_sensitive,
+        sensitivity_filtering="all_records",
+        min_score=min_score,
+    )
+    if min_score is not None:
+        filters["unscored_kept"] = unscored
+    filters.update(
+        relevance_scores="present",
+        scopes=None if scopes is None else list(scopes),
+        scope_filtering="before_ranking",
+    )
+    if suppressed:
+        filters["suppressed"] = len(suppressed)
+    if report.stale:
+        filters["index"] = "stale: another process was updating it; read as it stood"
+    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
+            "filters_applied": filters, "results": results}
+
+
+def _body(store: Store, hit: IndexHit) -> str | None:
+    try:
+        text = (store.root / hit.path).read_text("utf-8")
+    except FileNotFoundError:
+        return None  # deleted since the index caught up: not a result any more
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        if end != -1:
+            return text[end + 5:]
+    return text
+
+
+def _result(store: Store, hit: IndexHit, body: str, words: list[str],
+            scored: bool) -> dict[str, Any]:
+    snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
+    if not snippet:
+        snippet = ""
+    ext: dict[str, Any] = {
+        "page_id": hit.page_id,
+        "revision_id": hit.revision_id,
+        "scope": {"namespace": hit.namespace, "owner_id": store.owner_id},
+        "lifecycle_status": hit.lifecycle_status,
+        "matched_fields": list(hit.matched_fields),
+        "highlights": [list(span) for span in spans],
+        "read_views": list(READ_VIEWS),
+        "path": hit.path,
+    }
+    if not scored:
+        ext["score"] = "absent: the query matched only exact fields, which are not ranked"
+    result: dict[str, Any] = {
+        "id": hit.page_id,
+        "type": hit.type,
+        "origin": hit.origin if hit.origin in vocab.ORIGINS else "generated",
+        "snippet": snippet,
+    }
+    if scored:
+        result["score"] = min(1.0, max(0.0, round(hit.score, 4)))
+    if hit.timestamp:
+        result["timestamp"] = hit.timestamp
+    if hit.sensitivity in vocab.SENSITIVITIES:
+        result["sensitivity"] = hit.sensitivity
+    result.update(source_system=SOURCE_SYSTEM, source_id=hit.page_id,
+                  extensions={vocab.EXT_NS: ext})
+    return result

@@ -1,0 +1,268 @@
+"""`pcp search` and `api.search`: the §4.2 safeguards, the envelope, the query syntax."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from pcp_cli import api
+from tests.conftest import V1_SCHEMAS, cli
+
+ENVELOPE = {"schema_version", "query", "count", "filters_applied", "results"}
+RESULT_VALIDATOR = Draft202012Validator(
+    json.loads((V1_SCHEMAS / "search-result.schema.json").read_text(encoding="utf-8")))
+
+
+@pytest.fixture(autouse=True)
+def _close_indexes() -> Iterator[None]:
+    yield
+    from pcp_cli.query.index_sync import close_all
+
+    close_all()
+
+
+def search(root: Path, *args: str) -> dict:
+    out = cli("search", *args, "--store", str(root), "--json")
+    assert out.code == 0, out.stderr
+    return out.json
+
+
+def ids(data: dict) -> list[str]:
+    return [r["id"] for r in data["results"]]
+
+
+def add(root: Path, text: str, *args: str) -> str:
+    out = cli("add", text, *args, "--store", str(root), "--json")
+    assert out.code == 0, out.stderr
+    return out.json["page_id"]
+
+
+# -- the envelope -------------------------------------------------------------------------------
+def test_envelope_has_exactly_the_v1_keys_and_results_validate(example):
+    data = search(example, "tidewatch")
+    assert set(data) == ENVELOPE
+    assert data["schema_version"] == "1.0" and data["query"] == "tidewatch"
+    assert data["count"] == len(data["results"]) > 0
+    for result in data["results"]:
+        errors = [e.message for e in RESULT_VALIDATOR.iter_errors(result)]
+        assert not errors, errors
+        assert 0 <= result["score"] <= 1
+        assert result["source_system"] == "pcp" and result["source_id"] == result["id"]
+        ext = result["extensions"]["org.pcp-cli"]
+        assert ext["page_id"] == result["id"] and ext["revision_id"].startswith("rev_")
+        assert ext["scope"]["namespace"] in ("user:ada-lumen", "project:tidewatch")
+        assert ext["matched_fields"] and set(ext["read_views"]) >= {"manifest", "payload"}
+    scores = [r["score"] for r in data["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_filters_applied_says_what_ran(example):
+    filters = search(example, "tidewatch")["filters_applied"]
+    assert filters["limit"] == 10 and "capped" not in filters
+    assert filters["current_only"] is True and filters["include_sensitive"] is False
+    assert filters["types"] is None and filters["exclude_types"] is None
+    assert filters["min_score"] is None and filters["scopes"] is None
+    assert filters["relevance_scores"] == "present"
+    assert filters["sensitivity_filtering"] == "all_records"
+    assert filters["review_status"] == "affirmed_only"
+    assert "suppressed" not in filters  # only when the caller asked for suppression
+
+
+def test_snippet_is_capped_and_around_the_match(example):
+    long_text = ("filler words about nothing in particular. " * 40
+                 + "The quokka appeared at the very end. " + "more filler text here. " * 40)
+    page = add(example, long_text, "--title", "Long page")
+    result = search(example, "quokka")["results"][0]
+    assert result["id"] == page
+    assert len(result["snippet"]) <= 240 and "quokka" in result["snippet"]
+    assert result["snippet"].startswith("…") and result["snippet"].endswith("…")
+    start, end = result["extensions"]["org.pcp-cli"]["highlights"][0]
+    assert result["snippet"][start:end].lower() == "quokka"
+
+
+# -- limits -------------------------------------------------------------------------------------
+def test_limit_defaults_to_10_and_is_capped_at_25(store):
+    for i in range(30):
+        add(store, f"Harbour note number {i} about the harbour.")
+    data = search(store, "harbour")
+    assert data["count"] == 10 and data["filters_applied"]["limit"] == 10
+    data = search(store, "harbour", "--limit", "100")
+    assert data["count"] == 25
+    assert data["filters_applied"]["limit"] == 25
+    assert data["filters_applied"]["limit_requested"] == 100
+    assert data["filters_applied"]["capped"] is True
+    human = cli("search", "harbour", "--limit", "100", "--store", str(store))
+    assert "at most 25" in human.stderr
+    assert search(store, "harbour", "--limit", "3")["count"] == 3
+
+
+def test_limit_below_one_is_a_usage_error(example):
+    out = cli("search", "tidewatch", "--limit", "0", "--store", str(example))
+    assert out.code == 2 and "limit" in out.stderr
+
+
+# -- current only, sensitivity, proposals ------------------------------------------------------
+def test_superseded_archived_tombstoned_hidden_unless_asked(example):
+    archived = add(example, "Zanzibar travel plan, archived.")
+    tombstoned = add(example, "Zanzibar spice list, withdrawn.")
+    active = add(example, "Zanzibar ferry times.")
+    assert cli("archive", archived, "--store", str(example)).code == 0
+    assert cli("tombstone", tombstoned, "--store", str(example)).code == 0
+    assert set(ids(search(example, "zanzibar"))) == {active}
+    data = search(example, "zanzibar", "--include-superseded")
+    assert set(ids(data)) == {active, archived}  # tombstoned pages are withdrawn for good
+    assert data["filters_applied"]["current_only"] is False
+    # The example's superseded keystone ks-003 (Svelte + D3) and its successor ks-008.
+    assert "ks-003" not in ids(search(example, "svelte"))
+    assert "ks-003" in ids(search(example, "svelte", "--include-superseded"))
+
+
+def test_high_sensitivity_hidden_unless_include_sensitive(example):
+    assert search(example, "doctor check-up")["results"] == []
+    data = search(example, "doctor check-up", "--include-sensitive")
+    assert ids(data) == ["health-notes"]
+    assert data["results"][0]["sensitivity"] == "high"
+    assert data["filters_applied"]["include_sensitive"] is True
+
+
+def test_proposals_never_appear(example):
+    text = (example / "pages/user/ada-lumen/ks-p01.md").read_text()
+    word = text.split("---\n")[-1].split()[2]
+    for flags in ((), ("--include-superseded", "--include-sensitive")):
+        assert "ks-p01" not in ids(search(example, word, *flags, "--limit", "25"))
+        assert "ks-p01" not in ids(search(example, "id:ks-p01", *flags))
+
+
+# -- relevance floor and types ------------------------------------------------------------------
+def test_min_score_floor(example):
+    everything = search(example, "tidewatch")
+    floor = everything["results"][2]["score"]
+    data = search(example, "tidewatch", "--min-score", str(floor))
+    assert data["results"] and all(r["score"] >= floor for r in data["results"])
+    assert len(data["results"]) < len(everything["results"])
+    assert data["filters_applied"]["min_score"] == floor
+    assert data["filters_applied"]["unscored_kept"] == 0
+    out = cli("search", "tidewatch", "--min-score", "2", "--store", str(example))
+    assert out.code == 2 and "between 0 and 1" in out.stderr
+
+
+def test_type_filters(example):
+    keystones = search(example, "tidewatch", "--type", "keystone")
+    assert keystones["results"] and {r["type"] for r in keystones["results"]} == {"keystone"}
+    assert keystones["filters_applied"]["types"] == ["keystone"]
+    others = search(example, "tidewatch", "--exclude-type", "timeline_event",
+                    "--exclude-type", "keystone")
+    assert others["results"]
+    assert not {r["type"] for r in others["results"]} & {"timeline_event", "keystone"}
+    assert others["filters_applied"]["exclude_types"] == ["timeline_event", "keystone"]
+    out = cli("search", "tidewatch", "--type", "recipe", "--store", str(example))
+    assert out.code == 2 and "unknown type" in out.stderr
+
+
+# -- scopes -------------------------------------------------------------------------------------
+def test_scope_applies_before_ranking(example):
+    # The best match for "lighthouse" lives outside the allowed scope.
+    best = add(example, "Lighthouse lighthouse lighthouse: the lighthouse keeper's log.",
+               "--namespace", "project:secret")
+    weak = add(example, "A short mention of a lighthouse, among many other words about "
+               "tides, charts, sensors, buoys and the coastline.", "--namespace",
+               "project:tidewatch")
+    everything = search(example, "lighthouse")
+    assert ids(everything)[0] == best
+    scoped = search(example, "lighthouse", "--scope", "project:tidewatch", "--limit", "1")
+    assert ids(scoped) == [weak] and scoped["count"] == 1
+    assert scoped["filters_applied"]["scopes"] == ["project:tidewatch"]
+    assert ids(search(example, "lighthouse", "--scope", "project:*")) == [best, weak]
+    assert ids(search(example, "lighthouse", "--scope", "user:ada-lumen")) == []
+    with api.open_store(example, readonly=True) as store:
+        nothing = api.search(store, "lighthouse", scopes=[])
+        assert nothing["count"] == 0 and nothing["results"] == []
+
+
+def test_suppressed_pages_never_candidates_and_limit_still_filled(store):
+    made = [add(store, f"Orchard diary entry {i}: apples apples apples.") for i in range(8)]
+    with api.open_store(store, readonly=True) as opened:
+        full = api.search(opened, "apples", limit=5)
+        hidden = frozenset(ids(full)[:3])
+        data = api.search(opened, "apples", limit=5, suppressed=hidden)
+    assert data["count"] == 5 and not hidden & set(ids(data))
+    assert set(ids(data)) <= set(made)
+    assert data["filters_applied"]["suppressed"] == 3
+
+
+# -- query syntax -------------------------------------------------------------------------------
+@pytest.mark.parametrize("query", ['"unbalanced', "(open", "close)", "colour:red", "", "AND x",
+                                   "NOT tidewatch", "x OR"])
+def test_malformed_query_is_a_usage_error_with_a_hint(example, query):
+    out = cli("search", query, "--store", str(example))
+    assert out.code == 2, out
+    assert "Error:" in out.stderr and "Hint:" in out.stderr
+    assert "Traceback" not in out.stderr
+    js = cli("search", query, "--store", str(example), "--json")
+    assert js.code == 2 and js.error_json["error"]["code"] == "usage"
+
+
+def test_query_syntax_phrases_fields_and_operators(example):
+    assert "ks-002" in ids(search(example, "type:keystone tidewatch"))
+    assert {r["type"] for r in search(example, "type:keystone tidewatch")["results"]} == {
+        "keystone"}
+    assert ids(search(example, '"community ocean-sensor networks"'))
+    both = set(ids(search(example, "tidewatch AND sensor")))
+    assert both and both <= set(ids(search(example, "tidewatch OR sensor")))
+    assert "tidewatch-architecture" not in ids(search(example, "tidewatch NOT sveltekit"))
+    assert set(ids(search(example, "ns:project:tidewatch tidewatch"))) <= {
+        "tidewatch-architecture", "conv-tidewatch-mobile"}
+
+
+def test_cjk_query_finds_text_inside_a_sentence(example):
+    assert ids(search(example, "即适者生存")) == ["reading-notes-zh"]
+    assert ids(search(example, "生存")) == ["reading-notes-zh"]
+
+
+# -- human output -------------------------------------------------------------------------------
+def test_plain_text_when_piped(example):
+    out = cli("search", "tidewatch", "--store", str(example))
+    assert out.code == 0
+    first = out.stdout.splitlines()[0].split("\t")
+    assert len(first) == 6 and first[0] and first[1] in ("conversation", "note", "keystone",
+                                                         "timeline_event", "profile")
+    float(first[3])
+    nothing = cli("search", "zzyzx", "--store", str(example))
+    assert nothing.code == 0 and nothing.stdout == "" and "No results" in nothing.stderr
+
+
+def test_rich_table_on_a_terminal(example, monkeypatch):
+    monkeypatch.setattr("pcp_cli.cli.search.is_terminal", lambda: True)
+    # A leading global option takes the typer path (the fast path is for --json and pipes).
+    out = cli("--traceback", "search", "tidewatch", "--store", str(example))
+    assert out.code == 0
+    assert "snippet" in out.stdout and "origin" in out.stdout and "tidewatch" in out.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("tidewatch", "--json"),
+    ("tidewatch", "--json", "--limit", "40", "--type", "keystone", "--type", "note"),
+    ("svelte", "--json", "--include-superseded", "--min-score=0.1", "--scope", "user:*"),
+    ("tidewatch",),
+    ("doctor", "--include-sensitive", "--exclude-type", "keystone"),
+    ("(broken", "--json"),
+    ("tidewatch", "--type", "recipe"),
+])
+def test_fast_path_answers_exactly_like_the_typer_command(example, args):
+    assert cli("index", "--store", str(example)).code == 0
+    fast = cli("search", *args, "--store", str(example))
+    slow = cli("--traceback", "search", *args, "--store", str(example))
+    assert (fast.code, fast.stdout, fast.stderr) == (slow.code, slow.stdout, slow.stderr)
+
+
+def test_whole_process_search(example):
+    from tests.conftest import run_pcp
+
+    out = run_pcp("search", "即适者生存", "--store", str(example), "--json")
+    assert out.code == 0 and [r["id"] for r in out.json["results"]] == ["reading-notes-zh"]
+    bad = run_pcp("search", "colour:red", "--store", str(example))
+    assert bad.code == 2 and "Hint:" in bad.stderr
