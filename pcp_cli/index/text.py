@@ -262,8 +262,12 @@ def make_snippet(
     window = _WS.sub(" ", raw)
     at = len(lead_raw)  # the anchor in the collapsed window
     start = max(0, at - max_chars // 5) if hits else 0
-    if start > 0:  # back up to a space if one is close
+    if start <= 15:  # so close to the start that cutting saves nothing
+        start = 0
+    else:  # never cut inside a word: back up to a space if one is close, else go forward
         space = window.rfind(" ", max(0, start - 15), start + 1)
+        if space == -1:
+            space = window.find(" ", start, min(at, start + 15))
         if space != -1:
             start = space + 1
     cut_left = lo > 0 or start > 0

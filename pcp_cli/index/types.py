@@ -23,7 +23,7 @@ class IndexNeedsRebuild(IndexUnavailable):
     def __init__(self, reason: str) -> None:
         super().__init__(
             f"The search index needs to be rebuilt: {reason}",
-            hint="Run `pcp index rebuild`; the index is a cache rebuilt from the store's files.",
+            hint="Run `pcp index --rebuild`; the index is a cache rebuilt from the store's files.",
         )
         self.reason = reason
 

@@ -72,3 +72,13 @@ def test_snippet_is_capped_and_spans_are_inside(text: str, words: list[str]) -> 
     assert len(snippet) <= 100
     for s, e in spans:
         assert 0 <= s < e <= len(snippet)
+
+
+def test_snippet_never_starts_inside_a_word():
+    text = "Left a marine-biology PhD program to pursue data work."
+    snippet, _ = make_snippet(text, ["work"], max_chars=240)
+    assert snippet == text
+    long = ("x" * 30 + " ") * 4 + "Averyveryverylongwordwithoutspaces then the match word here."
+    snippet, _ = make_snippet(long, ["match"], max_chars=60)
+    first = snippet.lstrip("…").split(" ")[0]
+    assert first in long.split(" ")
