@@ -20,6 +20,7 @@ class ExitStatus(IntEnum):
     INDEX_UNAVAILABLE = 7
     STORE_DAMAGED = 8
     IMPORT_FAILED = 9
+    REMOTE_FAILED = 10
 
 
 class PcpError(Exception):

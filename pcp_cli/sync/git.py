@@ -12,7 +12,7 @@ from pcp_cli.errors import ExitStatus, PcpError, UsageError
 
 # Exit status of a sync whose remote could not be reached or refused the push. ExitStatus has no
 # member for it (it belongs to git, not to the store), so this module owns the number.
-REMOTE_FAILED_STATUS = 10
+REMOTE_FAILED_STATUS = ExitStatus.REMOTE_FAILED
 
 
 class GitError(PcpError):
@@ -32,7 +32,7 @@ class GitBusy(PcpError):
 class RemoteFailed(PcpError):
     """The remote could not be reached, or refused the push."""
 
-    exit_status = REMOTE_FAILED_STATUS  # type: ignore[assignment]
+    exit_status = ExitStatus.REMOTE_FAILED
     code = "remote_failed"
 
 
