@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
-from pcp_cli.model.scopes import in_scopes
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso
+from pcp_cli.model.scopes import in_scopes
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.store import Store, WriteResult
 

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import EXAMPLE, ROOT, V1_SCHEMAS, cli
 from jsonschema import Draft202012Validator, FormatChecker
 
 from pcp_cli.render.portable import keystone_object, profile_object, timeline_object
 from pcp_cli.store.store import Store
+from tests.conftest import EXAMPLE, ROOT, V1_SCHEMAS, cli
 
 
 def v1(name: str) -> Draft202012Validator:

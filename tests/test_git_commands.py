@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import cli
 from tests.gitsync_helpers import (
     MARKER,

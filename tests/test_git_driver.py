@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import ROOT, cli
 
 from pcp_cli.store.store import Store
 from pcp_cli.sync.driver import classify, merge
+from tests.conftest import ROOT, cli
 
 PATH = "pages/user/tester/{}.md"
 

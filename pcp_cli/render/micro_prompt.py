@@ -117,7 +117,10 @@ def _strip_end(text: str) -> str:
 
 
 def _field(profile: Revision, key: str) -> str:
-    value = profile.state.content.rstrip("\n") if key == "summary" else profile.state.record.get(key)
+    if key == "summary":
+        value: object = profile.state.content.rstrip("\n")
+    else:
+        value = profile.state.record.get(key)
     return clean(value) if isinstance(value, str) else ""
 
 

@@ -126,8 +126,8 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
 
 
 def _check_events(block: str, path: str, first_line: int) -> None:
-    depth = nodes = 0
-    for event in yaml.parse(block, Loader=_StrictLoader):
+    depth = 0
+    for nodes, event in enumerate(yaml.parse(block, Loader=_StrictLoader), start=1):
         line = first_line + event.start_mark.line
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise InvalidInput(
@@ -149,7 +149,6 @@ def _check_events(block: str, path: str, first_line: int) -> None:
                 )
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
-        nodes += 1
         if nodes > MAX_NODES:
             raise InvalidInput(
                 f"frontmatter has more than {MAX_NODES:,} YAML nodes", path=path, line=line

@@ -4,6 +4,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
+from pcp_cli.adapters import ImportItem, ItemProblem, iter_items
+from pcp_cli.adapters.chatgpt import iter_items as chatgpt_items
 from tests.adapters.adapter_builders import (
     gpt_branching,
     gpt_conversation,
@@ -11,9 +13,6 @@ from tests.adapters.adapter_builders import (
     write_folder,
     write_zip,
 )
-
-from pcp_cli.adapters import ImportItem, ItemProblem, iter_items
-from pcp_cli.adapters.chatgpt import iter_items as chatgpt_items
 
 
 def split(results: list[ImportItem | ItemProblem]) -> tuple[list[ImportItem], list[ItemProblem]]:

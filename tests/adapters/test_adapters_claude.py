@@ -3,6 +3,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pcp_cli.adapters import ImportItem, ItemProblem, iter_items
+from pcp_cli.adapters.claude import iter_items as claude_items
+from pcp_cli.adapters.claude import split_statements
 from tests.adapters.adapter_builders import (
     CLAUDE_MEMORIES,
     CLAUDE_PROJECTS,
@@ -12,10 +15,6 @@ from tests.adapters.adapter_builders import (
     write_folder,
     write_zip,
 )
-
-from pcp_cli.adapters import ImportItem, ItemProblem, iter_items
-from pcp_cli.adapters.claude import iter_items as claude_items
-from pcp_cli.adapters.claude import split_statements
 
 
 def chat() -> dict:

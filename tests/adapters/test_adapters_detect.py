@@ -5,6 +5,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from pcp_cli.adapters import detect_format, iter_items
+from pcp_cli.errors import InvalidInput
 from tests.adapters.adapter_builders import (
     CLAUDE_PROJECTS,
     CLAUDE_USERS,
@@ -14,9 +17,6 @@ from tests.adapters.adapter_builders import (
     write_folder,
     write_zip,
 )
-
-from pcp_cli.adapters import detect_format, iter_items
-from pcp_cli.errors import InvalidInput
 
 ARCHIVE_EXAMPLE = Path(__file__).parents[3] / "shared" / "pcp-v1" / "examples"
 

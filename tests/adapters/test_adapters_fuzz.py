@@ -7,13 +7,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from tests.adapters.adapter_builders import gpt_branching
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pcp_cli.adapters import ImportItem, ItemProblem
 from pcp_cli.adapters.chatgpt import iter_items as chatgpt_items
 from pcp_cli.adapters.claude import iter_items as claude_items
+from tests.adapters.adapter_builders import gpt_branching
 
 JSON = st.recursive(
     st.none()

@@ -3,7 +3,6 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
-from tests.adapters.adapter_builders import write_folder
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -11,6 +10,7 @@ from pcp_cli.adapters import ImportItem, ItemProblem, iter_items
 from pcp_cli.adapters.base import FRONTMATTER_EXT
 from pcp_cli.adapters.markdown import DOCUMENT_CHARS, parse_tags, wikilink_targets
 from pcp_cli.adapters.markdown import iter_items as markdown_items
+from tests.adapters.adapter_builders import write_folder
 
 VAULT = {
     "Home.md": "---\ntitle: Start here\ntags: [index, '#meta']\naliases: [Index]\n"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import jsonschema
 import pytest
-from tests.mcp.fake_backend_server import FakeBackend
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.mcp.audit import AuditLog, read_audit
 from pcp_cli.mcp.grants import Grant
 from pcp_cli.mcp.session import ToolSession
 from pcp_cli.mcp.tools import TOOLS, TOOLS_BY_NAME, validate_arguments
+from tests.mcp.fake_backend_server import FakeBackend
 
 READER = Grant("reader", "model", ("user:ada-lumen", "project:tidewatch"), False, False,
                "pcp.yaml")

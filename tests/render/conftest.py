@@ -1,6 +1,7 @@
 import os
 
 import pytest
+
 from tests.render.render_personas import GOLDEN
 
 

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.render.render_personas import ada, keystone, profile
 
 from pcp_cli.render import distill
 from pcp_cli.render.distill import extract_name
+from tests.render.render_personas import ada, keystone, profile
 
 
 def test_ada_distillation():

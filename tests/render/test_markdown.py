@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from tests.render.render_personas import ada, keystone, profile, state
-
 from pcp_cli.render import profile_markdown
+from tests.render.render_personas import ada, keystone, profile, state
 
 
 def test_ada_golden(golden):

@@ -7,9 +7,9 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.render.render_personas import ada, keystone, profile
 
 from pcp_cli.render import EMPTY, LIMIT, micro_prompt
+from tests.render.render_personas import ada, keystone, profile
 
 CURRENCY = re.compile(r"\n\n\(profile as of \d{4}-\d{2}-\d{2}\)\Z")
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
-from tests.render.render_personas import SCHEMAS, ada, keystone, profile, state
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.render import archive, keystone_object, profile_json, timeline_object
+from tests.render.render_personas import SCHEMAS, ada, keystone, profile, state
 
 
 def validator(name: str) -> Draft202012Validator:
