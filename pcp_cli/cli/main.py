@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli import __version__
@@ -79,6 +80,30 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(run(args))
 
 
+def guarded(work: Callable[[], int], want_json: bool) -> int:
+    """Run `work` and turn what it raises into a message and an exit status: the one funnel."""
+    try:
+        return work()
+    except PcpError as exc:
+        _report(exc, want_json)
+        return int(exc.exit_status)
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except BrokenPipeError:
+        return ExitStatus.OK
+    except Exception as exc:  # the one place an unexpected error is turned into a message
+        if STATE["traceback"]:
+            raise
+        message = f"{type(exc).__name__}: {exc}"
+        if want_json:
+            _json_error("unexpected", message, "rerun with --traceback", ExitStatus.UNEXPECTED)
+        else:
+            sys.stderr.write(f"Error: unexpected {message}\n")
+            sys.stderr.write("Hint: rerun with --traceback and report it.\n")
+        return ExitStatus.UNEXPECTED
+
+
 def run(args: list[str]) -> int:
     """Run the CLI on `args` and return the exit status (never raises)."""
     want_json = "--json" in args
@@ -86,6 +111,10 @@ def run(args: list[str]) -> int:
     fast = _fast_command(args)
     if fast is not None:
         return fast
+    return guarded(lambda: _run_typer(args, want_json), want_json)
+
+
+def _run_typer(args: list[str], want_json: bool) -> int:
     import typer
 
     exit_types, abort_types, usage_types = _click_exceptions()
@@ -94,9 +123,6 @@ def run(args: list[str]) -> int:
         returned = command.main(args=args, prog_name="pcp", standalone_mode=False)
         # Without standalone mode click returns typer.Exit's code instead of raising it.
         return returned if isinstance(returned, int) else ExitStatus.OK
-    except PcpError as exc:
-        _report(exc, want_json)
-        return int(exc.exit_status)
     except exit_types as exc:
         return int(exc.exit_code or 0)
     except abort_types:
@@ -115,21 +141,6 @@ def run(args: list[str]) -> int:
             sys.stderr.write(f"Error: {exc.format_message()}\n")
             sys.stderr.write(_usage_hint(exc))
         return ExitStatus.USAGE
-    except KeyboardInterrupt:
-        sys.stderr.write("Interrupted.\n")
-        return 130
-    except BrokenPipeError:
-        return ExitStatus.OK
-    except Exception as exc:  # the one place an unexpected error is turned into a message
-        if STATE["traceback"]:
-            raise
-        message = f"{type(exc).__name__}: {exc}"
-        if want_json:
-            _json_error("unexpected", message, "rerun with --traceback", ExitStatus.UNEXPECTED)
-        else:
-            sys.stderr.write(f"Error: unexpected {message}\n")
-            sys.stderr.write("Hint: rerun with --traceback and report it.\n")
-        return ExitStatus.UNEXPECTED
 
 
 def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
@@ -188,7 +199,8 @@ def _fast_command(args: list[str]) -> int | None:
             return None
     if fmt not in ("micro_prompt", "micro-prompt"):
         return None
-    try:
+
+    def work() -> int:
         from pcp_cli import api
 
         with api.open_store(store) as opened:
@@ -196,20 +208,8 @@ def _fast_command(args: list[str]) -> int | None:
         sys.stdout.write(data)
         sys.stdout.flush()
         return ExitStatus.OK
-    except PcpError as exc:
-        _report(exc, False)
-        return int(exc.exit_status)
-    except BrokenPipeError:
-        return ExitStatus.OK
-    except KeyboardInterrupt:
-        sys.stderr.write("Interrupted.\n")
-        return 130
-    except Exception as exc:
-        if STATE["traceback"]:
-            raise
-        sys.stderr.write(f"Error: unexpected {type(exc).__name__}: {exc}\n")
-        sys.stderr.write("Hint: rerun with --traceback and report it.\n")
-        return ExitStatus.UNEXPECTED
+
+    return guarded(work, False)
 
 
 BUILDING_NOTE = "Building the search index for {} pages (once; later searches catch up).\n"
@@ -269,7 +269,8 @@ def _fast_search(rest: list[str]) -> int | None:
     except ValueError:
         return None
     want_json = bool(opts.get("json"))
-    try:
+
+    def work() -> int:
         from pcp_cli import api
 
         with api.open_store(opts.get("store")) as opened:
@@ -298,20 +299,8 @@ def _fast_search(rest: list[str]) -> int | None:
                                            for c in cells) + "\n")
         sys.stdout.flush()
         return ExitStatus.OK
-    except PcpError as exc:
-        _report(exc, want_json)
-        return int(exc.exit_status)
-    except BrokenPipeError:
-        return ExitStatus.OK
-    except KeyboardInterrupt:
-        sys.stderr.write("Interrupted.\n")
-        return 130
-    except Exception as exc:
-        if STATE["traceback"]:
-            raise
-        sys.stderr.write(f"Error: unexpected {type(exc).__name__}: {exc}\n")
-        sys.stderr.write("Hint: rerun with --traceback and report it.\n")
-        return ExitStatus.UNEXPECTED
+
+    return guarded(work, want_json)
 
 
 def _usage_hint(exc: Exception) -> str:
