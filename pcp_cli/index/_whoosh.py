@@ -12,6 +12,7 @@ Layout of the index folder (the store's `.pcp/index/`):
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import os
 import shutil
@@ -615,14 +616,21 @@ class SearchIndex:
             kwargs: dict[str, Any] = {"limit": limit, "filter": allowed}
             if sort != "relevance":
                 kwargs.update(sortedby="timestamp", reverse=sort == "newest")
-            results = searcher.search(user_q, **kwargs)
-            matched = _matched_terms(searcher, [hit.docnum for hit in results], asked)
-            hits = []
-            for hit in results:
-                stored = hit["hit"]
+            plain = _plain_terms(user_q) if sort == "relevance" else None
+            if plain is not None:
+                ranked = _rank_terms(searcher, plain, allowed, limit)
+            else:
+                results = searcher.search(user_q, **kwargs)
                 # Sorted by date, whoosh puts the sort key where the score goes: no score then.
-                raw = float(hit.score or 0.0) if sort == "relevance" else 0.0
-                fields = _matched_fields(matched.get(hit.docnum, ()), asked_fields, stored[11])
+                ranked = [
+                    (hit.docnum, float(hit.score or 0.0) if sort == "relevance" else 0.0)
+                    for hit in results
+                ]
+            matched = _matched_terms(searcher, [d for d, _ in ranked], asked)
+            hits = []
+            for docnum, raw in ranked:
+                stored = searcher.stored_fields(docnum)["hit"]
+                fields = _matched_fields(matched.get(docnum, ()), asked_fields, stored[11])
                 hits.append(
                     IndexHit(
                         page_id=stored[0],
@@ -675,6 +683,83 @@ class SearchIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:
+    """The (field, text) terms of a query that is one word-field term or a plain OR of them
+    (what unquoted words parse to), else None."""
+    if type(q) is Q.Term:
+        leaves = [q]
+    elif type(q) is Q.Or and q.boost == 1.0 and not q.minmatch and not q.scale:
+        leaves = q.subqueries
+    else:
+        return None
+    out = []
+    for t in leaves:
+        if type(t) is not Q.Term or t.boost != 1.0 or t.minquality or t.fieldname not in HIT_FIELDS:
+            return None
+        out.append((t.fieldname, t.text))
+    return out
+
+
+def _rank_terms(
+    searcher: Any, terms: list[tuple[str, str]], allowed: Any, limit: int
+) -> list[tuple[int, float]]:
+    """The top `limit` (docnum, score) for an OR of terms, as whoosh would rank them.
+
+    whoosh walks an OR through a tree of union matchers, several method calls per matching
+    document and term. Here each term's posting list is read block by block and its BM25F
+    contributions summed per document (term by term, as whoosh's array union does), with the
+    same scorer; documents outside `allowed` are never scored. Ties go to the lower docnum,
+    as in whoosh's top-N collector.
+    """
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    schema = searcher.schema
+    weighting = searcher.weighting
+    acc: dict[int, float] = {}
+    get = acc.get
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        for fn, text in terms:
+            try:
+                tb = schema[fn].to_bytes(text)
+            except ValueError:
+                continue
+            if (fn, tb) not in reader:
+                continue
+            m = sub.postings(fn, tb, weighting=weighting)
+            deleted: Any = ()
+            if type(m) is FilterMatcher and m._exclude:
+                deleted, m = m._ids, m.child
+            scorer = m.scorer if type(m) is W3LeafMatcher else None
+            if type(scorer) is _LengthTableScorer:
+                idf, k1p1, norm = scorer.idf, scorer._k1p1, scorer._norm
+                lengths, nlen = scorer._lengths, scorer._nlengths
+                while m.is_active():
+                    if m._ids is None:
+                        m._read_ids()
+                    if m._weights is None:
+                        m._read_weights()
+                    ids, weights = m._ids, m._weights
+                    for i in range(m._i, m._blocklength):
+                        d = ids[i]
+                        g = d + offset
+                        if (allowed is not None and g not in allowed) or d in deleted:
+                            continue
+                        tf = weights[i]
+                        n = norm[lengths[d] if d < nlen else 0]
+                        acc[g] = get(g, 0.0) + idf * ((tf * k1p1) / (tf + n))
+                    m._next_block()
+            else:  # another codec or scorer: whoosh's own per-document calls
+                while m.is_active():
+                    d = m.id()
+                    g = d + offset
+                    if not ((allowed is not None and g not in allowed) or d in deleted):
+                        acc[g] = get(g, 0.0) + m.score()
+                    m.next()
+    return heapq.nlargest(limit, acc.items(), key=lambda kv: (kv[1], -kv[0]))
 
 
 def _matched_terms(
