@@ -759,7 +759,21 @@ def _rank_terms(
                     if not ((allowed is not None and g not in allowed) or d in deleted):
                         acc[g] = get(g, 0.0) + m.score()
                     m.next()
-    return heapq.nlargest(limit, acc.items(), key=lambda kv: (kv[1], -kv[0]))
+    return _top(acc, limit)
+
+
+def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
+    """The `limit` best (docnum, score), score descending, then docnum ascending.
+
+    Same as sorting every item by (-score, docnum), but the cut-off score is found on the bare
+    floats first, so only the few items at or above it are ever sorted as tuples.
+    """
+    if len(acc) <= limit:
+        return sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
+    cut = heapq.nlargest(limit, acc.values())[-1]
+    best = [kv for kv in acc.items() if kv[1] >= cut]
+    best.sort(key=lambda kv: (-kv[1], kv[0]))
+    return best[:limit]
 
 
 def _matched_terms(
