@@ -554,9 +554,14 @@ class SearchIndex:
         if constraint is None and excluded is None:
             allowed = None
         else:
-            base = Q.Every() if constraint is None else constraint
-            q = base if excluded is None else Q.AndNot(base, excluded)
-            allowed = set(searcher.docs_for_query(q))
+            allowed = _docset(searcher, constraint) if constraint is not None else None
+            dropped = _docset(searcher, excluded) if excluded is not None else set()
+            if allowed is not None and dropped is not None:
+                allowed -= dropped
+            else:
+                base = Q.Every() if constraint is None else constraint
+                q = base if excluded is None else Q.AndNot(base, excluded)
+                allowed = set(searcher.docs_for_query(q))
         if len(cache) > 32:
             cache.clear()
         if key is not None:
@@ -683,6 +688,64 @@ class SearchIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _docset(searcher: Any, q: Q.Query) -> set[int] | None:
+    """The (non-deleted) documents matching a filter query made of terms, ORs and ANDs, read
+    straight from the posting blocks into Python sets; None for any other query (the caller
+    then asks whoosh). whoosh's docs_for_query walks a matcher tree one document at a time,
+    which was most of a fresh process's first search."""
+    if type(q) is Q.Term:
+        return _term_docs(searcher, q.fieldname, q.text)
+    if type(q) in (Q.Or, Q.And):
+        sets = []
+        for sub in q.subqueries:
+            got = _docset(searcher, sub)
+            if got is None:
+                return None
+            sets.append(got)
+        if not sets:
+            return None
+        out = sets[0]
+        for other in sets[1:]:
+            if type(q) is Q.Or:
+                out |= other
+            else:
+                out &= other
+        return out
+    return None
+
+
+def _term_docs(searcher: Any, fieldname: str, text: str) -> set[int] | None:
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    try:
+        tb = searcher.schema[fieldname].to_bytes(text)
+    except (KeyError, ValueError):
+        return None
+    out: set[int] = set()
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        if (fieldname, tb) not in reader:
+            continue
+        m = reader.postings(fieldname, tb)
+        deleted: Any = ()
+        if type(m) is FilterMatcher and m._exclude:
+            deleted, m = m._ids, m.child
+        docs: set[int] = set()
+        if type(m) is W3LeafMatcher:
+            while m.is_active():
+                if m._ids is None:
+                    m._read_ids()
+                docs.update(m._ids[m._i : m._blocklength])
+                m._next_block()
+        else:
+            docs.update(m.all_ids())
+        if deleted:
+            docs.difference_update(deleted)
+        out.update(docs if not offset else (d + offset for d in docs))
+    return out
 
 
 def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:
