@@ -16,25 +16,61 @@ import heapq
 import json
 import os
 import shutil
+import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from whoosh import index as whoosh_index
-from whoosh import query as Q
-from whoosh import scoring
-from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer
-from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
-from whoosh.filedb.filestore import FileStorage
-from whoosh.index import LockError
-from whoosh.qparser import MultifieldParser, OrGroup
 
-from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
-from pcp_cli.index.text import analyze, check_and_rewrite_query
-from pcp_cli.index.text import terms as analyze_terms
-from pcp_cli.index.types import (
+def _urlretrieve(*args: Any, **kwargs: Any) -> Any:
+    from urllib.request import urlretrieve
+
+    return urlretrieve(*args, **kwargs)
+
+
+def _import_whoosh_compat() -> None:
+    """Import whoosh.compat without loading urllib.request (http.client, email, ssl: ~12 ms
+    of every `pcp search`), which whoosh.compat imports only to re-export `urlretrieve`.
+
+    For the duration of that one import, `urllib.request` is a stand-in module whose
+    `urlretrieve` imports and calls the real one; it is removed straight after, so any later
+    `import urllib.request` anywhere loads the real module. Nothing is patched when
+    urllib.request or whoosh.compat is already loaded.
+    """
+    if "urllib.request" in sys.modules or "whoosh.compat" in sys.modules:
+        return
+    import urllib
+
+    stub = types.ModuleType("urllib.request")
+    stub.urlretrieve = _urlretrieve  # type: ignore[attr-defined]
+    sys.modules["urllib.request"] = stub
+    try:
+        import whoosh.compat  # noqa: F401
+    finally:
+        if sys.modules.get("urllib.request") is stub:
+            del sys.modules["urllib.request"]
+        if getattr(urllib, "request", None) is stub:
+            del urllib.request
+
+
+_import_whoosh_compat()
+
+from whoosh import index as whoosh_index  # noqa: E402
+from whoosh import query as Q  # noqa: E402
+from whoosh import scoring  # noqa: E402
+from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer  # noqa: E402
+from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema  # noqa: E402
+from whoosh.filedb.filestore import FileStorage  # noqa: E402
+from whoosh.index import LockError  # noqa: E402
+from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
+
+from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
+from pcp_cli.index.text import analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
+from pcp_cli.index.types import (  # noqa: E402
     FORMAT_VERSION,
     IndexDoc,
     IndexFilter,
