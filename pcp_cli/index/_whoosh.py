@@ -11,6 +11,7 @@ Layout of the index folder (the store's `.pcp/index/`):
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import heapq
 import json
@@ -88,6 +89,15 @@ MP_THRESHOLD = 2000
 # The fields plain words search, and the ones a hit can report as matched.
 DEFAULT_FIELDS = ("body", "tag")
 HIT_FIELDS = ("title", "body", "tag")
+# A word whose body term is in more than this share of the documents is "common": it does not
+# pick candidates when a rarer word is present (see _rank_terms).
+COMMON_DF = 0.5
+# How many of the rarer words' best candidates a common word's score is added to.
+BOOSTED = 50
+# A query of common words only is scored exactly up to this many postings; beyond, only
+# documents in the first share of every WINDOW docnums, the share sized to about this many.
+COMMON_SCAN = 30_000
+WINDOW = 4096
 
 
 class PcpTokenizer(Tokenizer):
@@ -804,23 +814,72 @@ def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:
 def _rank_terms(
     searcher: Any, terms: list[tuple[str, str]], allowed: Any, limit: int
 ) -> list[tuple[int, float]]:
-    """The top `limit` (docnum, score) for an OR of terms, as whoosh would rank them.
+    """The top `limit` (docnum, score) for an OR of terms.
+
+    Exactly whoosh's ranking, unless a word is very common (its `body` term is in more than
+    COMMON_DF of the documents, like "time" in 98% of pages): scoring those documents is most
+    of the cost and says little about them. Then:
+
+    - with at least one rarer word, the rarer words (and all `tag` terms) rank the
+      candidates, and the common words only add their score to the best BOOSTED of those
+      (reading just the posting blocks that hold them);
+    - with common words only, all are scored exactly while that is at most COMMON_SCAN
+      postings; beyond that only documents in evenly spread docnum windows (a fixed share of
+      every WINDOW documents, spread over the whole index) are candidates, scored exactly.
+    """
+    reader = searcher.reader()
+    n = reader.doc_count_all() or 1
+    dfs = {t: reader.doc_frequency(*t) for t in terms if t[0] == "body"}
+    common = [t for t in terms if dfs.get(t, 0) > COMMON_DF * n]
+    acc: dict[int, float] = {}
+    if not common:
+        _accumulate(searcher, terms, acc, allowed)
+    elif len(common) < len(dfs):
+        _accumulate(searcher, [t for t in terms if t not in common], acc, allowed)
+        acc = dict(_top(acc, max(BOOSTED, 3 * limit)))
+        if acc:
+            _accumulate(searcher, common, acc, acc, candidates=True)
+    else:
+        total = sum(dfs.values())
+        window = None
+        if total > COMMON_SCAN:
+            window = (WINDOW, max(256, WINDOW * COMMON_SCAN // total))
+        _accumulate(searcher, terms, acc, allowed, window=window)
+    return _top(acc, limit)
+
+
+def _accumulate(
+    searcher: Any,
+    terms: list[tuple[str, str]],
+    acc: dict[int, float],
+    allowed: Any,
+    *,
+    candidates: bool = False,
+    window: tuple[int, int] | None = None,
+) -> None:
+    """Add each term's BM25F contribution to `acc` (global docnum -> score).
 
     whoosh walks an OR through a tree of union matchers, several method calls per matching
-    document and term. Here each term's posting list is read block by block and its BM25F
+    document and term. Here each term's posting list is read block by block and its
     contributions summed per document (term by term, as whoosh's array union does), with the
-    same scorer; documents outside `allowed` are never scored. Ties go to the lower docnum,
-    as in whoosh's top-N collector.
+    same scorer; documents outside `allowed` are never scored. `candidates`: only documents
+    already in `acc` are scored, and posting blocks holding none of them are not decoded.
+    `window` (period, share): only local docnums d with d % period < share.
     """
     from whoosh.codec.whoosh3 import W3LeafMatcher
     from whoosh.matching.wrappers import FilterMatcher
 
     schema = searcher.schema
     weighting = searcher.weighting
-    acc: dict[int, float] = {}
     get = acc.get
     for sub, offset in searcher.leaf_searchers():
         reader = sub.reader()
+        wanted: list[int] = []
+        if candidates:
+            end = offset + reader.doc_count_all()
+            wanted = sorted(g - offset for g in acc if offset <= g < end)
+            if not wanted:
+                continue
         for fn, text in terms:
             try:
                 tb = schema[fn].to_bytes(text)
@@ -836,29 +895,59 @@ def _rank_terms(
             if type(scorer) is _LengthTableScorer:
                 idf, k1p1, norm = scorer.idf, scorer._k1p1, scorer._norm
                 lengths, nlen = scorer._lengths, scorer._nlengths
+                lo = 0  # the block's first docnum is above the previous block's last
                 while m.is_active():
+                    hi = m._maxid
+                    if candidates:
+                        at = bisect.bisect_left(wanted, lo)
+                        upto = bisect.bisect_right(wanted, hi, at)
+                        skip = at == upto
+                    elif window is not None:
+                        period, share = window
+                        skip = lo % period >= share and hi // period == lo // period
+                    else:
+                        skip = False
+                    lo = hi + 1
+                    if skip:
+                        m._next_block()
+                        continue
                     if m._ids is None:
                         m._read_ids()
                     if m._weights is None:
                         m._read_weights()
                     ids, weights = m._ids, m._weights
+                    if candidates:  # look up the few wanted docnums, not every posting
+                        first, count = m._i, m._blocklength
+                        for d in wanted[at:upto]:
+                            i = bisect.bisect_left(ids, d, first, count)
+                            if i < count and ids[i] == d and d not in deleted:
+                                tf = weights[i]
+                                nm = norm[lengths[d] if d < nlen else 0]
+                                acc[d + offset] += idf * ((tf * k1p1) / (tf + nm))
+                        m._next_block()
+                        continue
                     for i in range(m._i, m._blocklength):
                         d = ids[i]
                         g = d + offset
                         if (allowed is not None and g not in allowed) or d in deleted:
                             continue
+                        if window is not None and d % window[0] >= window[1]:
+                            continue
                         tf = weights[i]
-                        n = norm[lengths[d] if d < nlen else 0]
-                        acc[g] = get(g, 0.0) + idf * ((tf * k1p1) / (tf + n))
+                        nm = norm[lengths[d] if d < nlen else 0]
+                        acc[g] = get(g, 0.0) + idf * ((tf * k1p1) / (tf + nm))
                     m._next_block()
             else:  # another codec or scorer: whoosh's own per-document calls
                 while m.is_active():
                     d = m.id()
                     g = d + offset
-                    if not ((allowed is not None and g not in allowed) or d in deleted):
+                    if not (
+                        (allowed is not None and g not in allowed)
+                        or d in deleted
+                        or (window is not None and d % window[0] >= window[1])
+                    ):
                         acc[g] = get(g, 0.0) + m.score()
                     m.next()
-    return _top(acc, limit)
 
 
 def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
