@@ -668,8 +668,11 @@ class SearchIndex:
             if sort != "relevance":
                 kwargs.update(sortedby="timestamp", reverse=sort == "newest")
             plain = _plain_terms(user_q) if sort == "relevance" else None
+            groups = _plain_groups(user_q) if sort == "relevance" and not plain else None
             if plain is not None:
                 ranked = _rank_terms(searcher, plain, allowed, limit)
+            elif groups is not None:
+                ranked = _rank_and(searcher, groups, allowed, limit)
             else:
                 results = searcher.search(user_q, **kwargs)
                 # Sorted by date, whoosh puts the sort key where the score goes: no score then.
@@ -809,6 +812,49 @@ def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:
             return None
         out.append((t.fieldname, t.text))
     return out
+
+
+def _plain_groups(q: Q.Query) -> list[list[tuple[str, str]]] | None:
+    """For an AND of plain words or OR-groups of them (`python AND code`,
+    `(travel OR vacation) AND hotel`), the terms of each part, else None."""
+    if type(q) is not Q.And or q.boost != 1.0 or len(q.subqueries) < 2:
+        return None
+    groups = []
+    for sub in q.subqueries:
+        terms = _plain_terms(sub)
+        if terms is None:
+            return None
+        groups.append(terms)
+    return groups
+
+
+def _rank_and(
+    searcher: Any, groups: list[list[tuple[str, str]]], allowed: Any, limit: int
+) -> list[tuple[int, float]]:
+    """The top `limit` (docnum, score) for an AND of OR-groups: a document must match every
+    group and scores the sum of the groups' scores, as in whoosh's intersection matcher. The
+    smallest group is read first; each next one only scores documents all earlier ones had."""
+    reader = searcher.reader()
+
+    def size(terms: list[tuple[str, str]]) -> int:
+        return sum(reader.doc_frequency(*t) for t in terms)
+
+    accs: dict[int, dict[int, float]] = {}
+    within = allowed
+    for i in sorted(range(len(groups)), key=lambda i: size(groups[i])):
+        acc: dict[int, float] = {}
+        _accumulate(searcher, groups[i], acc, within)
+        if not acc:
+            return []
+        accs[i] = within = acc
+    parts = [accs[i] for i in range(len(groups))]
+    total: dict[int, float] = {}
+    for d in within:
+        score = parts[0][d]
+        for part in parts[1:]:
+            score = score + part[d]
+        total[d] = score
+    return _top(total, limit)
 
 
 def _rank_terms(

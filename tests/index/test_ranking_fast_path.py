@@ -77,6 +77,20 @@ def test_plain_words_rank_exactly_as_whoosh(big: SearchIndex, query: str, flt: I
         assert ours == whoosh_ranking(big, query, flt, limit)
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["apple AND banana", "(apple OR lemon) AND olive", "rare AND fruit", "plum AND nothing"],
+)
+@pytest.mark.parametrize("flt", [IndexFilter(), IndexFilter(namespaces=("work",))])
+def test_and_of_words_ranks_exactly_as_whoosh(
+    big: SearchIndex, query: str, flt: IndexFilter
+) -> None:
+    assert W._plain_groups(big._parse(query)) is not None
+    for limit in (1, 10, 400):
+        ours = [(h.page_id, h.score_raw) for h in big.search(query, filter=flt, limit=limit)]
+        assert ours == whoosh_ranking(big, query, flt, limit)
+
+
 def test_a_common_word_does_not_bring_candidates_next_to_a_rarer_one(big: SearchIndex) -> None:
     hits = big.search("common rare", limit=50)
     assert hits
