@@ -876,7 +876,7 @@ def _rank_terms(
     reader = searcher.reader()
     n = reader.doc_count_all() or 1
     dfs = {t: reader.doc_frequency(*t) for t in terms if t[0] == "body"}
-    common = [t for t in terms if dfs.get(t, 0) > COMMON_DF * n]
+    common = {t for t, df in dfs.items() if df > COMMON_DF * n}
     acc: dict[int, float] = {}
     if not common:
         _accumulate(searcher, terms, acc, allowed)
@@ -884,7 +884,7 @@ def _rank_terms(
         _accumulate(searcher, [t for t in terms if t not in common], acc, allowed)
         acc = dict(_top(acc, max(BOOSTED, 3 * limit)))
         if acc:
-            _accumulate(searcher, common, acc, acc, candidates=True)
+            _accumulate(searcher, [t for t in terms if t in common], acc, acc, candidates=True)
     else:
         total = sum(dfs.values())
         window = None

@@ -103,6 +103,11 @@ def test_a_common_word_does_not_bring_candidates_next_to_a_rarer_one(big: Search
     assert any(scores[p] > only[p] for p in scores)
 
 
+def test_a_repeated_common_word_does_not_hide_the_rarer_one(big: SearchIndex) -> None:
+    rare = {h.page_id for h in big.search("rare", limit=50)}
+    assert {h.page_id for h in big.search("common rare common", limit=50)} == rare
+
+
 def test_common_words_alone_still_find_pages(big: SearchIndex) -> None:
     exact = big.search("common", limit=10)
     assert len(exact) == 10
