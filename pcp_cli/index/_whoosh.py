@@ -180,8 +180,16 @@ class _LengthTableScorer(scoring.BM25FScorer):
     the same order as `scoring.bm25`, so scores and rankings are exactly whoosh's own.
     """
 
-    def __init__(self, searcher: Any, fieldname: str, text: Any, B: float, K1: float,
-                 lengths: bytes, qf: float = 1) -> None:
+    def __init__(
+        self,
+        searcher: Any,
+        fieldname: str,
+        text: Any,
+        B: float,
+        K1: float,
+        lengths: bytes,
+        qf: float = 1,
+    ) -> None:
         super().__init__(searcher, fieldname, text, B, K1, qf=qf)
         from whoosh.util.numeric import byte_to_length
 
