@@ -11,28 +11,67 @@ Layout of the index folder (the store's `.pcp/index/`):
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import heapq
 import json
 import os
 import shutil
+import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from whoosh import index as whoosh_index
-from whoosh import query as Q
-from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer
-from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
-from whoosh.filedb.filestore import FileStorage
-from whoosh.index import LockError
-from whoosh.qparser import MultifieldParser, OrGroup
 
-from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
-from pcp_cli.index.text import analyze, check_and_rewrite_query
-from pcp_cli.index.text import terms as analyze_terms
-from pcp_cli.index.types import (
+def _urlretrieve(*args: Any, **kwargs: Any) -> Any:
+    from urllib.request import urlretrieve
+
+    return urlretrieve(*args, **kwargs)
+
+
+def _import_whoosh_compat() -> None:
+    """Import whoosh.compat without loading urllib.request (http.client, email, ssl: ~12 ms
+    of every `pcp search`), which whoosh.compat imports only to re-export `urlretrieve`.
+
+    For the duration of that one import, `urllib.request` is a stand-in module whose
+    `urlretrieve` imports and calls the real one; it is removed straight after, so any later
+    `import urllib.request` anywhere loads the real module. Nothing is patched when
+    urllib.request or whoosh.compat is already loaded.
+    """
+    if "urllib.request" in sys.modules or "whoosh.compat" in sys.modules:
+        return
+    import urllib
+
+    stub = types.ModuleType("urllib.request")
+    stub.urlretrieve = _urlretrieve  # type: ignore[attr-defined]
+    sys.modules["urllib.request"] = stub
+    try:
+        import whoosh.compat  # noqa: F401
+    finally:
+        if sys.modules.get("urllib.request") is stub:
+            del sys.modules["urllib.request"]
+        if getattr(urllib, "request", None) is stub:
+            del urllib.request
+
+
+_import_whoosh_compat()
+
+from whoosh import index as whoosh_index  # noqa: E402
+from whoosh import query as Q  # noqa: E402
+from whoosh import scoring  # noqa: E402
+from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer  # noqa: E402
+from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema  # noqa: E402
+from whoosh.filedb.filestore import FileStorage  # noqa: E402
+from whoosh.index import LockError  # noqa: E402
+from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
+
+from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
+from pcp_cli.index.text import analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
+from pcp_cli.index.types import (  # noqa: E402
     FORMAT_VERSION,
     IndexDoc,
     IndexFilter,
@@ -50,6 +89,15 @@ MP_THRESHOLD = 2000
 # The fields plain words search, and the ones a hit can report as matched.
 DEFAULT_FIELDS = ("body", "tag")
 HIT_FIELDS = ("title", "body", "tag")
+# A word whose body term is in more than this share of the documents is "common": it does not
+# pick candidates when a rarer word is present (see _rank_terms).
+COMMON_DF = 0.5
+# How many of the rarer words' best candidates a common word's score is added to.
+BOOSTED = 50
+# A query of common words only is scored exactly up to this many postings; beyond, only
+# documents in the first share of every WINDOW docnums, the share sized to about this many.
+COMMON_SCAN = 30_000
+WINDOW = 4096
 
 
 class PcpTokenizer(Tokenizer):
@@ -120,6 +168,81 @@ def make_schema() -> Schema:
         # Everything a hit reports, in one small stored tuple (bodies are never stored).
         hit=STORED,
     )
+
+
+class _LengthTableScorer(scoring.BM25FScorer):
+    """whoosh's BM25F scorer, bit for bit, without its per-document field-length lookup.
+
+    whoosh reads each document's (one-byte, quantized) field length through a column reader
+    and two method calls, about a third of the time spent per matching document. Here the
+    segment's length bytes are read once (cached on the segment reader) and the BM25 length
+    normalisation is precomputed for each of the 256 byte values, with the same arithmetic in
+    the same order as `scoring.bm25`, so scores and rankings are exactly whoosh's own.
+    """
+
+    def __init__(
+        self,
+        searcher: Any,
+        fieldname: str,
+        text: Any,
+        B: float,
+        K1: float,
+        lengths: bytes,
+        qf: float = 1,
+    ) -> None:
+        super().__init__(searcher, fieldname, text, B, K1, qf=qf)
+        from whoosh.util.numeric import byte_to_length
+
+        avgfl = self.avgfl
+        # byte 0 is "no length stored": whoosh then uses 1 (doc_field_length's default here)
+        self._norm = [
+            K1 * ((1 - B) + B * (byte_to_length(i) if i else 1) / avgfl) for i in range(256)
+        ]
+        self._k1p1 = K1 + 1
+        self._lengths = lengths
+        self._nlengths = len(lengths)
+
+    def score(self, matcher: Any) -> float:
+        d = matcher.id()
+        tf = matcher.weight()
+        norm = self._norm[self._lengths[d] if d < self._nlengths else 0]
+        return self.idf * ((tf * self._k1p1) / (tf + norm))
+
+
+def _segment_lengths(searcher: Any, fieldname: str) -> bytes | None:
+    """The raw one-byte field lengths of the searcher's segment, or None if whoosh's layout is
+    not the one this was written for (then the standard scorer is used)."""
+    reader = searcher.reader()
+    cache = reader.__dict__.setdefault("_pcp_lengths", {})
+    if fieldname in cache:
+        return cache[fieldname]
+    lengths = None
+    try:
+        from whoosh.codec import whoosh3
+
+        perdoc = reader._perdoc
+        col = perdoc._cached_reader(whoosh3._lenfield(fieldname), whoosh3.LENGTHS_COLUMN)
+        if col is not None and getattr(col, "_fixedlen", None) == 1:
+            lengths = bytes(col._dbfile.get(col._basepos, col._count))
+            if len(lengths) != col._count:
+                lengths = None
+    except Exception:  # another codec or whoosh version: fall back to whoosh's own lookup
+        lengths = None
+    cache[fieldname] = lengths
+    return lengths
+
+
+class _Weighting(scoring.BM25F):
+    """BM25F with the same parameters and scores, scored through `_LengthTableScorer`."""
+
+    def scorer(self, searcher: Any, fieldname: str, text: Any, qf: float = 1) -> Any:
+        if not searcher.schema[fieldname].scorable:
+            return super().scorer(searcher, fieldname, text, qf=qf)
+        lengths = _segment_lengths(searcher, fieldname)
+        if lengths is None:
+            return super().scorer(searcher, fieldname, text, qf=qf)
+        B = self._field_B.get(fieldname, self.B)
+        return _LengthTableScorer(searcher, fieldname, text, B, self.K1, lengths, qf=qf)
 
 
 def _ns_tree(namespace: str) -> str:
@@ -463,7 +586,7 @@ class SearchIndex:
             s.close()
             s = None
         if s is None:
-            s = self._searcher = self._ix.searcher()
+            s = self._searcher = self._ix.searcher(weighting=_Weighting())
         return s
 
     def _allowed(self, searcher: Any, flt: IndexFilter) -> Any:
@@ -485,9 +608,14 @@ class SearchIndex:
         if constraint is None and excluded is None:
             allowed = None
         else:
-            base = Q.Every() if constraint is None else constraint
-            q = base if excluded is None else Q.AndNot(base, excluded)
-            allowed = set(searcher.docs_for_query(q))
+            allowed = _docset(searcher, constraint) if constraint is not None else None
+            dropped = _docset(searcher, excluded) if excluded is not None else set()
+            if allowed is not None and dropped is not None:
+                allowed -= dropped
+            else:
+                base = Q.Every() if constraint is None else constraint
+                q = base if excluded is None else Q.AndNot(base, excluded)
+                allowed = set(searcher.docs_for_query(q))
         if len(cache) > 32:
             cache.clear()
         if key is not None:
@@ -542,16 +670,29 @@ class SearchIndex:
         try:
             searcher = self._get_searcher()
             allowed = self._allowed(searcher, flt)
-            kwargs: dict[str, Any] = {"limit": limit, "terms": True, "filter": allowed}
+            # Not terms=True: whoosh would then record the matching terms of every candidate
+            # document; the fields that matched are worked out for the returned hits only.
+            kwargs: dict[str, Any] = {"limit": limit, "filter": allowed}
             if sort != "relevance":
                 kwargs.update(sortedby="timestamp", reverse=sort == "newest")
-            results = searcher.search(user_q, **kwargs)
-            hits = []
-            for hit in results:
-                stored = hit["hit"]
+            plain = _plain_terms(user_q) if sort == "relevance" else None
+            groups = _plain_groups(user_q) if sort == "relevance" and not plain else None
+            if plain is not None:
+                ranked = _rank_terms(searcher, plain, allowed, limit)
+            elif groups is not None:
+                ranked = _rank_and(searcher, groups, allowed, limit)
+            else:
+                results = searcher.search(user_q, **kwargs)
                 # Sorted by date, whoosh puts the sort key where the score goes: no score then.
-                raw = float(hit.score or 0.0) if sort == "relevance" else 0.0
-                fields = _matched_fields(hit.matched_terms() or (), asked_fields, stored[11])
+                ranked = [
+                    (hit.docnum, float(hit.score or 0.0) if sort == "relevance" else 0.0)
+                    for hit in results
+                ]
+            matched = _matched_terms(searcher, [d for d, _ in ranked], asked)
+            hits = []
+            for docnum, raw in ranked:
+                stored = searcher.stored_fields(docnum)["hit"]
+                fields = _matched_fields(matched.get(docnum, ()), asked_fields, stored[11])
                 hits.append(
                     IndexHit(
                         page_id=stored[0],
@@ -604,6 +745,305 @@ class SearchIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _docset(searcher: Any, q: Q.Query) -> set[int] | None:
+    """The (non-deleted) documents matching a filter query made of terms, ORs and ANDs, read
+    straight from the posting blocks into Python sets; None for any other query (the caller
+    then asks whoosh). whoosh's docs_for_query walks a matcher tree one document at a time,
+    which was most of a fresh process's first search."""
+    if type(q) is Q.Term:
+        return _term_docs(searcher, q.fieldname, q.text)
+    if type(q) in (Q.Or, Q.And):
+        sets = []
+        for sub in q.subqueries:
+            got = _docset(searcher, sub)
+            if got is None:
+                return None
+            sets.append(got)
+        if not sets:
+            return None
+        out = sets[0]
+        for other in sets[1:]:
+            if type(q) is Q.Or:
+                out |= other
+            else:
+                out &= other
+        return out
+    return None
+
+
+def _term_docs(searcher: Any, fieldname: str, text: str) -> set[int] | None:
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    try:
+        tb = searcher.schema[fieldname].to_bytes(text)
+    except (KeyError, ValueError):
+        return None
+    out: set[int] = set()
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        if (fieldname, tb) not in reader:
+            continue
+        m = reader.postings(fieldname, tb)
+        deleted: Any = ()
+        if type(m) is FilterMatcher and m._exclude:
+            deleted, m = m._ids, m.child
+        docs: set[int] = set()
+        if type(m) is W3LeafMatcher:
+            while m.is_active():
+                if m._ids is None:
+                    m._read_ids()
+                docs.update(m._ids[m._i : m._blocklength])
+                m._next_block()
+        else:
+            docs.update(m.all_ids())
+        if deleted:
+            docs.difference_update(deleted)
+        out.update(docs if not offset else (d + offset for d in docs))
+    return out
+
+
+def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:
+    """The (field, text) terms of a query that is one word-field term or a plain OR of them
+    (what unquoted words parse to), else None."""
+    if type(q) is Q.Term:
+        leaves = [q]
+    elif type(q) is Q.Or and q.boost == 1.0 and not q.minmatch and not q.scale:
+        leaves = q.subqueries
+    else:
+        return None
+    out = []
+    for t in leaves:
+        if type(t) is not Q.Term or t.boost != 1.0 or t.minquality or t.fieldname not in HIT_FIELDS:
+            return None
+        out.append((t.fieldname, t.text))
+    return out
+
+
+def _plain_groups(q: Q.Query) -> list[list[tuple[str, str]]] | None:
+    """For an AND of plain words or OR-groups of them (`python AND code`,
+    `(travel OR vacation) AND hotel`), the terms of each part, else None."""
+    if type(q) is not Q.And or q.boost != 1.0 or len(q.subqueries) < 2:
+        return None
+    groups = []
+    for sub in q.subqueries:
+        terms = _plain_terms(sub)
+        if terms is None:
+            return None
+        groups.append(terms)
+    return groups
+
+
+def _rank_and(
+    searcher: Any, groups: list[list[tuple[str, str]]], allowed: Any, limit: int
+) -> list[tuple[int, float]]:
+    """The top `limit` (docnum, score) for an AND of OR-groups: a document must match every
+    group and scores the sum of the groups' scores, as in whoosh's intersection matcher. The
+    smallest group is read first; each next one only scores documents all earlier ones had."""
+    reader = searcher.reader()
+
+    def size(terms: list[tuple[str, str]]) -> int:
+        return sum(reader.doc_frequency(*t) for t in terms)
+
+    accs: dict[int, dict[int, float]] = {}
+    within = allowed
+    for i in sorted(range(len(groups)), key=lambda i: size(groups[i])):
+        acc: dict[int, float] = {}
+        _accumulate(searcher, groups[i], acc, within)
+        if not acc:
+            return []
+        accs[i] = within = acc
+    parts = [accs[i] for i in range(len(groups))]
+    total: dict[int, float] = {}
+    for d in within:
+        score = parts[0][d]
+        for part in parts[1:]:
+            score = score + part[d]
+        total[d] = score
+    return _top(total, limit)
+
+
+def _rank_terms(
+    searcher: Any, terms: list[tuple[str, str]], allowed: Any, limit: int
+) -> list[tuple[int, float]]:
+    """The top `limit` (docnum, score) for an OR of terms.
+
+    Exactly whoosh's ranking, unless a word is very common (its `body` term is in more than
+    COMMON_DF of the documents, like "time" in 98% of pages): scoring those documents is most
+    of the cost and says little about them. Then:
+
+    - with at least one rarer word, the rarer words (and all `tag` terms) rank the
+      candidates, and the common words only add their score to the best BOOSTED of those
+      (reading just the posting blocks that hold them);
+    - with common words only, all are scored exactly while that is at most COMMON_SCAN
+      postings; beyond that only documents in evenly spread docnum windows (a fixed share of
+      every WINDOW documents, spread over the whole index) are candidates, scored exactly.
+    """
+    reader = searcher.reader()
+    n = reader.doc_count_all() or 1
+    dfs = {t: reader.doc_frequency(*t) for t in terms if t[0] == "body"}
+    common = {t for t, df in dfs.items() if df > COMMON_DF * n}
+    acc: dict[int, float] = {}
+    if not common:
+        _accumulate(searcher, terms, acc, allowed)
+    elif len(common) < len(dfs):
+        _accumulate(searcher, [t for t in terms if t not in common], acc, allowed)
+        acc = dict(_top(acc, max(BOOSTED, 3 * limit)))
+        if acc:
+            _accumulate(searcher, [t for t in terms if t in common], acc, acc, candidates=True)
+    else:
+        total = sum(dfs.values())
+        window = None
+        if total > COMMON_SCAN:
+            window = (WINDOW, max(256, WINDOW * COMMON_SCAN // total))
+        _accumulate(searcher, terms, acc, allowed, window=window)
+    return _top(acc, limit)
+
+
+def _accumulate(
+    searcher: Any,
+    terms: list[tuple[str, str]],
+    acc: dict[int, float],
+    allowed: Any,
+    *,
+    candidates: bool = False,
+    window: tuple[int, int] | None = None,
+) -> None:
+    """Add each term's BM25F contribution to `acc` (global docnum -> score).
+
+    whoosh walks an OR through a tree of union matchers, several method calls per matching
+    document and term. Here each term's posting list is read block by block and its
+    contributions summed per document (term by term, as whoosh's array union does), with the
+    same scorer; documents outside `allowed` are never scored. `candidates`: only documents
+    already in `acc` are scored, and posting blocks holding none of them are not decoded.
+    `window` (period, share): only local docnums d with d % period < share.
+    """
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    schema = searcher.schema
+    weighting = searcher.weighting
+    get = acc.get
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        wanted: list[int] = []
+        if candidates:
+            end = offset + reader.doc_count_all()
+            wanted = sorted(g - offset for g in acc if offset <= g < end)
+            if not wanted:
+                continue
+        for fn, text in terms:
+            try:
+                tb = schema[fn].to_bytes(text)
+            except ValueError:
+                continue
+            if (fn, tb) not in reader:
+                continue
+            m = sub.postings(fn, tb, weighting=weighting)
+            deleted: Any = ()
+            if type(m) is FilterMatcher and m._exclude:
+                deleted, m = m._ids, m.child
+            scorer = m.scorer if type(m) is W3LeafMatcher else None
+            if type(scorer) is _LengthTableScorer:
+                idf, k1p1, norm = scorer.idf, scorer._k1p1, scorer._norm
+                lengths, nlen = scorer._lengths, scorer._nlengths
+                lo = 0  # the block's first docnum is above the previous block's last
+                while m.is_active():
+                    hi = m._maxid
+                    if candidates:
+                        at = bisect.bisect_left(wanted, lo)
+                        upto = bisect.bisect_right(wanted, hi, at)
+                        skip = at == upto
+                    elif window is not None:
+                        period, share = window
+                        skip = lo % period >= share and hi // period == lo // period
+                    else:
+                        skip = False
+                    lo = hi + 1
+                    if skip:
+                        m._next_block()
+                        continue
+                    if m._ids is None:
+                        m._read_ids()
+                    if m._weights is None:
+                        m._read_weights()
+                    ids, weights = m._ids, m._weights
+                    if candidates:  # look up the few wanted docnums, not every posting
+                        first, count = m._i, m._blocklength
+                        for d in wanted[at:upto]:
+                            i = bisect.bisect_left(ids, d, first, count)
+                            if i < count and ids[i] == d and d not in deleted:
+                                tf = weights[i]
+                                nm = norm[lengths[d] if d < nlen else 0]
+                                acc[d + offset] += idf * ((tf * k1p1) / (tf + nm))
+                        m._next_block()
+                        continue
+                    for i in range(m._i, m._blocklength):
+                        d = ids[i]
+                        g = d + offset
+                        if (allowed is not None and g not in allowed) or d in deleted:
+                            continue
+                        if window is not None and d % window[0] >= window[1]:
+                            continue
+                        tf = weights[i]
+                        nm = norm[lengths[d] if d < nlen else 0]
+                        acc[g] = get(g, 0.0) + idf * ((tf * k1p1) / (tf + nm))
+                    m._next_block()
+            else:  # another codec or scorer: whoosh's own per-document calls
+                while m.is_active():
+                    d = m.id()
+                    g = d + offset
+                    if not (
+                        (allowed is not None and g not in allowed)
+                        or d in deleted
+                        or (window is not None and d % window[0] >= window[1])
+                    ):
+                        acc[g] = get(g, 0.0) + m.score()
+                    m.next()
+
+
+def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
+    """The `limit` best (docnum, score), score descending, then docnum ascending.
+
+    Same as sorting every item by (-score, docnum), but the cut-off score is found on the bare
+    floats first, so only the few items at or above it are ever sorted as tuples.
+    """
+    if len(acc) <= limit:
+        return sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
+    cut = heapq.nlargest(limit, acc.values())[-1]
+    best = [kv for kv in acc.items() if kv[1] >= cut]
+    best.sort(key=lambda kv: (-kv[1], kv[0]))
+    return best[:limit]
+
+
+def _matched_terms(
+    searcher: Any, docnums: list[int], asked: set[tuple[str, Any]]
+) -> dict[int, list[tuple[str, Any]]]:
+    """docnum -> the asked (field, term) pairs that document holds, for the hits only."""
+    out: dict[int, list[tuple[str, Any]]] = {}
+    if not docnums:
+        return out
+    targets = sorted(set(docnums))
+    reader = searcher.reader()
+    for fn, text in sorted(asked, key=repr):
+        try:
+            if (fn, text) not in reader:
+                continue
+            m = reader.postings(fn, text)
+        except Exception:  # e.g. a term whoosh cannot turn into bytes for this field
+            continue
+        for d in targets:
+            if not m.is_active():
+                break
+            if m.id() < d:
+                m.skip_to(d)
+                if not m.is_active():
+                    break
+            if m.id() == d:
+                out.setdefault(d, []).append((fn, text))
+    return out
 
 
 def _matched_fields(
