@@ -266,3 +266,16 @@ def test_whole_process_search(example):
     assert out.code == 0 and [r["id"] for r in out.json["results"]] == ["reading-notes-zh"]
     bad = run_pcp("search", "colour:red", "--store", str(example))
     assert bad.code == 2 and "Hint:" in bad.stderr
+
+
+def test_filters_applied_reports_an_approximate_ranking(store: Path) -> None:
+    # "garden" is on every page, "compost" on one: the very common word only re-ranks the rarer
+    # word's candidates, and the envelope says so; a rare word alone is ranked exactly.
+    for n in range(6):
+        cli("add", f"Garden note {n} about beds and paths", "--store", store)
+    cli("add", "Garden compost heap, turned weekly", "--store", store)
+    exact = cli("search", "compost", "--store", store, "--json").json
+    assert exact["count"] == 1 and "ranking" not in exact["filters_applied"]
+    mixed = cli("search", "compost garden", "--store", store, "--json").json
+    assert mixed["filters_applied"]["ranking"].startswith("approximate: ")
+    assert [r["id"] for r in mixed["results"]][0] == exact["results"][0]["id"]

@@ -97,6 +97,9 @@ BOOSTED = 50
 # A query of common words only is scored exactly up to this many postings; beyond, only
 # documents in the first share of every WINDOW docnums, the share sized to about this many.
 COMMON_SCAN = 30_000
+# How `_rank_terms` ranked, when not exactly (reported in the search's filters_applied).
+RERANKED = "very common words only re-ranked the best candidates of the rarer words"
+SAMPLED = "only very common words: candidates sampled evenly across the store"
 WINDOW = 4096
 
 
@@ -302,6 +305,7 @@ class SearchIndex:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.needs_rebuild: str | None = None
+        self.last_ranking = "exact"  # how the last search ranked (see _rank_terms)
         self.created = False
         self._meta: dict[str, Any] = {}
         self._ix: Any = None
@@ -677,8 +681,9 @@ class SearchIndex:
                 kwargs.update(sortedby="timestamp", reverse=sort == "newest")
             plain = _plain_terms(user_q) if sort == "relevance" else None
             groups = _plain_groups(user_q) if sort == "relevance" and not plain else None
+            self.last_ranking = "exact"
             if plain is not None:
-                ranked = _rank_terms(searcher, plain, allowed, limit)
+                ranked, self.last_ranking = _rank_terms(searcher, plain, allowed, limit)
             elif groups is not None:
                 ranked = _rank_and(searcher, groups, allowed, limit)
             else:
@@ -867,8 +872,10 @@ def _rank_and(
 
 def _rank_terms(
     searcher: Any, terms: list[tuple[str, str]], allowed: Any, limit: int
-) -> list[tuple[int, float]]:
-    """The top `limit` (docnum, score) for an OR of terms.
+) -> tuple[list[tuple[int, float]], str]:
+    """The top `limit` (docnum, score) for an OR of terms, and how exact that ranking is.
+
+    The second value is "exact", RERANKED or SAMPLED (see below), for the caller to report.
 
     Exactly whoosh's ranking, unless a word is very common (its `body` term is in more than
     COMMON_DF of the documents, like "time" in 98% of pages): scoring those documents is most
@@ -886,6 +893,7 @@ def _rank_terms(
     dfs = {t: reader.doc_frequency(*t) for t in terms if t[0] == "body"}
     common = {t for t, df in dfs.items() if df > COMMON_DF * n}
     acc: dict[int, float] = {}
+    how = "exact"
     if not common:
         _accumulate(searcher, terms, acc, allowed)
     elif len(common) < len(dfs):
@@ -893,13 +901,15 @@ def _rank_terms(
         acc = dict(_top(acc, max(BOOSTED, 3 * limit)))
         if acc:
             _accumulate(searcher, [t for t in terms if t in common], acc, acc, candidates=True)
+        how = RERANKED
     else:
         total = sum(dfs.values())
         window = None
         if total > COMMON_SCAN:
             window = (WINDOW, max(256, WINDOW * COMMON_SCAN // total))
+            how = SAMPLED
         _accumulate(searcher, terms, acc, allowed, window=window)
-    return _top(acc, limit)
+    return _top(acc, limit), how
 
 
 def _accumulate(

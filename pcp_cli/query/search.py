@@ -88,6 +88,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             # Damage found only while reading (a truncated segment): rebuild once and retry.
             report = ensure_current(store, ix)
             hits = ix.search(query, filter=flt, limit=fetch)
+        ranking = getattr(ix, "last_ranking", "exact")
     words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
@@ -131,6 +132,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         filters["suppressed"] = len(suppressed)
     if report.stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
+    if ranking != "exact":  # never imply an exact ranking that did not run
+        filters["ranking"] = f"approximate: {ranking}"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
             "filters_applied": filters, "results": results}
 

@@ -148,3 +148,17 @@ def test_deleted_and_replaced_pages(big: SearchIndex) -> None:
     assert "p004" not in ids(big.search("apple banana common", limit=400))
     top = big.search("rare lemon", limit=400)
     assert ids(top).count("p005") == 1
+
+
+def test_the_index_says_when_a_ranking_was_not_exact(
+    big: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big.search("rare", limit=10)
+    assert big.last_ranking == "exact"
+    big.search("common rare", limit=10)
+    assert big.last_ranking == W.RERANKED
+    big.search("common", limit=10)
+    assert big.last_ranking == "exact"  # within the scan budget: every posting scored
+    monkeypatch.setattr(W, "COMMON_SCAN", 50)
+    big.search("common", limit=10)
+    assert big.last_ranking == W.SAMPLED
