@@ -10,11 +10,6 @@ from pathlib import Path
 
 from pcp_cli.errors import ExitStatus, PcpError, UsageError
 
-# Exit status of a sync whose remote could not be reached or refused the push. ExitStatus has no
-# member for it (it belongs to git, not to the store), so this module owns the number.
-REMOTE_FAILED_STATUS = ExitStatus.REMOTE_FAILED
-
-
 class GitError(PcpError):
     """A git command failed in a way pcp did not expect."""
 
