@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pcp_cli.errors import ExitStatus, PcpError, UsageError
 
+
 class GitError(PcpError):
     """A git command failed in a way pcp did not expect."""
 
