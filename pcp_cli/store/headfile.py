@@ -12,36 +12,20 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model.check import check_state
-from pcp_cli.model.page import PageState, Revision
+from pcp_cli.model.page import STATE_KEYS, PageState, Revision
 from pcp_cli.store import frontmatter
 
-# Keys always written, in this order; collections are written only when non-empty.
-_ALWAYS = (
-    "page_id",
-    "revision_id",
-    "type",
-    "title",
-    "namespace",
-    "owner_id",
-    "visibility",
-    "lifecycle_status",
-    "review_status",
-    "origin",
-    "sensitivity",
-    "integrity",
-    "epistemic_status",
-    "instruction_policy",
-)
+# Collections are written only when non-empty; every other state key always, in STATE_KEYS
+# order, with the revision id after the page id.
 _WHEN_SET = ("tags", "source_refs", "record", "facets", "extensions")
+_ALWAYS = ("page_id", "revision_id") + tuple(
+    key for key in STATE_KEYS[1:] if key not in _WHEN_SET and key != "payload"
+)
 
 
 def frontmatter_for(revision: Revision) -> dict[str, Any]:
-    state = revision.state.to_dict()
-    data: dict[str, Any] = {"revision_id": revision.revision_id}
-    for key in _ALWAYS:
-        if key != "revision_id":
-            data[key] = state[key]
-    data = {key: data[key] for key in _ALWAYS}
+    state = {**revision.state.to_dict(), "revision_id": revision.revision_id}
+    data: dict[str, Any] = {key: state[key] for key in _ALWAYS}
     for key in _WHEN_SET:
         if state[key]:
             data[key] = state[key]
