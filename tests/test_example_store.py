@@ -89,3 +89,15 @@ def test_example_is_not_polluted_by_local_state() -> None:
     assert tracked, "the example store must be committed"
     assert not any("/.pcp/" in path for path in tracked)
     assert EXAMPLE.joinpath("pcp.yaml").is_file()
+
+
+def test_the_example_head_files_are_what_pcp_writes_today(example: Path) -> None:
+    """Serialization is deterministic and the committed example is in step with the format."""
+    from pcp_cli.store.headfile import render_head
+
+    store = Store.open(example)
+    store.refresh()
+    for entry in store.entries(review=None, statuses=None):
+        assert entry.page_id
+        expected = render_head(store.current(entry.page_id))
+        assert (example / entry.path).read_text(encoding="utf-8") == expected, entry.path
