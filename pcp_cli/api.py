@@ -486,7 +486,7 @@ __all__ = [
 ]
 
 
-# == git multi-device sync (pcp_cli.sync) =================================
+# -- git multi-device sync (pcp_cli/sync/) -------------------------------------------------------
 
 
 # status, resolve and sync; the git logic itself lives in pcp_cli/sync/.
@@ -652,8 +652,6 @@ def after_import(store: Store) -> None:
         pass  # the import itself succeeded; the next search catches up (or says why not)
 
 
-
-# =============================================================================================
 # -- import (pcp import) ----------------------------------------------------------------------
 # The source parsers live in pcp_cli.adapters; the writer turns their items into pages. Both are
 # imported lazily so that light commands never load ijson.
