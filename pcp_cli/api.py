@@ -12,7 +12,7 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
-from pcp_cli.model.page import Actor, PageState, Revision, now_iso
+from pcp_cli.model.page import Actor, PageState, Revision, now_iso, title_from
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult
@@ -191,7 +191,7 @@ def add_page(
         content,
         page_id=_given_id(page_id),
         type=page_type,
-        title=title if title is not None else _title_for(content),
+        title=title if title is not None else title_from(content),
         namespace=store.default_namespace if namespace is None else namespace,
         sensitivity=sensitivity,
         origin=origin,
@@ -291,7 +291,7 @@ def add_keystone(
         record["created_at"] = created_at
     if last_confirmed_at:
         record["last_confirmed_at"] = last_confirmed_at
-    origin = origin or ORIGIN_FOR_SOURCE[source]
+    origin = origin or vocab.ORIGIN_FOR_SOURCE[source]
     with store.locked():
         old: Revision | None = None
         if supersedes is not None:
@@ -305,13 +305,13 @@ def add_keystone(
             content,
             page_id=_given_id(page_id),
             type="keystone",
-            title=_title_for(content),
+            title=title_from(content),
             namespace=store.default_namespace if namespace is None else namespace,
             sensitivity=sensitivity,
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
             epistemic_status="asserted" if proposed else "affirmed",
-            instruction_policy="advisory" if category in ("rule", "preference") else "data_only",
+            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES else "data_only",
             record=record,
             extensions=dict(extensions or {}),
         )
@@ -322,13 +322,6 @@ def add_keystone(
             store.finish_supersede(result.page_id, old.page_id, actor=actor)
         return result
 
-
-ORIGIN_FOR_SOURCE = {
-    "user_stated": "user_stated",
-    "inferred": "inferred",
-    "imported": "imported",
-    "other": "generated",
-}
 
 
 def confirm_keystone(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
@@ -381,9 +374,9 @@ def add_timeline_event(
         summary,
         page_id=_given_id(page_id),
         type="timeline_event",
-        title=_title_for(summary),
+        title=title_from(summary),
         namespace=store.default_namespace if namespace is None else namespace,
-        origin=ORIGIN_FOR_SOURCE[source],
+        origin=vocab.ORIGIN_FOR_SOURCE[source],
         record=record,
         extensions=dict(extensions or {}),
     )
@@ -459,14 +452,6 @@ def _given_id(page_id: str | None) -> str:
     from pcp_cli.model.ids import check_id
 
     return check_id(page_id, "page id")
-
-
-def _title_for(content: str, limit: int = 80) -> str:
-    for line in content.strip().splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-    return ""
 
 
 def require_page(store: Store, page_id: str) -> Revision:

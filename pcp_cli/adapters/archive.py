@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model import vocab
 from pcp_cli.model.ids import is_safe_id
-from pcp_cli.model.page import Actor, PageState, canonical_json
+from pcp_cli.model.page import Actor, PageState, canonical_json, title_from
 from pcp_cli.profile_ops import PROFILE_PAGE_ID, V1_ID, V1_SUPERSEDES
 from pcp_cli.store.store import Store, page_id_for_key
 
@@ -39,12 +40,6 @@ ACTOR = Actor("importer", "archive")
 KIND = "pcp.full-archive"
 IMPORT_HASH = "v1_import"
 STATUS_TO_LIFECYCLE = {"active": "active", "superseded": "superseded"}
-ORIGIN_FOR_SOURCE = {
-    "user_stated": "user_stated",
-    "inferred": "inferred",
-    "imported": "imported",
-    "other": "generated",
-}
 PROFILE_STRING_FIELDS = (
     "name",
     "profession",
@@ -156,14 +151,6 @@ def _schema_errors(name: str, obj: Any, where: str) -> list[str]:
 
 def _object_hash(obj: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
-
-
-def _title(content: str, limit: int = 80) -> str:
-    for line in content.strip().splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-    return ""
 
 
 class _Plan:
@@ -297,15 +284,15 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
         obj["content"],
         page_id=page_id,
         type="keystone",
-        title=_title(obj["content"]),
+        title=title_from(obj["content"]),
         namespace=_namespace_for(store, page_id, namespace),
         lifecycle_status=STATUS_TO_LIFECYCLE.get(obj.get("status", "active"), "active"),
         sensitivity=obj.get("sensitivity", "low"),
-        origin=ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
+        origin=vocab.ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
         review_status="affirmed",
         epistemic_status="affirmed",
         integrity="verbatim",
-        instruction_policy="advisory" if category in ("rule", "preference") else "data_only",
+        instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES else "data_only",
         record=record,
         extensions=dict(obj.get("extensions") or {}),
     )
@@ -326,9 +313,9 @@ def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
         obj["summary"],
         page_id=page_id,
         type="timeline_event",
-        title=_title(obj["summary"]),
+        title=title_from(obj["summary"]),
         namespace=_namespace_for(store, page_id, namespace),
-        origin=ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
+        origin=vocab.ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
         integrity="verbatim",
         epistemic_status="affirmed",
         record=record,

@@ -65,6 +65,15 @@ def normalize_body(text: str) -> str:
     return stripped + "\n" if stripped else ""
 
 
+def title_from(content: str, limit: int = 80) -> str:
+    """A page title from its text: the first non-empty line, heading marks dropped, capped."""
+    for line in content.strip().splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return ""
+
+
 def hash_state(state: dict[str, Any]) -> str:
     digest = hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
     return f"sha256:{digest}"

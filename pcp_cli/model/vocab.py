@@ -56,6 +56,15 @@ KEYSTONE_CATEGORIES = (
     "other",
 )
 KEYSTONE_SOURCES = ("user_stated", "inferred", "imported", "other")
+# A v1 `source` as a page origin ("other" under-claims as generated, never over-claims).
+ORIGIN_FOR_SOURCE = {
+    "user_stated": "user_stated",
+    "inferred": "inferred",
+    "imported": "imported",
+    "other": "generated",
+}
+# Keystone categories that state how the person wants to be worked with: advisory, not data.
+ADVISORY_CATEGORIES = ("rule", "preference")
 TIMELINE_CATEGORIES = ("job", "move", "milestone", "publication", "relationship", "other")
 
 PROFILE_FIELDS = (
