@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
-from pcp_cli.render.portable import keystone_object, profile_object, timeline_object
+from pcp_cli.render.portable import portable_object
 from pcp_cli.store.store import Store
 from tests.conftest import EXAMPLE, ROOT, V1_SCHEMAS, cli
 
@@ -33,18 +33,13 @@ def test_every_portable_object_of_the_example_validates_against_v1(example: Path
         if not page_dir.is_dir():
             continue
         for revision in store.revisions(page_dir.name):
-            kind = revision.state.type
-            if kind == "keystone":
-                obj, schema = keystone_object(revision), "keystone"
-            elif kind == "timeline_event":
-                obj, schema = timeline_object(revision.state), "timeline-event"
-            elif kind == "profile":
-                obj, schema = profile_object(revision), "profile"
-            else:
+            portable = portable_object(revision)
+            if portable is None:
                 continue
+            obj, schema = portable
             errors = [e.message for e in v1(schema).iter_errors(obj)]
             assert not errors, (page_dir.name, revision.revision_id, errors)
-            checked[kind] += 1
+            checked[revision.state.type] += 1
     assert checked["keystone"] >= 9 and checked["timeline_event"] == 6
     assert checked["profile"] >= 1
 

@@ -58,7 +58,7 @@ def errors_for(name: str, data: Any) -> list[str]:
 
 
 def validate_store(root: Path) -> list[Problem]:
-    from pcp_cli.render.portable import keystone_object, profile_object, timeline_object
+    from pcp_cli.render.portable import portable_object
     from pcp_cli.store.frontmatter import decode, load_mapping, split
     from pcp_cli.store.layout import Layout
 
@@ -143,16 +143,12 @@ def validate_store(root: Path) -> list[Problem]:
             newest[revision.page_id] = revision
     for revision in newest.values():
         where = rel(layout.revision_path(revision.page_id, revision.revision_id))
-        kind = revision.state.type
-        if kind == "keystone":
-            obj, name = keystone_object(revision), "v1/keystone"
-        elif kind == "timeline_event":
-            obj, name = timeline_object(revision.state), "v1/timeline-event"
-        elif kind == "profile":
-            obj, name = profile_object(revision), "v1/profile"
-        else:
+        portable = portable_object(revision)
+        if portable is None:
             continue
-        problems += [Problem(where, f"as a v1 {kind}: {e}") for e in errors_for(name, obj)]
+        obj, name = portable
+        problems += [Problem(where, f"as a v1 {revision.state.type}: {e}")
+                     for e in errors_for(f"v1/{name}", obj)]
 
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in (".pcp", ".git")]

@@ -210,3 +210,15 @@ def _newer(a: Revision, b: Revision) -> bool:
 
 def _ordered(obj: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
     return {key: obj[key] for key in order if key in obj}
+
+
+def portable_object(revision: Revision) -> tuple[dict[str, Any], str] | None:
+    """A page's v1 object and the name of its v1 schema, for the page types that have one."""
+    kind = revision.state.type
+    if kind == "keystone":
+        return keystone_object(revision), "keystone"
+    if kind == "timeline_event":
+        return timeline_object(revision.state), "timeline-event"
+    if kind == "profile":
+        return profile_object(revision), "profile"
+    return None
