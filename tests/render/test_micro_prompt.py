@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcp_cli.model.vocab import KEYSTONE_CATEGORIES
 from pcp_cli.render import EMPTY, LIMIT, micro_prompt
 from tests.render.render_personas import ada, keystone, profile
 
@@ -33,19 +34,7 @@ def test_ada_golden(golden):
 
 words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 long_text = st.lists(words, max_size=400).map(" ".join)
-categories = st.sampled_from(
-    [
-        "identity",
-        "preference",
-        "rule",
-        "objective",
-        "constraint",
-        "relationship",
-        "glossary",
-        "other",
-        "bogus",
-    ]
-)
+categories = st.sampled_from([*KEYSTONE_CATEGORIES, "bogus"])
 stamps = st.datetimes(timezones=st.just(__import__("datetime").UTC)).map(
     lambda d: d.isoformat().replace("+00:00", "Z")
 )
