@@ -325,9 +325,9 @@ def test_sync_a_store_in_a_subfolder_commits_only_the_store(tmp_path: Path) -> N
     no_markers_anywhere(laptop)
 
 
-@pytest.mark.slow
-def test_sync_records_a_hand_edit_committed_with_plain_git_on_both_sides(tmp_path: Path) -> None:
-    """Neither side's text may be lost, even when both were committed without pcp."""
+def hand_edited_on_both_sides(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Two devices agreeing on one head, then each editing it by hand and committing with plain
+    git; the laptop has pushed, the desktop has not pulled yet."""
     laptop, desktop, page_id = diverged_pair(tmp_path, driver=True)
     desktop.sync()
     laptop.sync()
@@ -339,6 +339,13 @@ def test_sync_records_a_hand_edit_committed_with_plain_git_on_both_sides(tmp_pat
         head.write_text(head.read_text().rstrip("\n") + f"\n\n{words}\n")
         device.git("commit", "-qam", f"{words} (plain git)")
     laptop.git("push", "-q", "origin", "master")
+    return laptop, desktop, page_id
+
+
+@pytest.mark.slow
+def test_sync_records_a_hand_edit_committed_with_plain_git_on_both_sides(tmp_path: Path) -> None:
+    """Neither side's text may be lost, even when both were committed without pcp."""
+    laptop, desktop, page_id = hand_edited_on_both_sides(tmp_path)
     report = desktop.sync()  # records the desktop's edit, then the driver keeps the laptop's
     assert [e["page_id"] for e in report["hand_edits"]] == [page_id]
     assert [e["page_id"] for e in report["recorded_after_merge"]] == [page_id]
@@ -357,17 +364,7 @@ def test_sync_records_a_hand_edit_committed_with_plain_git_on_both_sides(tmp_pat
 def test_driver_conflict_from_plain_git_pull_is_settled_by_resolve(tmp_path: Path) -> None:
     """Both sides edited by hand and committed with plain git, pulled with plain git: the driver
     keeps ours without markers and reports a conflict; `pcp resolve` records both sides."""
-    laptop, desktop, page_id = diverged_pair(tmp_path, driver=True)
-    desktop.sync()
-    laptop.sync()
-    laptop.pcp("resolve", page_id, "--keep", laptop.heads(page_id)[0])
-    laptop.sync()
-    desktop.sync()
-    for device, words in ((laptop, "laptop hand"), (desktop, "desktop hand")):
-        head = next((device.root / "pages").rglob(f"{page_id}.md"))
-        head.write_text(head.read_text().rstrip("\n") + f"\n\n{words}\n")
-        device.git("commit", "-qam", f"{words} (plain git)")
-    laptop.git("push", "-q", "origin", "master")
+    laptop, desktop, page_id = hand_edited_on_both_sides(tmp_path)
     pull = desktop.git("pull", "--no-rebase", "--no-edit", "origin", "master", check=False)
     assert pull.returncode != 0
     head = next((desktop.root / "pages").rglob(f"{page_id}.md"))
