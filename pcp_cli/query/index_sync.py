@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import IndexUnavailable
+from pcp_cli.errors import IndexUnavailable, PcpError
 from pcp_cli.index import IndexDoc, IndexNeedsRebuild
 from pcp_cli.store.catalog import Entry
 
@@ -141,7 +141,7 @@ def head_body(store: Store, entry: Entry) -> str:
             return text[end + 5:]
     try:
         return store.read_body(entry)
-    except Exception:  # a page whose files vanished meanwhile: index its title only
+    except (PcpError, OSError):  # a page whose files vanished meanwhile: index its title only
         return ""
 
 
