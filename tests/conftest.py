@@ -21,9 +21,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "store_layout" / "example"
-SHARED = ROOT.parent / "shared"
-V1_SCHEMAS = SHARED / "pcp-v1" / "schemas"
-V1_EXAMPLES = SHARED / "pcp-v1" / "examples"
+# The project's own copies of the published PCP v1.1 schemas and examples: the suite never reads
+# outside the repository (it must pass from a clone with nothing beside it).
+V1_SCHEMAS = ROOT / "pcp_cli" / "model" / "schemas" / "v1"
+V1_EXAMPLES = ROOT / "tests" / "data" / "pcp-v1" / "examples"
+# The developers' workplace keeps the published originals beside the project; only the test that
+# compares our copies with them reads this, and skips when it is absent.
+SHARED_V1 = ROOT.parent / "shared" / "pcp-v1"
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from pcp_cli.render.portable import portable_object
 from pcp_cli.store.store import Store
-from tests.conftest import EXAMPLE, ROOT, V1_SCHEMAS, cli
+from tests.conftest import EXAMPLE, ROOT, SHARED_V1, V1_EXAMPLES, V1_SCHEMAS, cli
 
 
 def v1(name: str) -> Draft202012Validator:
@@ -58,10 +58,15 @@ def test_the_example_has_what_the_format_promises(example: Path) -> None:
     assert store.current("ks-008").state.extensions["com.example.mood"]["energy"] == "calm"
 
 
-def test_shipped_v1_schemas_are_the_published_ones_unchanged() -> None:
-    shipped = ROOT / "pcp_cli" / "model" / "schemas" / "v1"
-    for path in sorted(shipped.glob("*.json")):
-        assert path.read_bytes() == (V1_SCHEMAS / path.name).read_bytes(), path.name
+@pytest.mark.parametrize("ours, folder", [(V1_SCHEMAS, "schemas"), (V1_EXAMPLES, "examples")])
+def test_our_v1_copies_are_the_published_ones_unchanged(ours: Path, folder: str) -> None:
+    published = SHARED_V1 / folder
+    if not published.is_dir():
+        pytest.skip(f"no published originals beside the project ({published} is absent)")
+    copies = sorted(ours.glob("*.*"))
+    assert copies, ours
+    for path in copies:
+        assert path.read_bytes() == (published / path.name).read_bytes(), path.name
 
 
 def test_store_schemas_are_generated_from_the_vocabularies(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from pcp_cli.adapters import detect_format, iter_items
 from pcp_cli.errors import InvalidInput
+from tests.conftest import V1_EXAMPLES
 from tests.adapters.adapter_builders import (
     CLAUDE_PROJECTS,
     CLAUDE_USERS,
@@ -18,7 +19,7 @@ from tests.adapters.adapter_builders import (
     write_zip,
 )
 
-ARCHIVE_EXAMPLE = Path(__file__).parents[3] / "shared" / "pcp-v1" / "examples"
+ARCHIVE_EXAMPLE = V1_EXAMPLES
 
 
 def test_chatgpt_is_recognised_by_content_not_name(tmp_path: Path) -> None:
@@ -57,8 +58,6 @@ def test_markdown_folder(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["full-archive.example.json", "distilled-profile.example.json"])
 def test_pcp_archive_and_profile(tmp_path: Path, name: str) -> None:
-    if not (ARCHIVE_EXAMPLE / name).exists():
-        pytest.skip("shared PCP v1 examples not present")
     copy = tmp_path / "input.json"
     shutil.copy(ARCHIVE_EXAMPLE / name, copy)
     assert detect_format(copy) == "archive"

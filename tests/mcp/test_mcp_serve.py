@@ -19,11 +19,10 @@ from jsonschema import Draft202012Validator
 
 from pcp_cli.mcp.audit import audit_path, read_audit
 from pcp_cli.mcp.tools import READ_TOOLS, WRITE_TOOLS
-from tests.conftest import cli, run_pcp, snapshot
+from tests.conftest import V1_SCHEMAS, cli, run_pcp, snapshot
 
 pytestmark = pytest.mark.anyio
 
-V1_SCHEMAS = Path(__file__).resolve().parents[3] / "shared" / "pcp-v1" / "schemas"
 EMPTY_PROFILE = "No profile is available yet in this context store."
 # Pages of the example store by namespace (see store_layout/example).
 USER_PAGE = "ks-001"

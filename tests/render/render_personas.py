@@ -12,9 +12,10 @@ from typing import Any
 
 from pcp_cli.model.page import Actor, PageState, ProvenanceStep, Revision
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "pcp-v1"
-SCHEMAS = SHARED / "schemas"
-ARCHIVE_EXAMPLE = SHARED / "examples" / "full-archive.example.json"
+from tests.conftest import V1_EXAMPLES, V1_SCHEMAS
+
+SCHEMAS = V1_SCHEMAS
+ARCHIVE_EXAMPLE = V1_EXAMPLES / "full-archive.example.json"
 GOLDEN = Path(__file__).parent / "golden"
 USER = Actor("user", "usr_ada")
 

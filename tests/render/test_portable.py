@@ -9,6 +9,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.render import archive, keystone_object, profile_json, timeline_object
+from tests.conftest import V1_EXAMPLES
 from tests.render.render_personas import SCHEMAS, ada, keystone, profile, state
 
 
@@ -64,7 +65,7 @@ def test_ada_archive_validates_and_is_ordered():
 def test_ada_profile_matches_the_published_example():
     prof, _, _ = ada()
     expected = json.loads(
-        (SCHEMAS.parent / "examples" / "distilled-profile.example.json").read_text()
+        (V1_EXAMPLES / "distilled-profile.example.json").read_text()
     )
     assert profile_json(prof) == expected
 
