@@ -8,7 +8,6 @@ import pytest
 
 from pcp_cli.adapters import detect_format, iter_items
 from pcp_cli.errors import InvalidInput
-from tests.conftest import V1_EXAMPLES
 from tests.adapters.adapter_builders import (
     CLAUDE_PROJECTS,
     CLAUDE_USERS,
@@ -18,6 +17,7 @@ from tests.adapters.adapter_builders import (
     write_folder,
     write_zip,
 )
+from tests.conftest import V1_EXAMPLES
 
 ARCHIVE_EXAMPLE = V1_EXAMPLES
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.model.page import Actor, PageState, ProvenanceStep, Revision
-
 from tests.conftest import V1_EXAMPLES, V1_SCHEMAS
 
 SCHEMAS = V1_SCHEMAS
