@@ -160,13 +160,13 @@ def test_1_unexpected(store: Path) -> None:
 # 7 (index unavailable) and 9 (import failed) belong to the index and importers, which are not
 # part of the store core; their own tests cover them.
 def test_every_status_is_documented() -> None:
-    """The README's exit-status table lists exactly the statuses pcp can return."""
+    """The reference's exit-status table lists exactly the statuses pcp can return."""
     import re
 
     from tests.conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("| status | meaning |"):]
-    table = table[: table.index("\n\n")]
+    reference = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
+    table = reference[reference.index("| status | meaning |"):]
+    table = (table + "\n\n")[: (table + "\n\n").index("\n\n")]
     documented = [int(n) for n in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)]
     assert documented == [int(s) for s in ExitStatus]
