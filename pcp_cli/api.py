@@ -663,6 +663,15 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
     return run(store, operations=operations)
 
 
+def offered_operations(names: Sequence[str], *, front_end: str) -> list[str]:
+    """The protocol operations a front end really offers, from its own command names
+    (`front_end="cli"`) or tool names (`"mcp"`): capabilities never claim more."""
+    from pcp_cli.query.stats import OPERATION_COMMANDS, OPERATION_TOOLS, operations_offered
+
+    return operations_offered(names, OPERATION_TOOLS if front_end == "mcp"
+                              else OPERATION_COMMANDS)
+
+
 def index_store(store: Store, *, rebuild: bool = False,
                 progress: Any = None) -> dict[str, Any]:
     """`pcp index [--rebuild]`: bring the search index up to date (or build it from scratch).

@@ -175,12 +175,11 @@ def register(app: typer.Typer) -> None:
 def _cli_operations() -> list[str]:
     """The protocol operations this CLI really has a command for (from its command table)."""
     from pcp_cli.cli.main import build_app
-    from pcp_cli.query.stats import OPERATION_COMMANDS, operations_offered
 
     app = build_app()
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in
-             app.registered_commands}
-    return operations_offered(names, OPERATION_COMMANDS)
+    names = [c.name or (c.callback.__name__ if c.callback else "") for c in
+             app.registered_commands]
+    return api.offered_operations(names, front_end="cli")
 
 
 def _index_line(report: dict[str, Any]) -> str:

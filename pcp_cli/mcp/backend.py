@@ -47,10 +47,16 @@ class Backend(Protocol):
         min_score: float | None,
         scopes: tuple[str, ...],
         suppressed: frozenset[str],
+        mode: str = "auto",
+        filters: dict[str, Any] | None = None,
+        cursor: str | None = None,
+        as_of: str | None = None,
+        depth: int | None = None,
     ) -> JSON:
-        """`{"results": [search_result...], "filters_applied": {...}}`. `scopes` is already the
-        intersection of the grant and the request; `include_sensitive` is already false unless
-        the grant allows sensitive material."""
+        """`{"results": [search_result...], "filters_applied": {...}, "next_cursor"}`. `scopes`
+        is already the intersection of the grant and the request; `include_sensitive` is
+        already false unless the grant allows sensitive material. `mode`, `filters`, `cursor`,
+        `as_of` and `depth` are SearchPages' (see `pcp_cli.query.pages`)."""
         ...
 
     def get_timeline(
@@ -62,21 +68,26 @@ class Backend(Protocol):
         query: str | None,
         limit: int,
         suppressed: frozenset[str],
+        cursor: str | None = None,
+        as_of: str | None = None,
     ) -> JSON:
-        """`{"events": [timeline_event...]}`; dates are partial ISO dates (YYYY[-MM[-DD]])."""
+        """`{"events": [timeline_event...], "next_cursor"}`; dates are partial ISO dates."""
         ...
 
-    def stats(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+    def stats(self, grant: Grant, *, suppressed: frozenset[str],
+              as_of: str | None = None) -> JSON:
         """High-level counts and time range, counting only what the grant can see."""
         ...
 
     # -- Paged Context Protocol reads -----------------------------------------------------------
-    def describe_capabilities(self, grant: Grant) -> JSON:
+    def describe_capabilities(self, grant: Grant, *,
+                              operations: Any = None) -> JSON:
         """What the store supports (format, index availability, ...); the server adds the tools,
         limits and the grant."""
         ...
 
-    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str], limit: int | None = None,
+                    cursor: str | None = None) -> JSON:
         """`{"scopes": [{"namespace": ..., "pages": n}, ...]}` for namespaces inside the grant."""
         ...
 
@@ -87,6 +98,7 @@ class Backend(Protocol):
         ids: tuple[str, ...],
         views: tuple[str, ...],
         suppressed: frozenset[str],
+        as_of: str | None = None,
     ) -> JSON:
         """`{"pages": [{"page_id": ..., "revision_id": ..., <view>: ...}], "not_found": [...]}`,
         pages in the order of `ids`. `payload` is the whole body as a string: the server pages

@@ -122,6 +122,17 @@ def choose_mode(query: str, filters: dict[str, Any]) -> tuple[str, str]:
     return "text", "ranked full-text search"
 
 
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{3,}")
+
+
+def _cjk_pairs(query: str) -> str | None:
+    """`A OR B OR …` of the character pairs of a query's CJK runs, None when it has none."""
+    if '"' in query or ":" in query:
+        return None
+    pairs = [run[i:i + 2] for run in _CJK_RUN.findall(query) for i in range(len(run) - 1)]
+    return " OR ".join(dict.fromkeys(pairs)) or None
+
+
 def _literal(query: str) -> str:
     text = query.strip()
     if len(text) > 2 and text.startswith('"') and text.endswith('"'):
@@ -249,7 +260,16 @@ def search_pages(
     every = max(1, store.catalog.count())
     extra: dict[str, Any] = {}
     if used == "text":
-        results, base = ranked(capped + 1, position)
+        pairs_query = _cjk_pairs(query) if mode == "auto" else None
+        if pairs_query and not ranked(1)[0]:
+            # A question in Chinese or Japanese is one run of characters, which the index
+            # matches as a whole phrase; no page holds the whole question, so rank the pages
+            # by how many of its character pairs they hold instead.
+            query_used = pairs_query
+            reason = "no page holds the whole phrase: ranked by its character pairs"
+        else:
+            query_used = query
+        results, base = ranked(capped + 1, position, q=query_used)
         more = len(results) > capped
         results = results[:capped]
         for r in results:
