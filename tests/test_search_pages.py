@@ -254,3 +254,16 @@ def test_capabilities_claim_what_the_cli_does(store, pages):
             cli(OPERATION_COMMANDS[op], "--help").code == 0, op
     assert ("IngestEvent" in caps["operations"]) == (cli("ingest", "--help").code == 0)
     assert "SuppressPages" not in caps["operations"]  # an MCP session's, not the CLI's
+
+
+def test_a_filter_that_admits_nothing_returns_nothing_for_phrase_queries(store, monkeypatch):
+    # A Chinese query is a phrase query; whoosh reads an empty filter set as "no filter", so a
+    # filter admitting no page used to return pages of every type, scope and time.
+    monkeypatch.setenv("PCP_NOW", "2026-01-01T00:00:00.000Z")
+    add(store, "有限乘积紧致性的证明", "--namespace", "project:math")
+    add(store, "保密：有限乘积", "--sensitivity", "high", "--namespace", "project:secret")
+    monkeypatch.delenv("PCP_NOW")
+    assert len(ids(run(store, "search", "有限乘积"))) == 1
+    assert ids(run(store, "search", "有限乘积", "--type", "keystone")) == []
+    assert ids(run(store, "search", "有限乘积", "--scope", "project:secret")) == []
+    assert ids(run(store, "search", "有限乘积", "--as-of", "2025-01-01")) == []

@@ -676,6 +676,10 @@ class SearchIndex:
         try:
             searcher = self._get_searcher()
             allowed = self._allowed(searcher, flt)
+            if allowed is not None and not allowed:
+                # Nothing is admitted. (Never hand whoosh an empty filter set: it reads an
+                # empty set as "no filter" and would return pages the filter excludes.)
+                return []
             # Not terms=True: whoosh would then record the matching terms of every candidate
             # document; the fields that matched are worked out for the returned hits only.
             kwargs: dict[str, Any] = {"limit": limit, "filter": allowed}

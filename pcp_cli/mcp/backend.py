@@ -28,7 +28,8 @@ class Backend(Protocol):
         ...
 
     # -- read-only query profile (Portable Context Protocol §4) ---------------------------------
-    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str]) -> JSON:
+    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str],
+                    as_of: str | None = None) -> JSON:
         """`format` "json": the strict profile object. "markdown" / "micro_prompt":
         `{"format": ..., "text": ...}` (the micro_prompt never holds high-sensitivity material
         and is the fixed "no profile" string when empty)."""
@@ -103,6 +104,13 @@ class Backend(Protocol):
         """`{"pages": [{"page_id": ..., "revision_id": ..., <view>: ...}], "not_found": [...]}`,
         pages in the order of `ids`. `payload` is the whole body as a string: the server pages
         it. Invisible ids go to `not_found`, exactly like ids that do not exist."""
+        ...
+
+    def related_pages(self, grant: Grant, *, page_id: str, relation_types: tuple[str, ...],
+                      depth: int, suppressed: frozenset[str], as_of: str | None = None) -> JSON:
+        """`{"page_id", "pages": [{"page_id", "depth", "via": {...}, ...}], ...}`: the pages
+        the start page's relations reach, never outside the grant. NotFound for a start page
+        the grant cannot read, alike a page that does not exist."""
         ...
 
     # -- writes (registered only when grant.allow_write) ----------------------------------------

@@ -104,6 +104,7 @@ RESULT_COUNTS: dict[str, Callable[[dict[str, Any]], int | None]] = {
     "pcp_read_pages": _count("pages"),
     "pcp_suppress_pages": _count("suppressed"),
     "pcp_list_scopes": _count("scopes"),
+    "pcp_related_pages": _count("pages"),
 }
 
 
@@ -225,7 +226,20 @@ class ToolSession:
     # -- read-only tools --------------------------------------------------------------------------
     def _get_profile(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.backend.get_profile(self.grant, format=args["format"],
-                                        suppressed=self.suppressed)
+                                        suppressed=self.suppressed, as_of=args["as_of"])
+
+    def _related_pages(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args["page_id"] in self._suppressed:
+            raise _not_found(args["page_id"])
+        data = self.backend.related_pages(
+            self.grant, page_id=args["page_id"], relation_types=args["relation_types"] or (),
+            depth=args["depth"], suppressed=self.suppressed, as_of=args["as_of"])
+        pages = data.get("pages")
+        if isinstance(pages, list):
+            data["pages"] = [p for p in pages if isinstance(p, dict)
+                             and p.get("page_id") not in self._suppressed]
+            data["count"] = len(data["pages"])
+        return data
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         scopes, dropped = intersect_scopes(self.grant.scopes, args["scopes"])

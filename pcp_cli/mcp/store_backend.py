@@ -135,8 +135,10 @@ class StoreBackend:
             )
 
     # -- read-only query profile -------------------------------------------------------------
-    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str]) -> JSON:
-        with self._reading() as store:
+    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str],
+                    as_of: str | None = None) -> JSON:
+        with self._reading() as opened:
+            store = api.as_of_view(opened, as_of)
             hidden = self._hidden(store, grant, suppressed)
             used = {
                 e.page_id
@@ -367,6 +369,27 @@ class StoreBackend:
             else:
                 page[view] = data[view]
         return page
+
+    def related_pages(self, grant: Grant, *, page_id: str, relation_types: tuple[str, ...],
+                      depth: int, suppressed: frozenset[str], as_of: str | None = None) -> JSON:
+        """`api.related` inside the grant: the start page must be readable, and the walk never
+        enters (nor passes through) a page the grant does not show."""
+        with self._reading() as opened:
+            store = api.as_of_view(opened, as_of)
+            hidden = self._hidden(store, grant, suppressed)
+            entry = self._visible_entry(store, grant, page_id, hidden)
+            if entry is None or entry.problem is not None:
+                raise NotFound(f"page {page_id} not found",
+                               hint="use pcp_search to find the ids of pages you can read")
+            data = api.related(store, page_id, types=relation_types, depth=depth,
+                               scopes=list(grant.scopes), include_superseded=True,
+                               include_sensitive=grant.allow_sensitive, suppressed=hidden)
+            data["pages"] = [p for p in data["pages"] if self._visible_entry(
+                store, grant, p["page_id"], hidden) is not None]
+            data["count"] = len(data["pages"])
+            self._check_namespaces(grant, [p["namespace"] for p in data["pages"]])
+        data["filters_applied"]["scopes"] = list(grant.scopes)
+        return data
 
     # -- writes ------------------------------------------------------------------------------
     @staticmethod

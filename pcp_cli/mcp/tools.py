@@ -158,7 +158,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "The person's distilled profile: who they are, how they work, how they like to work with "
         "AI. Load the micro_prompt format at the start of a session.",
         (Param("format", "string", "json (the PCP profile object), markdown, or micro_prompt "
-               "(a compact ~350-token rendering)", enum=PROFILE_FORMATS, default="json"),),
+               "(a compact ~350-token rendering)", enum=PROFILE_FORMATS, default="json"),
+         Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)),
         idempotent=True,
     ),
     ToolSpec(
@@ -257,6 +258,22 @@ TOOLS: tuple[ToolSpec, ...] = (
                   default=DEFAULT_VIEWS, min_len=1, max_len=len(READ_VIEWS), unique=True),
             Param("cursor", "string", "next_cursor from the previous call", min_len=1,
                   max_len=4000),
+            Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+        ),
+        idempotent=True,
+    ),
+    ToolSpec(
+        "pcp_related_pages",
+        "Related pages",
+        "Walk a page's relations, both directions, up to depth steps: the pages reached, "
+        "nearest first, each with the relation that reached it. Never leaves this client's "
+        "grant.",
+        (
+            _id("page_id", "The page to start from"),
+            Param("relation_types", "list", "Only relations of these types (default all)",
+                  pattern=RELATION_PATTERN, max_len=20, item_max_len=128, unique=True),
+            Param("depth", "integer", "Relation steps to follow (1-5)", default=1, minimum=1,
+                  maximum=5),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
         ),
         idempotent=True,

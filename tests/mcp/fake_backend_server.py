@@ -63,7 +63,7 @@ class FakeBackend:
         visible = dict(self._visible(grant, suppressed))
         return frozenset(i for i in ids if i in visible)
 
-    def get_profile(self, grant, *, format, suppressed):
+    def get_profile(self, grant, *, format, suppressed, **_as_of):
         if format == "json":
             return {"schema_version": "1.0", "name": "Ada Lumen", "profession": "hydrologist"}
         return {"format": format, "text": "Ada Lumen, hydrologist.\n(profile as of 2026-11-30)"}
@@ -106,6 +106,9 @@ class FakeBackend:
         for _, page in self._visible(grant, suppressed, False):
             counts[page["namespace"]] = counts.get(page["namespace"], 0) + 1
         return {"scopes": [{"namespace": n, "pages": c} for n, c in sorted(counts.items())]}
+
+    def related_pages(self, grant, *, page_id, relation_types, depth, suppressed, **_as_of):
+        return {"page_id": page_id, "pages": [], "count": 0}
 
     def read_pages(self, grant, *, ids, views, suppressed, **_as_of):
         visible = dict(self._visible(grant, suppressed))

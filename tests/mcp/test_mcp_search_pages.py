@@ -140,3 +140,34 @@ async def test_modes_cursor_and_capabilities_over_mcp(mcp_session, mcp_store):
         for s in scopes["scopes"]:
             assert s["display_name"] and s["permissions"] == {
                 "read": True, "write": False, "sensitive": False}
+
+
+async def test_related_and_as_of_over_mcp(mcp_session, mcp_store):
+    ids = json.loads((mcp_store / "ids.json").read_text())
+    async with mcp_session(["--client-id", "math"]) as client:
+        out = await client.call_tool("pcp_related_pages", {"page_id": ids["route"],
+                                                            "depth": 2})
+        assert not out.is_error, out.content[0].text
+        reached = {p["page_id"]: p for p in out.structured_content["pages"]}
+        # lemma (outgoing depends_on) and old (incoming inspired_by, superseded but readable);
+        # never "other" (outside the grant) nor "gone" (tombstoned), nor anything through them
+        assert set(reached) == {ids["lemma"], ids["old"]}
+        assert reached[ids["old"]]["via"]["direction"] == "incoming"
+        hidden = await client.call_tool("pcp_related_pages", {"page_id": ids["other"]})
+        assert hidden.is_error and hidden.structured_content["error"]["code"] == "not_found"
+        past = await client.call_tool("pcp_search", {"query": "有限乘积", "mode": "text",
+                                                     "as_of": "2000-01-01"})
+        assert past.structured_content["results"] == []
+        assert past.structured_content["filters_applied"]["as_of"] == "2000-01-01T23:59:59.999Z"
+        read = await client.call_tool("pcp_read_pages", {"ids": [ids["route"]],
+                                                          "as_of": "2000-01-01"})
+        assert read.structured_content["not_found"] == [ids["route"]]
+        stats = await client.call_tool("pcp_stats", {"as_of": "2000-01-01"})
+        assert stats.structured_content["total"] == 0
+        timeline = await client.call_tool("pcp_get_timeline", {"as_of": "2000-01-01"})
+        assert not timeline.is_error and timeline.structured_content["events"] == []
+        profile = await client.call_tool("pcp_get_profile", {"format": "micro_prompt",
+                                                              "as_of": "2000-01-01"})
+        assert not profile.is_error
+        bad = await client.call_tool("pcp_stats", {"as_of": "soon"})
+        assert bad.is_error
