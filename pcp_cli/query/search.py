@@ -9,6 +9,7 @@ from an over-fetched ranking, so `limit` results still come back and none is cou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -136,7 +137,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             hits = ix.search(query, filter=flt, limit=fetch)
         ranking = getattr(ix, "last_ranking", "exact")
     if narrowing and narrowing.past:
-        hits = _merge_past(hits, query, flt, narrowing, fetch)
+        hits = _merge_past(store, hits, query, flt, narrowing, fetch)
     words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
@@ -193,27 +194,58 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             "filters_applied": filters, "results": results}
 
 
-def _merge_past(hits: list[IndexHit], query: str, flt: IndexFilter, narrowing: Narrowing,
-                fetch: int) -> list[IndexHit]:
-    """Hits of the current index (which left the revised pages out) merged, by score, with the
-    hits of a throw-away index holding those pages as they were."""
-    import dataclasses
+PAST_INDEXES = "asof-index"
+
+
+def _past_index(store: Store, narrowing: Narrowing) -> Any:
+    """The index of the revised pages as they were: built once per set of revisions and kept
+    under `.pcp/asof-index/<key>/` (only the newest one is kept), so the next query as of the
+    same moment on an unchanged store does not build it again."""
+    import hashlib
+    import shutil
     import tempfile
     from pathlib import Path
 
     from pcp_cli.index import SearchIndex
 
-    with tempfile.TemporaryDirectory(prefix="pcp-asof-") as tmp:
-        ix = SearchIndex.open_or_create(Path(tmp))
+    key = hashlib.sha256("\n".join(
+        f"{pid} {doc.revision_id} {doc.path}" for pid, doc in sorted(narrowing.past.items())
+    ).encode()).hexdigest()[:20]
+    parent = store.layout.local / PAST_INDEXES
+    final = parent / key
+    if not (final / "meta.json").exists():
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=parent))
+        ix = SearchIndex.open_or_create(tmp)
         try:
             ix.rebuild(iter(narrowing.past.values()))
-            past_flt = dataclasses.replace(
-                flt, page_ids=frozenset(narrowing.past) if flt.page_ids is None
-                else flt.page_ids & frozenset(narrowing.past),
-                exclude_page_ids=narrowing.exclude_page_ids)
-            past = ix.search(query, filter=past_flt, limit=fetch)
         finally:
             ix.close()
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process published it first
+            shutil.rmtree(tmp, ignore_errors=True)
+        for other in parent.iterdir():
+            if other.name != key and not other.name.startswith("."):
+                shutil.rmtree(other, ignore_errors=True)
+    return SearchIndex.open_or_create(final)
+
+
+def _merge_past(store: Store, hits: list[IndexHit], query: str, flt: IndexFilter,
+                narrowing: Narrowing, fetch: int) -> list[IndexHit]:
+    """Hits of the current index (which left the revised pages out) merged, by score, with the
+    hits of an index holding those pages as they were."""
+    import dataclasses
+
+    ix = _past_index(store, narrowing)
+    try:
+        past_flt = dataclasses.replace(
+            flt, page_ids=frozenset(narrowing.past) if flt.page_ids is None
+            else flt.page_ids & frozenset(narrowing.past),
+            exclude_page_ids=narrowing.exclude_page_ids)
+        past = ix.search(query, filter=past_flt, limit=fetch)
+    finally:
+        ix.close()
     return sorted(hits + past, key=lambda h: -h.score_raw)
 
 
