@@ -89,6 +89,30 @@ def revision_summary(revision: Revision) -> dict[str, Any]:
 
 
 # -- listing ----------------------------------------------------------------------------------
+def list_page_window(
+    store: Store,
+    *,
+    types: Sequence[str] = (),
+    namespaces: Sequence[str] = (),
+    statuses: Sequence[str] = ("active",),
+    include_proposed: bool = False,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> tuple[list[Entry], str | None]:
+    """`pcp ls --limit N [--cursor C]`: one window of `list_pages`, and the next cursor."""
+    from pcp_cli.query import cursor as cursors
+
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise UsageError(f"the limit must be at least 1, not {limit}")
+    entries = list_pages(store, types=types, namespaces=namespaces, statuses=statuses,
+                         include_proposed=include_proposed)
+    request = {"types": list(types), "namespaces": list(namespaces), "statuses": list(statuses),
+               "include_proposed": include_proposed, "limit": limit,
+               "as_of": getattr(store, "as_of", None)}
+    position = cursors.decode(cursor, "ls", request, store)
+    return cursors.page(entries, position, limit or len(entries) or 1, "ls", request, store)
+
+
 def list_pages(
     store: Store,
     *,
@@ -131,8 +155,10 @@ def entry_folder_namespace(entry: Entry) -> str | None:
 
 # -- reading ----------------------------------------------------------------------------------
 def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
-              view: str | None = None) -> dict[str, Any]:
-    """ReadPages for one page: the whole revision, or one view of it. Says which revision."""
+              view: str | None = None, as_of: str | None = None) -> dict[str, Any]:
+    """ReadPages for one page: the whole revision, or one view of it. Says which revision.
+    With `as_of`, the page as it stood then (its head revision then, its relations then)."""
+    store = as_of_view(store, as_of)
     revision = store.get(page_id, revision_id)
     heads = [rev.revision_id for rev in store.graph_heads(page_id)]
     data: dict[str, Any] = {
@@ -141,6 +167,8 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
         "is_head": revision.revision_id in heads,
         "heads": heads,
     }
+    if as_of is not None:
+        data["as_of"] = store.as_of
     if view is None:
         data["page"] = revision.to_dict()
         return data
@@ -535,54 +563,113 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            exclude_types: Sequence[str] = (), include_superseded: bool = False,
            include_sensitive: bool = False, min_score: float | None = None,
            scopes: Sequence[str] | None = None,
-           suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """`pcp search` / `pcp_search`: `{schema_version, query, count, filters_applied, results}`.
+           suppressed: frozenset[str] = frozenset(), mode: str = "text",
+           filters: dict[str, Any] | None = None, cursor: str | None = None,
+           as_of: str | None = None, depth: int | None = None) -> dict[str, Any]:
+    """SearchPages (`pcp search` / `pcp_search`): `{schema_version, query, count,
+    filters_applied, results, next_cursor}`.
 
     The §4.2 safeguards run here: limit 10 by default, capped at 25 (the cap is reported);
-    current, affirmed pages only unless `include_superseded`; `high` sensitivity only with
-    `include_sensitive`; scopes (None = all, [] = none) and types applied before ranking;
-    `suppressed` page ids never returned nor counted. The index is brought up to date first.
+    current, affirmed pages only unless `include_superseded` or `filters.lifecycle_status`;
+    `high` sensitivity only with `include_sensitive`; scopes (None = all, [] = none), types
+    and every filter applied before ranking; `suppressed` page ids never returned nor counted.
+    `mode`, `filters`, `cursor`, `as_of` and `depth`: see `pcp_cli.query.pages`.
     """
-    from pcp_cli.query.search import search as run
+    from pcp_cli.query.pages import search_pages
 
-    return run(store, query, limit=limit, types=types, exclude_types=exclude_types,
+    return search_pages(store, query, mode=mode, filters=filters, limit=limit, types=types,
+                        exclude_types=exclude_types, include_superseded=include_superseded,
+                        include_sensitive=include_sensitive, min_score=min_score,
+                        scopes=scopes, suppressed=suppressed, cursor=cursor, as_of=as_of,
+                        depth=depth)
+
+
+def as_of_view(store: Store, as_of: str | None) -> Any:
+    """The store itself, or a read-only view of it as of `as_of` (`--as-of DATE|DATETIME`):
+    every read function here accepts either."""
+    from pcp_cli.query.asof import view
+
+    return view(store, as_of)
+
+
+def related(store: Store, page_id: str, *, types: Sequence[str] = (), depth: int = 1,
+            scopes: Sequence[str] | None = None, include_superseded: bool = False,
+            include_sensitive: bool = False, suppressed: frozenset[str] = frozenset(),
+            as_of: str | None = None) -> dict[str, Any]:
+    """`pcp related`: the pages PAGE's relations reach within `depth` steps, both directions."""
+    from pcp_cli.query.related import related as run
+
+    return run(as_of_view(store, as_of), page_id, types=types, depth=depth, scopes=scopes,
                include_superseded=include_superseded, include_sensitive=include_sensitive,
-               min_score=min_score, scopes=scopes, suppressed=suppressed)
+               suppressed=suppressed)
+
+
+def diff_revisions(store: Store, page_id: str, rev_a: str | None = None,
+                   rev_b: str | None = None) -> dict[str, Any]:
+    """`pcp diff`: what changed between two revisions (default: the head and its parent)."""
+    from pcp_cli.query.related import diff_revisions as run
+
+    return run(store, page_id, rev_a, rev_b)
 
 
 def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
-             suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+             suppressed: frozenset[str] = frozenset(), cursor: str | None = None,
+             as_of: str | None = None) -> dict[str, Any]:
     """`pcp timeline list` / `pcp_get_timeline`: `{schema_version, count, filters_applied,
-    events}`, v1 timeline_event objects ordered by (partial) date."""
+    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date."""
     from pcp_cli.query.timeline import timeline as run
 
-    return run(store, from_=from_, to=to, query=query, limit=limit, scopes=scopes,
-               suppressed=suppressed)
+    data = run(as_of_view(store, as_of), from_=from_, to=to, query=query, limit=limit,
+               scopes=scopes, suppressed=suppressed, cursor=cursor)
+    data["filters_applied"]["as_of"] = _stamp(as_of)
+    return data
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
-          suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+          suppressed: frozenset[str] = frozenset(), as_of: str | None = None) -> dict[str, Any]:
     """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range."""
     from pcp_cli.query.stats import stats as run
 
-    return run(store, scopes=scopes, suppressed=suppressed)
+    data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed)
+    if as_of is not None:
+        data["filters_applied"] = {"as_of": _stamp(as_of)}
+    return data
 
 
-def list_scopes(store: Store, *, scopes: Sequence[str] | None = None) -> dict[str, Any]:
-    """`pcp scopes` / ListScopes: `{scopes: [{namespace, owner_id, visibility, pages,
-    last_activity}]}`, from the catalog alone."""
+def _stamp(as_of: str | None) -> str | None:
+    from pcp_cli.query.asof import parse_as_of
+
+    return None if as_of is None else parse_as_of(as_of)
+
+
+def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
+                permissions: Any = None, limit: int | None = None,
+                cursor: str | None = None) -> dict[str, Any]:
+    """`pcp scopes` / ListScopes: `{scopes: [{namespace, display_name, owner_id, visibility,
+    permissions, pages, last_activity}], next_cursor}`, from the catalog alone.
+    `permissions(namespace)` gives the caller's {read, write, sensitive} (default: all)."""
     from pcp_cli.query.stats import list_scopes as run
 
-    return run(store, scopes=scopes)
+    return run(store, scopes=scopes, permissions=permissions, limit=limit, cursor=cursor)
 
 
-def capabilities(store: Store) -> dict[str, Any]:
-    """`pcp capabilities` / DescribeCapabilities."""
+def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> dict[str, Any]:
+    """`pcp capabilities` / DescribeCapabilities. `operations`: the protocol operations the
+    calling front end really offers (derived from its command or tool table)."""
     from pcp_cli.query.stats import capabilities as run
 
-    return run(store)
+    return run(store, operations=operations)
+
+
+def offered_operations(names: Sequence[str], *, front_end: str) -> list[str]:
+    """The protocol operations a front end really offers, from its own command names
+    (`front_end="cli"`) or tool names (`"mcp"`): capabilities never claim more."""
+    from pcp_cli.query.stats import OPERATION_COMMANDS, OPERATION_TOOLS, operations_offered
+
+    return operations_offered(names, OPERATION_TOOLS if front_end == "mcp"
+                              else OPERATION_COMMANDS)
 
 
 def index_store(store: Store, *, rebuild: bool = False,

@@ -47,13 +47,14 @@ def test_scopes_lists_namespaces_with_counts(example):
     data = run(example, "scopes")
     assert [s["namespace"] for s in data["scopes"]] == ["project:tidewatch", "user:ada-lumen"]
     tide, user = data["scopes"]
-    assert tide == {"namespace": "project:tidewatch", "owner_id": "ada-lumen",
-                    "visibility": "private", "pages": 2,
-                    "last_activity": "2026-01-09T16:00:00.000Z"}
+    assert tide == {"namespace": "project:tidewatch", "display_name": "tidewatch (project)",
+                    "owner_id": "ada-lumen", "visibility": "private",
+                    "permissions": {"read": True, "write": True, "sensitive": True},
+                    "pages": 2, "last_activity": "2026-01-09T16:00:00.000Z"}
     assert user["pages"] == 18  # active, affirmed: not the superseded ks-003 nor ks-p01
     with api.open_store(example, readonly=True) as store:
         assert api.list_scopes(store, scopes=["user:*"])["scopes"] == [user]
-        assert api.list_scopes(store, scopes=[]) == {"scopes": []}
+        assert api.list_scopes(store, scopes=[]) == {"scopes": [], "next_cursor": None}
 
 
 def test_scopes_do_not_read_page_content(example, monkeypatch):
@@ -71,10 +72,10 @@ def test_scopes_do_not_read_page_content(example, monkeypatch):
 
 def test_capabilities(example):
     data = run(example, "capabilities")
-    for key in ("search", "read_views", "limits", "relation_types", "ingest",
+    for key in ("search", "read_views", "limits", "relation_types", "operations",
                 "conflict_detection", "durable_deletion", "store_id", "owner_id"):
         assert key in data, key
-    assert data["search"]["modes"] == ["full_text"]
+    assert data["search"]["modes"] == ["auto", "text", "exact", "temporal", "graph"]
     assert data["limits"] == {"search_default": 10, "search_max": 25, "snippet_chars": 240}
     assert "supersedes" in data["relation_types"]
     assert set(data["read_views"]) == {"manifest", "payload", "relations", "history", "facets",

@@ -29,7 +29,7 @@ def add_event(root: Path, date: str, summary: str) -> str:
 
 def test_events_validate_and_are_ordered_by_date(example):
     data = listing(example)
-    assert set(data) == {"schema_version", "count", "filters_applied", "events"}
+    assert set(data) == {"schema_version", "count", "filters_applied", "events", "next_cursor"}
     assert data["count"] == len(data["events"]) == 6
     for event in data["events"]:
         assert not list(EVENT.iter_errors(event))

@@ -175,7 +175,9 @@ SCHEMAS = {
                      "to_page_id", "to_revision_id", "created_at", "created_by", "extensions"],
         "properties": {
             "relation_id": SAFE_ID,
-            "relation_type": enum(vocab.RELATION_TYPES),
+            "relation_type": {"anyOf": [enum(vocab.RELATION_TYPES),
+                                        {"type": "string", "maxLength": 128,
+                                         "pattern": vocab.RELATION_TYPE_PATTERN}]},
             "from_page_id": SAFE_ID,
             "from_revision_id": SAFE_ID,
             "to_page_id": SAFE_ID,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pcp_cli import api
-from pcp_cli.cli.output import StoreOpt, note
+from pcp_cli.cli.output import AsOfOpt, StoreOpt, note
 from pcp_cli.errors import UsageError
 
 FORMAT_HELP = "json | markdown | micro_prompt | archive | agents-md"
@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
         scopes: ScopeOpt = None,
         include_sensitive: Annotated[bool, typer.Option(
             "--include-sensitive", help="json/archive: include high-sensitivity pages.")] = False,
+        as_of: AsOfOpt = None,
         store_path: StoreOpt = None,
     ) -> None:
         """Export your profile: micro_prompt (compact, for every cold start), markdown, json
@@ -59,7 +60,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--include-sensitive does not apply to {fmt}",
                              hint="high-sensitivity material never enters the micro_prompt "
                              "or the markdown profile")
-        with api.open_store(store_path) as store:
+        with api.open_store(store_path) as opened:
+            store = api.as_of_view(opened, as_of)
             if fmt == "agents-md":
                 if not out or out == "-":
                     raise UsageError("agents-md needs --out FILE",

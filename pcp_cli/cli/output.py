@@ -19,6 +19,11 @@ StoreOpt = Annotated[
     typer.Option("--store", envvar="PCP_STORE", help="The store folder (default: the nearest "
                  "pcp.yaml above the current folder).", show_envvar=True),
 ]
+AsOfOpt = Annotated[
+    str | None,
+    typer.Option("--as-of", help="The store as it stood then: DATE (the end of that day, UTC) "
+                 "or DATETIME (2024-06-30T18:00:00Z)."),
+]
 
 
 def print_json(data: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, print_json, table, text
+from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, emit, note, print_json, table, text
 from pcp_cli.errors import InvalidInput, UsageError
 
 FileOpt = Annotated[
@@ -139,12 +139,13 @@ def register(app: typer.Typer) -> None:
         rev: Annotated[str | None, typer.Option("--rev", help="A revision id.")] = None,
         view: Annotated[str | None, typer.Option(
             "--view", help="manifest|payload|relations|history|facets|source_spans")] = None,
+        as_of: AsOfOpt = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Show a page (its head revision, or --rev), or one view of it."""
         with api.open_store(store_path) as store:
-            data = api.read_page(store, page_id, revision_id=rev, view=view)
+            data = api.read_page(store, page_id, revision_id=rev, view=view, as_of=as_of)
         if as_json:
             print_json(data)
         elif view is None:
@@ -177,22 +178,96 @@ def register(app: typer.Typer) -> None:
             "--status", help="Lifecycle status (repeatable; default active).")] = None,
         include_proposed: Annotated[bool, typer.Option("--include-proposed",
                                                        help="Also list proposals.")] = False,
+        limit: Annotated[int | None, typer.Option(
+            "--limit", "-n", help="At most N pages; the JSON is then {pages, next_cursor}.")
+        ] = None,
+        cursor: Annotated[str | None, typer.Option(
+            "--cursor", help="Continue a previous listing (its next_cursor).")] = None,
+        as_of: AsOfOpt = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """List pages (active ones by default), newest first."""
-        with api.open_store(store_path) as store:
-            entries = api.list_pages(store, types=page_type or (), namespaces=namespace or (),
-                                     statuses=status or ("active",),
-                                     include_proposed=include_proposed)
-            skipped = api.unreadable_pages(store)
+        with api.open_store(store_path) as opened:
+            store = api.as_of_view(opened, as_of)
+            entries, next_cursor = api.list_page_window(
+                store, types=page_type or (), namespaces=namespace or (),
+                statuses=status or ("active",), include_proposed=include_proposed,
+                limit=limit, cursor=cursor)
+            skipped = api.unreadable_pages(opened)
         for problem in skipped:
             note(f"Warning: not listed: {problem} (see `pcp doctor`)")
-        data = [api.entry_summary(e) for e in entries]
-        emit(data, as_json, lambda: table(
-            ("page_id", "type", "title", "namespace", "status", "updated"),
-            ((d["page_id"], d["type"], d["title"], d["namespace"], d["lifecycle_status"],
-              (d["updated_at"] or "")[:10]) for d in data)))
+        rows = [api.entry_summary(e) for e in entries]
+        paged = limit is not None or cursor is not None
+        data: object = {"pages": rows, "next_cursor": next_cursor} if paged else rows
+
+        def human() -> None:
+            table(("page_id", "type", "title", "namespace", "status", "updated"),
+                  ((d["page_id"], d["type"], d["title"], d["namespace"], d["lifecycle_status"],
+                    (d["updated_at"] or "")[:10]) for d in rows))
+            if next_cursor:
+                note(f"More: --cursor {next_cursor}")
+
+        emit(data, as_json, human)
+
+    @app.command()
+    def related(
+        page_id: str,
+        relation_type: Annotated[list[str] | None, typer.Option(
+            "--type", help="Only relations of this type (repeatable; default all).")] = None,
+        depth: Annotated[int, typer.Option("--depth", help="How many steps (1-5).")] = 1,
+        include_superseded: Annotated[bool, typer.Option(
+            "--include-superseded", help="Also reach superseded and archived pages.")] = False,
+        include_sensitive: Annotated[bool, typer.Option(
+            "--include-sensitive", help="Also reach high-sensitivity pages.")] = False,
+        scope: Annotated[list[str] | None, typer.Option(
+            "--scope", help="Never leave these namespaces: NS, prefix:* or * (repeatable).")
+        ] = None,
+        as_of: AsOfOpt = None,
+        store_path: StoreOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Pages related to PAGE, following relations both ways up to --depth steps."""
+        with api.open_store(store_path) as store:
+            data = api.related(store, page_id, types=relation_type or (), depth=depth,
+                               scopes=scope or None, include_superseded=include_superseded,
+                               include_sensitive=include_sensitive, as_of=as_of)
+
+        def human() -> None:
+            if not data["pages"]:
+                note("No related pages.")
+                return
+            arrows = {"outgoing": "->", "incoming": "<-"}
+            table(("depth", "relation", "page_id", "type", "title"),
+                  ((p["depth"], f"{arrows[p['via']['direction']]} {p['via']['relation_type']}",
+                    p["page_id"], p["type"], p["title"]) for p in data["pages"]))
+
+        emit(data, as_json, human)
+
+    @app.command()
+    def diff(
+        page_id: str,
+        rev_a: Annotated[str | None, typer.Argument(metavar="[REV_A]", help="The older "
+                                                    "revision (default: the head's parent).")
+                         ] = None,
+        rev_b: Annotated[str | None, typer.Argument(metavar="[REV_B]", help="The newer "
+                                                    "revision (default: the head).")] = None,
+        store_path: StoreOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """What changed between two revisions: the Markdown diff, then changed fields."""
+        with api.open_store(store_path) as store:
+            data = api.diff_revisions(store, page_id, rev_a, rev_b)
+
+        def human() -> None:
+            if data["diff"]:
+                text(data["diff"])
+            for change in data["fields"]:
+                text(f"{change['field']}: {change['from']!r} -> {change['to']!r}\n")
+            if not data["diff"] and not data["fields"]:
+                note("No changes.")
+
+        emit(data, as_json, human)
 
     @app.command()
     def link(

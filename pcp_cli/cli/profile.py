@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, text
+from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, emit, text
 from pcp_cli.cli.pages import write_result
 from pcp_cli.errors import UsageError
 
@@ -32,6 +32,7 @@ def profile_show(
     fmt: Annotated[str | None, typer.Option(
         "--format", "-F", help="json | markdown | micro_prompt (as `pcp export` writes them)."
     )] = None,
+    as_of: AsOfOpt = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -44,11 +45,11 @@ def profile_show(
         if as_json and fmt != "json":
             raise UsageError("--json and --format disagree", hint="give one of them")
         with api.open_store(store_path) as store:
-            data = api.export_text(store, fmt)
+            data = api.export_text(api.as_of_view(store, as_of), fmt)
         sys.stdout.write(data)
         return
     with api.open_store(store_path) as store:
-        obj = api.profile_object(store)
+        obj = api.profile_object(api.as_of_view(store, as_of))
 
     def human() -> None:
         if len(obj) == 1:

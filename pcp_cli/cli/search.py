@@ -14,6 +14,7 @@ import typer
 
 from pcp_cli import api
 from pcp_cli.cli.output import (
+    AsOfOpt,
     JsonOpt,
     StoreOpt,
     console,
@@ -48,10 +49,41 @@ def register(app: typer.Typer) -> None:
             "--min-score", help="Drop scored results below this relevance (0-1).")] = None,
         scope: Annotated[list[str] | None, typer.Option(
             "--scope", help="Only these namespaces: NS, prefix:* or * (repeatable).")] = None,
+        mode: Annotated[str, typer.Option(
+            "--mode", help="text (ranked), exact (the phrase or identifier literally), "
+            "temporal (by observed time; the query * lists every page), graph (matches, then "
+            "what their relations reach), or auto (picks one and says which).")] = "text",
+        relation_type: Annotated[list[str] | None, typer.Option(
+            "--relation-type", help="Only pages with a relation of this type, either "
+            "direction; in graph mode, the relations to follow (repeatable).")] = None,
+        status: Annotated[list[str] | None, typer.Option(
+            "--status", help="Lifecycle status: active, superseded, archived (repeatable; "
+            "default active).")] = None,
+        origin: Annotated[list[str] | None, typer.Option(
+            "--origin", help="Only this origin (repeatable).")] = None,
+        namespace: Annotated[list[str] | None, typer.Option(
+            "--namespace", help="Only this exact namespace (repeatable).")] = None,
+        tag: Annotated[list[str] | None, typer.Option(
+            "--tag", help="Only pages with this tag (repeatable: any of them).")] = None,
+        observed_from: Annotated[str | None, typer.Option(
+            "--from", help="Observed on or after this date or time.")] = None,
+        observed_to: Annotated[str | None, typer.Option(
+            "--to", help="Observed on or before this date or time (2024 = all of 2024).")
+        ] = None,
+        depth: Annotated[int | None, typer.Option(
+            "--depth", help="graph mode: how many relation steps to follow (1-5, default 1).")
+        ] = None,
+        cursor: Annotated[str | None, typer.Option(
+            "--cursor", help="Continue a previous search (its next_cursor).")] = None,
+        as_of: AsOfOpt = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Search the store's pages (current, non-sensitive ones by default)."""
+        filters = {k: v for k, v in {
+            "relation_types": relation_type, "lifecycle_status": status, "origins": origin,
+            "namespaces": namespace, "tags": tag, "observed_from": observed_from,
+            "observed_to": observed_to}.items() if v}
         with api.open_store(store_path) as store:
             if not as_json and api.index_missing(store):  # stderr stays JSON under --json
                 from pcp_cli.cli.main import BUILDING_NOTE
@@ -61,10 +93,14 @@ def register(app: typer.Typer) -> None:
                               exclude_types=exclude_type or (),
                               include_superseded=include_superseded,
                               include_sensitive=include_sensitive, min_score=min_score,
-                              scopes=scope or None)
+                              scopes=scope or None, mode=mode, filters=filters,
+                              cursor=cursor, as_of=as_of, depth=depth)
         if as_json:
             print_json(data)
             return
+        if data["filters_applied"].get("mode_requested") == "auto":
+            note(f"Mode: {data['filters_applied']['mode']} "
+                 f"({data['filters_applied']['mode_reason']}).")
         filters = data["filters_applied"]
         if filters.get("capped"):
             note(f"Showing at most {filters['limit']} results (asked for "
@@ -73,6 +109,8 @@ def register(app: typer.Typer) -> None:
             note("No results.")
             return
         _print_results(data["results"])
+        if data.get("next_cursor"):
+            note(f"More: --cursor {data['next_cursor']}")
 
     @app.command("index")
     def index(
@@ -88,10 +126,11 @@ def register(app: typer.Typer) -> None:
         emit(report, as_json, lambda: text(_index_line(report)))
 
     @app.command()
-    def stats(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    def stats(as_of: AsOfOpt = None, store_path: StoreOpt = None,
+              as_json: JsonOpt = False) -> None:
         """Counts of pages by type, origin, namespace and lifecycle, and their time range."""
         with api.open_store(store_path) as store:
-            data = api.stats(store)
+            data = api.stats(store, as_of=as_of)
 
         def human() -> None:
             rows = [("total", "", data["total"])]
@@ -105,21 +144,42 @@ def register(app: typer.Typer) -> None:
         emit(data, as_json, human)
 
     @app.command()
-    def scopes(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
-        """The namespaces of the store, with page counts and last activity."""
+    def scopes(
+        limit: Annotated[int | None, typer.Option("--limit", "-n",
+                                                  help="At most N scopes.")] = None,
+        cursor: Annotated[str | None, typer.Option(
+            "--cursor", help="Continue a previous listing (its next_cursor).")] = None,
+        store_path: StoreOpt = None, as_json: JsonOpt = False,
+    ) -> None:
+        """The namespaces of the store, with page counts, last activity and permissions."""
         with api.open_store(store_path) as store:
-            data = api.list_scopes(store)
-        emit(data, as_json, lambda: table(
-            ("namespace", "owner", "visibility", "pages", "last activity"),
-            ((s["namespace"], s["owner_id"], s["visibility"], s["pages"],
-              (s["last_activity"] or "")[:10]) for s in data["scopes"])))
+            data = api.list_scopes(store, limit=limit, cursor=cursor)
+
+        def human() -> None:
+            table(("namespace", "name", "owner", "visibility", "pages", "last activity"),
+                  ((s["namespace"], s["display_name"], s["owner_id"], s["visibility"],
+                    s["pages"], (s["last_activity"] or "")[:10]) for s in data["scopes"]))
+            if data["next_cursor"]:
+                note(f"More: --cursor {data['next_cursor']}")
+
+        emit(data, as_json, human)
 
     @app.command()
     def capabilities(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         """What this store supports (search modes, read views, limits, relation types, …)."""
         with api.open_store(store_path, refresh=False) as store:
-            data = api.capabilities(store)
+            data = api.capabilities(store, operations=_cli_operations())
         emit(data, as_json, lambda: _print_capabilities(data))
+
+
+def _cli_operations() -> list[str]:
+    """The protocol operations this CLI really has a command for (from its command table)."""
+    from pcp_cli.cli.main import build_app
+
+    app = build_app()
+    names = [c.name or (c.callback.__name__ if c.callback else "") for c in
+             app.registered_commands]
+    return api.offered_operations(names, front_end="cli")
 
 
 def _index_line(report: dict[str, Any]) -> str:

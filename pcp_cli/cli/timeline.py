@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table
+from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, emit, note, table
 from pcp_cli.cli.pages import write_result
 
 timeline_app = typer.Typer(help="Dated events (timeline).", no_args_is_help=True)
@@ -42,12 +42,16 @@ def timeline_list(
         "--query", "-q", help="Only events whose summary contains every word.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n",
                                               help="At most N events (the oldest).")] = None,
+    cursor: Annotated[str | None, typer.Option(
+        "--cursor", help="Continue a previous listing (its next_cursor).")] = None,
+    as_of: AsOfOpt = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List timeline events, oldest first."""
     with api.open_store(store_path) as store:
-        data = api.timeline(store, from_=from_, to=to, query=query, limit=limit)
+        data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
+                            cursor=cursor, as_of=as_of)
     if not as_json and not data["events"]:
         note("No timeline events.")
         return

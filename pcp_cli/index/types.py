@@ -66,6 +66,12 @@ class IndexFilter:
     review_statuses: tuple[str, ...] | None = ("affirmed",)
     since: str | None = None  # inclusive ISO prefix bounds on `timestamp`
     until: str | None = None
+    origins: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None  # any of them (compared case-insensitively)
+    # Exactly these pages (restrictions the query layer works out from the store itself:
+    # relations, observed time, the store as of a date), and pages never to admit.
+    page_ids: frozenset[str] | None = None
+    exclude_page_ids: frozenset[str] = frozenset()
 
     @classmethod
     def everything(cls) -> IndexFilter:

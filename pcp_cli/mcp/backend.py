@@ -28,7 +28,8 @@ class Backend(Protocol):
         ...
 
     # -- read-only query profile (Portable Context Protocol §4) ---------------------------------
-    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str]) -> JSON:
+    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str],
+                    as_of: str | None = None) -> JSON:
         """`format` "json": the strict profile object. "markdown" / "micro_prompt":
         `{"format": ..., "text": ...}` (the micro_prompt never holds high-sensitivity material
         and is the fixed "no profile" string when empty)."""
@@ -47,10 +48,16 @@ class Backend(Protocol):
         min_score: float | None,
         scopes: tuple[str, ...],
         suppressed: frozenset[str],
+        mode: str = "auto",
+        filters: dict[str, Any] | None = None,
+        cursor: str | None = None,
+        as_of: str | None = None,
+        depth: int | None = None,
     ) -> JSON:
-        """`{"results": [search_result...], "filters_applied": {...}}`. `scopes` is already the
-        intersection of the grant and the request; `include_sensitive` is already false unless
-        the grant allows sensitive material."""
+        """`{"results": [search_result...], "filters_applied": {...}, "next_cursor"}`. `scopes`
+        is already the intersection of the grant and the request; `include_sensitive` is
+        already false unless the grant allows sensitive material. `mode`, `filters`, `cursor`,
+        `as_of` and `depth` are SearchPages' (see `pcp_cli.query.pages`)."""
         ...
 
     def get_timeline(
@@ -62,21 +69,26 @@ class Backend(Protocol):
         query: str | None,
         limit: int,
         suppressed: frozenset[str],
+        cursor: str | None = None,
+        as_of: str | None = None,
     ) -> JSON:
-        """`{"events": [timeline_event...]}`; dates are partial ISO dates (YYYY[-MM[-DD]])."""
+        """`{"events": [timeline_event...], "next_cursor"}`; dates are partial ISO dates."""
         ...
 
-    def stats(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+    def stats(self, grant: Grant, *, suppressed: frozenset[str],
+              as_of: str | None = None) -> JSON:
         """High-level counts and time range, counting only what the grant can see."""
         ...
 
     # -- Paged Context Protocol reads -----------------------------------------------------------
-    def describe_capabilities(self, grant: Grant) -> JSON:
+    def describe_capabilities(self, grant: Grant, *,
+                              operations: Any = None) -> JSON:
         """What the store supports (format, index availability, ...); the server adds the tools,
         limits and the grant."""
         ...
 
-    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str], limit: int | None = None,
+                    cursor: str | None = None) -> JSON:
         """`{"scopes": [{"namespace": ..., "pages": n}, ...]}` for namespaces inside the grant."""
         ...
 
@@ -87,10 +99,18 @@ class Backend(Protocol):
         ids: tuple[str, ...],
         views: tuple[str, ...],
         suppressed: frozenset[str],
+        as_of: str | None = None,
     ) -> JSON:
         """`{"pages": [{"page_id": ..., "revision_id": ..., <view>: ...}], "not_found": [...]}`,
         pages in the order of `ids`. `payload` is the whole body as a string: the server pages
         it. Invisible ids go to `not_found`, exactly like ids that do not exist."""
+        ...
+
+    def related_pages(self, grant: Grant, *, page_id: str, relation_types: tuple[str, ...],
+                      depth: int, suppressed: frozenset[str], as_of: str | None = None) -> JSON:
+        """`{"page_id", "pages": [{"page_id", "depth", "via": {...}, ...}], ...}`: the pages
+        the start page's relations reach, never outside the grant. NotFound for a start page
+        the grant cannot read, alike a page that does not exist."""
         ...
 
     # -- writes (registered only when grant.allow_write) ----------------------------------------

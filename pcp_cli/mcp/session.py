@@ -104,6 +104,7 @@ RESULT_COUNTS: dict[str, Callable[[dict[str, Any]], int | None]] = {
     "pcp_read_pages": _count("pages"),
     "pcp_suppress_pages": _count("suppressed"),
     "pcp_list_scopes": _count("scopes"),
+    "pcp_related_pages": _count("pages"),
 }
 
 
@@ -225,7 +226,20 @@ class ToolSession:
     # -- read-only tools --------------------------------------------------------------------------
     def _get_profile(self, args: dict[str, Any]) -> dict[str, Any]:
         return self.backend.get_profile(self.grant, format=args["format"],
-                                        suppressed=self.suppressed)
+                                        suppressed=self.suppressed, as_of=args["as_of"])
+
+    def _related_pages(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args["page_id"] in self._suppressed:
+            raise _not_found(args["page_id"])
+        data = self.backend.related_pages(
+            self.grant, page_id=args["page_id"], relation_types=args["relation_types"] or (),
+            depth=args["depth"], suppressed=self.suppressed, as_of=args["as_of"])
+        pages = data.get("pages")
+        if isinstance(pages, list):
+            data["pages"] = [p for p in pages if isinstance(p, dict)
+                             and p.get("page_id") not in self._suppressed]
+            data["count"] = len(data["pages"])
+        return data
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         scopes, dropped = intersect_scopes(self.grant.scopes, args["scopes"])
@@ -241,6 +255,11 @@ class ToolSession:
             min_score=args["min_score"],
             scopes=scopes,
             suppressed=self.suppressed,
+            mode=args["mode"],
+            filters=args["filters"],
+            cursor=args["cursor"],
+            as_of=args["as_of"],
+            depth=args["depth"],
         )
         results = data.get("results")
         if isinstance(results, list):
@@ -265,14 +284,20 @@ class ToolSession:
                                hint="swap them, or leave one out")
         return self.backend.get_timeline(
             self.grant, from_=args["from"], to=args["to"], query=args["query"],
-            limit=args["limit"], suppressed=self.suppressed,
+            limit=args["limit"], suppressed=self.suppressed, cursor=args["cursor"],
+            as_of=args["as_of"],
         )
 
     def _stats(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.backend.stats(self.grant, suppressed=self.suppressed)
+        return self.backend.stats(self.grant, suppressed=self.suppressed, as_of=args["as_of"])
 
     def _describe_capabilities(self, args: dict[str, Any]) -> dict[str, Any]:
+        from pcp_cli.api import offered_operations
+
+        # The operations this session really offers: derived from its own tool table.
+        operations = offered_operations(list(self.specs), front_end="mcp")
         return {
+            "operations": operations,
             "server": {"name": "pcp", "version": __version__},
             "protocols": {"portable_context_protocol": "1.1", "paged_context_protocol": "0.4"},
             "grant": self.grant.to_dict(),
@@ -286,23 +311,24 @@ class ToolSession:
                 "read_pages_payload_chars": self.max_payload_chars,
             },
             "suppressed_pages": len(self._suppressed),
-            "store": self.backend.describe_capabilities(self.grant),
+            "store": self.backend.describe_capabilities(self.grant, operations=operations),
         }
 
     def _list_scopes(self, args: dict[str, Any]) -> dict[str, Any]:
-        data = self.backend.list_scopes(self.grant, suppressed=self.suppressed)
+        data = self.backend.list_scopes(self.grant, suppressed=self.suppressed,
+                                        limit=args["limit"], cursor=args["cursor"])
         data.setdefault("granted", list(self.grant.scopes))
         return data
 
     def _read_pages(self, args: dict[str, Any]) -> dict[str, Any]:
         ids: tuple[str, ...] = args["ids"]
         views: tuple[str, ...] = args["views"]
-        key = hashlib.sha256(json.dumps([ids, views]).encode()).hexdigest()[:16]
+        key = hashlib.sha256(json.dumps([ids, views, args["as_of"]]).encode()).hexdigest()[:16]
         start, offset, revision = 0, 0, None
         if args["cursor"] is not None:
             start, offset, revision = _decode_cursor(args["cursor"], key)
         data = self.backend.read_pages(self.grant, ids=ids, views=views,
-                                       suppressed=self.suppressed)
+                                       suppressed=self.suppressed, as_of=args["as_of"])
         pages = [
             p for p in data.get("pages", [])
             if isinstance(p, dict) and p.get("page_id") in ids

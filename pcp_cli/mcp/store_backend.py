@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli import api
-from pcp_cli.errors import PcpError, RevisionConflict, StoreDamaged
+from pcp_cli.errors import NotFound, PcpError, RevisionConflict, StoreDamaged
 from pcp_cli.mcp.grants import Grant, scope_allows
 from pcp_cli.mcp.session import NotPermitted
 
@@ -135,8 +135,10 @@ class StoreBackend:
             )
 
     # -- read-only query profile -------------------------------------------------------------
-    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str]) -> JSON:
-        with self._reading() as store:
+    def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str],
+                    as_of: str | None = None) -> JSON:
+        with self._reading() as opened:
+            store = api.as_of_view(opened, as_of)
             hidden = self._hidden(store, grant, suppressed)
             used = {
                 e.page_id
@@ -189,6 +191,11 @@ class StoreBackend:
         min_score: float | None,
         scopes: tuple[str, ...],
         suppressed: frozenset[str],
+        mode: str = "auto",
+        filters: dict[str, Any] | None = None,
+        cursor: str | None = None,
+        as_of: str | None = None,
+        depth: int | None = None,
     ) -> JSON:
         narrowed = _narrowed(grant, scopes)
         with self._reading() as store:
@@ -199,23 +206,28 @@ class StoreBackend:
                 include_superseded=include_superseded,
                 include_sensitive=include_sensitive and grant.allow_sensitive,
                 min_score=min_score, scopes=list(scopes), suppressed=frozenset(suppressed),
+                mode=mode, filters=filters, cursor=cursor, as_of=as_of, depth=depth,
             )
             results = data.get("results") or []
+            statuses = tuple(data.get("filters_applied", {}).get("lifecycle_statuses") or ())
             kept = [
                 r for r in results
                 if isinstance(r, dict) and isinstance(r.get("id"), str)
-                and self._searchable(store, narrowed, r["id"], hidden, include_superseded)
+                and self._searchable(store, narrowed, r["id"], hidden,
+                                     include_superseded or "superseded" in statuses,
+                                     past=as_of is not None)
             ]
         data["results"] = kept
         data["count"] = len(kept)
         return self._report_own(data, suppressed)
 
     def _searchable(self, store: api.Store, grant: Grant, page_id: str, hidden: frozenset[str],
-                    include_superseded: bool) -> bool:
+                    include_superseded: bool, *, past: bool = False) -> bool:
         entry = self._visible_entry(store, grant, page_id, hidden)
         if entry is None or entry.problem is not None:
             return False
-        return include_superseded or entry.lifecycle_status == "active"
+        # As of a past moment the page's lifecycle then was filtered by the search itself.
+        return past or include_superseded or entry.lifecycle_status == "active"
 
     def get_timeline(
         self,
@@ -226,11 +238,14 @@ class StoreBackend:
         query: str | None,
         limit: int,
         suppressed: frozenset[str],
+        cursor: str | None = None,
+        as_of: str | None = None,
     ) -> JSON:
         with self._reading() as store:
             hidden = self._hidden(store, grant, suppressed)
             data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
-                                scopes=self._scopes(grant), suppressed=hidden)
+                                scopes=self._scopes(grant), suppressed=hidden, cursor=cursor,
+                                as_of=as_of)
             events = [
                 e for e in data.get("events") or []
                 if isinstance(e, dict) and isinstance(e.get("id"), str)
@@ -240,27 +255,35 @@ class StoreBackend:
         data["count"] = len(events)
         return self._report_own(data, suppressed)
 
-    def stats(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+    def stats(self, grant: Grant, *, suppressed: frozenset[str],
+              as_of: str | None = None) -> JSON:
         with self._reading() as store:
             hidden = self._hidden(store, grant, suppressed)
-            data = api.stats(store, scopes=self._scopes(grant), suppressed=hidden)
+            data = api.stats(store, scopes=self._scopes(grant), suppressed=hidden, as_of=as_of)
         self._check_namespaces(grant, data.get("by_namespace"))
         return data
 
     # -- Paged Context Protocol reads ---------------------------------------------------------
-    def describe_capabilities(self, grant: Grant) -> JSON:
+    def describe_capabilities(self, grant: Grant, *,
+                              operations: Sequence[str] | None = None) -> JSON:
         with self._reading() as store:
-            data = api.capabilities(store)
+            data = api.capabilities(store, operations=operations)
         # The store's default namespace is the owner's own: not for a client granted elsewhere.
         default = data.get("default_namespace")
         if isinstance(default, str) and not scope_allows(grant, default):
             del data["default_namespace"]
         return data
 
-    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str]) -> JSON:
+    def list_scopes(self, grant: Grant, *, suppressed: frozenset[str], limit: int | None = None,
+                    cursor: str | None = None) -> JSON:
+        def permissions(namespace: str) -> dict[str, bool]:
+            return {"read": True, "write": grant.allow_write and scope_allows(grant, namespace),
+                    "sensitive": grant.allow_sensitive}
+
         with self._reading() as store:
             hidden = self._hidden(store, grant, suppressed)
-            data = api.list_scopes(store, scopes=self._scopes(grant))
+            data = api.list_scopes(store, scopes=self._scopes(grant), permissions=permissions,
+                                   limit=limit, cursor=cursor)
             rows = [r for r in data.get("scopes") or [] if isinstance(r, dict)]
             self._check_namespaces(grant, [r.get("namespace") for r in rows])
             # Counts of what this session can actually read: without hidden pages.
@@ -280,10 +303,12 @@ class StoreBackend:
         ids: tuple[str, ...],
         views: tuple[str, ...],
         suppressed: frozenset[str],
+        as_of: str | None = None,
     ) -> JSON:
         pages: list[JSON] = []
         not_found: list[str] = []
-        with self._reading() as store:
+        with self._reading() as opened:
+            store = api.as_of_view(opened, as_of)
             hidden = self._hidden(store, grant, suppressed)
             for page_id in ids:
                 entry = self._visible_entry(store, grant, page_id, hidden)
@@ -298,12 +323,18 @@ class StoreBackend:
                         hint="ask the person to run `pcp doctor` or fix the file; read the "
                         "other pages without this id",
                     )
-                page = self._read_one(store, grant, page_id, views, hidden)
+                try:
+                    page = self._read_one(store, grant, page_id, views, hidden)
+                except NotFound:
+                    page = None  # as of then, it did not exist yet
                 if page is None:
                     not_found.append(page_id)
                 else:
                     pages.append(page)
-        return {"pages": pages, "not_found": not_found}
+        data: JSON = {"pages": pages, "not_found": not_found}
+        if as_of is not None:
+            data["as_of"] = store.as_of
+        return data
 
     def _read_one(self, store: api.Store, grant: Grant, page_id: str,
                   views: tuple[str, ...], hidden: frozenset[str]) -> JSON | None:
@@ -338,6 +369,27 @@ class StoreBackend:
             else:
                 page[view] = data[view]
         return page
+
+    def related_pages(self, grant: Grant, *, page_id: str, relation_types: tuple[str, ...],
+                      depth: int, suppressed: frozenset[str], as_of: str | None = None) -> JSON:
+        """`api.related` inside the grant: the start page must be readable, and the walk never
+        enters (nor passes through) a page the grant does not show."""
+        with self._reading() as opened:
+            store = api.as_of_view(opened, as_of)
+            hidden = self._hidden(store, grant, suppressed)
+            entry = self._visible_entry(store, grant, page_id, hidden)
+            if entry is None or entry.problem is not None:
+                raise NotFound(f"page {page_id} not found",
+                               hint="use pcp_search to find the ids of pages you can read")
+            data = api.related(store, page_id, types=relation_types, depth=depth,
+                               scopes=list(grant.scopes), include_superseded=True,
+                               include_sensitive=grant.allow_sensitive, suppressed=hidden)
+            data["pages"] = [p for p in data["pages"] if self._visible_entry(
+                store, grant, p["page_id"], hidden) is not None]
+            data["count"] = len(data["pages"])
+            self._check_namespaces(grant, [p["namespace"] for p in data["pages"]])
+        data["filters_applied"]["scopes"] = list(grant.scopes)
+        return data
 
     # -- writes ------------------------------------------------------------------------------
     @staticmethod

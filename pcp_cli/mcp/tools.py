@@ -9,6 +9,7 @@ Paged Context Protocol operations for the rest).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,8 +19,10 @@ from pcp_cli.errors import InvalidInput
 from pcp_cli.model.vocab import (
     KEYSTONE_CATEGORIES,
     NAMESPACE_PATTERN,
+    ORIGINS,
     PAGE_TYPES,
     PARTIAL_DATE_PATTERN,
+    RELATION_TYPE_PATTERN,
     RELATION_TYPES,
 )
 
@@ -41,6 +44,16 @@ WRITABLE_TYPES = ("note", "document", "summary", "conversation")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 SCOPE_PATTERN = r"^(\*|[a-z0-9][a-z0-9_-]{0,63}(:[a-z0-9][a-z0-9._-]{0,63}){0,7}(:\*)?)$"
 
+# SearchPages' modes (semantic and hybrid are accepted here and refused with a clear error by
+# the store, which has no semantic index yet) and the store's searchable lifecycle states.
+SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph", "semantic", "hybrid")
+SEARCH_STATUSES = ("active", "superseded", "archived", "tombstoned")
+RELATION_PATTERN = "^(" + "|".join(RELATION_TYPES) + ")$|" + RELATION_TYPE_PATTERN
+TIME_PATTERN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9:]+)?)?)?)?$"
+AS_OF = ("as_of", "string", "Answer as the store stood then: a date (the end of that day, "
+         "UTC) or an ISO 8601 date and time")
+CURSOR = ("cursor", "string", "next_cursor from the previous call with the same parameters")
+
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
 
 
@@ -59,9 +72,14 @@ class Param:
     maximum: float | None = None
     item_max_len: int | None = None  # lists: per-item limits
     unique: bool = False
+    fields: tuple[Param, ...] = ()  # kind "object": its keys (no others allowed)
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"description": self.description}
+        if self.kind == "object":
+            out.update(type="object", properties={f.name: f.schema() for f in self.fields},
+                       additionalProperties=False)
+            return out
         if self.kind == "list":
             item: dict[str, Any] = {"type": "string"}
             if self.enum:
@@ -140,7 +158,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "The person's distilled profile: who they are, how they work, how they like to work with "
         "AI. Load the micro_prompt format at the start of a session.",
         (Param("format", "string", "json (the PCP profile object), markdown, or micro_prompt "
-               "(a compact ~350-token rendering)", enum=PROFILE_FORMATS, default="json"),),
+               "(a compact ~350-token rendering)", enum=PROFILE_FORMATS, default="json"),
+         Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)),
         idempotent=True,
     ),
     ToolSpec(
@@ -168,6 +187,35 @@ TOOLS: tuple[ToolSpec, ...] = (
                   "see pcp_list_scopes)", pattern=SCOPE_PATTERN, min_len=1, max_len=20,
                   item_max_len=200,
                   unique=True),
+            Param("mode", "string", "auto (picks and reports which), text (ranked), exact (the "
+                  "phrase or identifier literally), temporal (by observed time; query * = every "
+                  "page in the window), graph (matches, then what their relations reach)",
+                  enum=SEARCH_MODES, default="auto"),
+            Param("filters", "object", "Applied before ranking, each reported in "
+                  "filters_applied", fields=(
+                      Param("relation_types", "list", "Pages with such a relation (either "
+                            "direction); in graph mode, the relations followed",
+                            pattern=RELATION_PATTERN, max_len=20, item_max_len=128,
+                            unique=True),
+                      Param("lifecycle_status", "list", "Lifecycle states (never tombstoned)",
+                            enum=SEARCH_STATUSES, min_len=1, max_len=3, unique=True),
+                      Param("types", "list", "Page types", enum=PAGE_TYPES,
+                            max_len=len(PAGE_TYPES), unique=True),
+                      Param("origins", "list", "Origins", enum=ORIGINS, max_len=len(ORIGINS),
+                            unique=True),
+                      Param("namespaces", "list", "Exact namespaces", pattern=NAMESPACE_PATTERN,
+                            max_len=20, item_max_len=200, unique=True),
+                      Param("observed_from", "string", "Observed on or after (date or time)",
+                            pattern=TIME_PATTERN, max_len=40),
+                      Param("observed_to", "string", "Observed on or before (date or time)",
+                            pattern=TIME_PATTERN, max_len=40),
+                      Param("tags", "list", "Any of these tags", max_len=20, item_max_len=64,
+                            unique=True),
+                  )),
+            Param("depth", "integer", "graph mode: relation steps to follow (1-5)", minimum=1,
+                  maximum=5),
+            Param(*CURSOR, min_len=1, max_len=400),
+            Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
         ),
         idempotent=True,
     ),
@@ -183,16 +231,22 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=MAX_QUERY_CHARS),
             Param("limit", "integer", f"Maximum events (1-{TIMELINE_MAX_LIMIT})",
                   default=TIMELINE_DEFAULT_LIMIT, minimum=1, maximum=TIMELINE_MAX_LIMIT),
+            Param(*CURSOR, min_len=1, max_len=400),
+            Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
         ),
         idempotent=True,
     ),
     ToolSpec("pcp_stats", "Context statistics",
-             "High-level counts and the time range covered, for orientation.", idempotent=True),
+             "High-level counts and the time range covered, for orientation.",
+             (Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),), idempotent=True),
     ToolSpec("pcp_describe_capabilities", "Describe capabilities",
              "What this server offers this client: tools, views, limits, and the client's grant.",
              idempotent=True),
     ToolSpec("pcp_list_scopes", "List scopes",
-             "The namespaces this client may read, with page counts.", idempotent=True),
+             "The namespaces this client may read: display name, this client's permissions "
+             "(read, write, sensitive), page counts.",
+             (Param("limit", "integer", "Maximum scopes (1-100)", minimum=1, maximum=100),
+              Param(*CURSOR, min_len=1, max_len=400)), idempotent=True),
     ToolSpec(
         "pcp_read_pages",
         "Read pages",
@@ -204,6 +258,23 @@ TOOLS: tuple[ToolSpec, ...] = (
                   default=DEFAULT_VIEWS, min_len=1, max_len=len(READ_VIEWS), unique=True),
             Param("cursor", "string", "next_cursor from the previous call", min_len=1,
                   max_len=4000),
+            Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+        ),
+        idempotent=True,
+    ),
+    ToolSpec(
+        "pcp_related_pages",
+        "Related pages",
+        "Walk a page's relations, both directions, up to depth steps: the pages reached, "
+        "nearest first, each with the relation that reached it. Never leaves this client's "
+        "grant.",
+        (
+            _id("page_id", "The page to start from"),
+            Param("relation_types", "list", "Only relations of these types (default all)",
+                  pattern=RELATION_PATTERN, max_len=20, item_max_len=128, unique=True),
+            Param("depth", "integer", "Relation steps to follow (1-5)", default=1, minimum=1,
+                  maximum=5),
+            Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
         ),
         idempotent=True,
     ),
@@ -252,7 +323,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Record a typed relation from one page to another.",
         (
             _id("from_id", "Source page"),
-            Param("relation_type", "string", "Relation", required=True, enum=RELATION_TYPES),
+            Param("relation_type", "string", "Relation: " + ", ".join(RELATION_TYPES) + ", or a "
+                  "namespaced type such as com.example.reviews", required=True,
+                  pattern=RELATION_PATTERN, max_len=128),
             _id("to_id", "Target page"),
         ),
         write=True,
@@ -324,6 +397,17 @@ def _check_string(tool: str, p: Param, value: Any, label: str) -> str:
 
 
 def _check(tool: str, p: Param, value: Any) -> Any:
+    if p.kind == "object":
+        if not isinstance(value, dict):
+            raise _bad(tool, f"{p.name} must be an object, not {type(value).__name__}",
+                       f'pass {p.name} as a JSON object, e.g. {{"{p.fields[0].name}": ...}}')
+        known = {f.name: f for f in p.fields}
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise _bad(tool, f"unknown {p.name} key {_show(unknown[0])}",
+                       f"{p.name} takes: {', '.join(known)}")
+        return {name: _check(tool, dataclasses.replace(f, name=f"{p.name}.{name}"), v)
+                for name, f in known.items() if (v := value.get(name)) is not None}
     if p.kind == "string":
         return _check_string(tool, p, value, p.name)
     if p.kind == "boolean":

@@ -44,6 +44,20 @@ RELATION_TYPES = (
     "merges",
 )
 
+# The relation vocabulary is open (the Paged Context Protocol names examples, not a closed
+# list): beyond the built-in types, a namespaced type such as `com.example.reviews` is allowed;
+# an unknown bare name is refused as a likely typo.
+RELATION_TYPE_PATTERN = r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$"
+
+
+def is_relation_type(value: str) -> bool:
+    """A built-in relation type, or a namespaced one (`com.example.reviews`)."""
+    import re
+
+    return value in RELATION_TYPES or (
+        len(value) <= 128 and re.match(RELATION_TYPE_PATTERN, value) is not None)
+
+
 # Portable Context Protocol v1 enums.
 KEYSTONE_CATEGORIES = (
     "identity",

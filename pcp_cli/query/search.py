@@ -9,11 +9,20 @@ from an over-fetched ranking, so `limit` results still come back and none is cou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import UsageError
-from pcp_cli.index import IndexFilter, IndexHit, IndexNeedsRebuild, make_snippet, query_words
+from pcp_cli.index import (
+    IndexDoc,
+    IndexFilter,
+    IndexHit,
+    IndexNeedsRebuild,
+    make_snippet,
+    query_words,
+)
 from pcp_cli.index.text import check_and_rewrite_query
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
@@ -52,17 +61,46 @@ def _check(limit: int | None, types: Sequence[str], exclude_types: Sequence[str]
     return min(requested, MAX_LIMIT), (requested if requested > MAX_LIMIT else None)
 
 
+@dataclass(frozen=True)
+class Narrowing:
+    """What SearchPages narrows a search to beyond the classic options (all applied inside the
+    index filter, before ranking). `past` holds the pages whose revision as of a past moment
+    differs from their head: they are searched in a small index of those revisions instead."""
+
+    lifecycle_statuses: tuple[str, ...] | None = None  # overrides include_superseded
+    namespaces: tuple[str, ...] | None = None  # exact namespaces, within the scopes
+    origins: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    page_ids: frozenset[str] | None = None
+    exclude_page_ids: frozenset[str] = frozenset()
+    past: dict[str, IndexDoc] = field(default_factory=dict)
+    past_bodies: dict[str, str] = field(default_factory=dict)
+
+
 def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[str],
                  include_superseded: bool, include_sensitive: bool,
-                 scopes: Sequence[str] | None) -> IndexFilter:
-    namespaces = scope_rule.resolve(scopes, store.catalog.namespaces())
+                 scopes: Sequence[str] | None,
+                 narrowing: Narrowing | None = None) -> IndexFilter:
+    known = (narrowing.namespaces if narrowing and narrowing.namespaces is not None
+             else store.catalog.namespaces())
+    namespaces = scope_rule.resolve(scopes, known)
+    if narrowing and narrowing.namespaces is not None and namespaces is None:
+        namespaces = sorted(narrowing.namespaces)
+    statuses = WITH_SUPERSEDED if include_superseded else CURRENT
+    if narrowing and narrowing.lifecycle_statuses is not None:
+        statuses = narrowing.lifecycle_statuses
     return IndexFilter(
         namespaces=None if namespaces is None else tuple(namespaces),
         types=tuple(types) or None,
         exclude_types=tuple(exclude_types),
-        lifecycle_statuses=WITH_SUPERSEDED if include_superseded else CURRENT,
+        lifecycle_statuses=statuses,
         sensitivities=None if include_sensitive else ("low", "medium"),
         review_statuses=("affirmed",),
+        origins=narrowing.origins if narrowing else None,
+        tags=narrowing.tags if narrowing else None,
+        page_ids=narrowing.page_ids if narrowing else None,
+        exclude_page_ids=(narrowing.exclude_page_ids | frozenset(narrowing.past))
+        if narrowing else frozenset(),
     )
 
 
@@ -70,16 +108,25 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            exclude_types: Sequence[str] = (), include_superseded: bool = False,
            include_sensitive: bool = False, min_score: float | None = None,
            scopes: Sequence[str] | None = None,
-           suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The search envelope `{schema_version, query, count, filters_applied, results}`."""
+           suppressed: frozenset[str] = frozenset(),
+           narrowing: Narrowing | None = None, offset: int = 0,
+           cap: int | None = None) -> dict[str, Any]:
+    """The search envelope `{schema_version, query, count, filters_applied, results}`.
+
+    `narrowing` adds SearchPages' filters; `offset` skips that many results (a cursor's
+    position); `cap` replaces the 25 maximum for internal candidate fetches (exact, temporal
+    and graph modes read every candidate, then page through their own ordering)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
     capped, requested = _check(limit, types, exclude_types, min_score)
+    if cap is not None:
+        capped, requested = (limit or DEFAULT_LIMIT), None
     check_and_rewrite_query(query)  # a malformed query fails before any index work
     flt = index_filter(store, types=types, exclude_types=exclude_types,
                        include_superseded=include_superseded,
-                       include_sensitive=include_sensitive, scopes=scopes)
-    fetch = capped + len(suppressed) + SLACK
+                       include_sensitive=include_sensitive, scopes=scopes,
+                       narrowing=narrowing)
+    fetch = offset + capped + len(suppressed) + SLACK
     with open_index(store) as ix:
         report = ensure_current(store, ix)
         try:
@@ -89,10 +136,13 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             report = ensure_current(store, ix)
             hits = ix.search(query, filter=flt, limit=fetch)
         ranking = getattr(ix, "last_ranking", "exact")
+    if narrowing and narrowing.past:
+        hits = _merge_past(store, hits, query, flt, narrowing, fetch)
     words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
     seen: set[str] = set()
+    skip = offset
     for hit in hits:
         # A page has one head file, but a stray copy (a diverged sync) must not show it twice.
         if hit.page_id in suppressed or hit.page_id in seen:
@@ -101,8 +151,14 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         scored = hit.score_raw > 0
         if min_score is not None and scored and hit.score < min_score:
             continue
-        body = _body(store, hit)
+        body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
+                narrowing.past else None)
         if body is None:
+            body = _body(store, hit)
+        if body is None:
+            continue
+        if skip:
+            skip -= 1
             continue
         results.append(_result(store, hit, body, words, scored))
         unscored += not scored
@@ -136,6 +192,61 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         filters["ranking"] = f"approximate: {ranking}"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
             "filters_applied": filters, "results": results}
+
+
+PAST_INDEXES = "asof-index"
+
+
+def _past_index(store: Store, narrowing: Narrowing) -> Any:
+    """The index of the revised pages as they were: built once per set of revisions and kept
+    under `.pcp/asof-index/<key>/` (only the newest one is kept), so the next query as of the
+    same moment on an unchanged store does not build it again."""
+    import hashlib
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from pcp_cli.index import SearchIndex
+
+    key = hashlib.sha256("\n".join(
+        f"{pid} {doc.revision_id} {doc.path}" for pid, doc in sorted(narrowing.past.items())
+    ).encode()).hexdigest()[:20]
+    parent = store.layout.local / PAST_INDEXES
+    final = parent / key
+    if not (final / "meta.json").exists():
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=parent))
+        ix = SearchIndex.open_or_create(tmp)
+        try:
+            ix.rebuild(iter(narrowing.past.values()))
+        finally:
+            ix.close()
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process published it first
+            shutil.rmtree(tmp, ignore_errors=True)
+        for other in parent.iterdir():
+            if other.name != key and not other.name.startswith("."):
+                shutil.rmtree(other, ignore_errors=True)
+    return SearchIndex.open_or_create(final)
+
+
+def _merge_past(store: Store, hits: list[IndexHit], query: str, flt: IndexFilter,
+                narrowing: Narrowing, fetch: int) -> list[IndexHit]:
+    """Hits of the current index (which left the revised pages out) merged, by score, with the
+    hits of an index holding those pages as they were."""
+    import dataclasses
+
+    ix = _past_index(store, narrowing)
+    try:
+        past_flt = dataclasses.replace(
+            flt, page_ids=frozenset(narrowing.past) if flt.page_ids is None
+            else flt.page_ids & frozenset(narrowing.past),
+            exclude_page_ids=narrowing.exclude_page_ids)
+        past = ix.search(query, filter=past_flt, limit=fetch)
+    finally:
+        ix.close()
+    return sorted(hits + past, key=lambda h: -h.score_raw)
 
 
 def _body(store: Store, hit: IndexHit) -> str | None:

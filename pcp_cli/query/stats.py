@@ -9,9 +9,10 @@ the caller may not see would itself say something about it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pcp_cli.errors import UsageError
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
 from pcp_cli.store.catalog import Entry
@@ -49,58 +50,121 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
     }
 
 
-def list_scopes(store: Store, *, scopes: Sequence[str] | None = None) -> dict[str, Any]:
-    """ListScopes: `{scopes: [{namespace, owner_id, visibility, pages, last_activity}]}` for
-    every namespace the caller may see that holds an affirmed page; `pages` counts its current
-    (active) pages, `last_activity` is its newest revision time. Sorted by namespace."""
+def display_name(namespace: str) -> str:
+    """A readable name for a namespace: `project:formal-math` -> `formal-math (project)`."""
+    kind, _, rest = namespace.partition(":")
+    return f"{rest} ({kind})" if rest else namespace
+
+
+def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
+                permissions: Callable[[str], dict[str, bool]] | None = None,
+                limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+    """ListScopes: `{scopes: [{namespace, display_name, owner_id, visibility, permissions,
+    pages, last_activity}], next_cursor}` for every namespace the caller may see that holds an
+    affirmed page; `pages` counts its current (active) pages, `last_activity` is its newest
+    revision time, `permissions` what the caller may do there (read, write, see
+    high-sensitivity pages; the store's owner on the CLI may do all three). Sorted by
+    namespace; `limit` and `cursor` page through them."""
+    from pcp_cli.query import cursor as cursors
+
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise UsageError(f"the limit must be at least 1, not {limit}")
     rows: dict[str, dict[str, Any]] = {}
     for e in _visible(store, scopes, frozenset()):
         namespace = e.namespace or store.default_namespace
         row = rows.setdefault(namespace, {
-            "namespace": namespace, "owner_id": store.owner_id,
+            "namespace": namespace, "display_name": display_name(namespace),
+            "owner_id": store.owner_id,
             # pcp stores only private pages today (visibility is not yet settable).
-            "visibility": "private", "pages": 0, "last_activity": None})
+            "visibility": "private",
+            "permissions": (permissions or _owner)(namespace),
+            "pages": 0, "last_activity": None})
         if e.lifecycle_status == "active":
             row["pages"] += 1
         stamp = e.updated_at or e.created_at
         if stamp and (row["last_activity"] is None or stamp > row["last_activity"]):
             row["last_activity"] = stamp
-    return {"scopes": [rows[k] for k in sorted(rows)]}
+    ordered = [rows[k] for k in sorted(rows)]
+    request = {"scopes": None if scopes is None else sorted(scopes), "limit": limit}
+    position = cursors.decode(cursor, "scopes", request, store)
+    chunk, next_cursor = cursors.page(ordered, position, limit or max(len(ordered), 1),
+                                      "scopes", request, store)
+    return {"scopes": chunk, "next_cursor": next_cursor}
 
 
-def capabilities(store: Store) -> dict[str, Any]:
-    """DescribeCapabilities: what this store supports."""
+def _owner(namespace: str) -> dict[str, bool]:
+    return {"read": True, "write": True, "sensitive": True}
+
+
+# The protocol operations, and the CLI command / MCP tool that performs each. Capabilities name
+# an operation only when the front end asking really has its command or tool.
+OPERATION_COMMANDS = {
+    "DescribeCapabilities": "capabilities", "ListScopes": "scopes", "SearchPages": "search",
+    "ReadPages": "show", "WritePage": "add", "RevisePage": "revise", "LinkPages": "link",
+    "IngestEvent": "ingest", "TombstonePage": "tombstone", "DeletePage": "delete",
+}
+OPERATION_TOOLS = {
+    "DescribeCapabilities": "pcp_describe_capabilities", "ListScopes": "pcp_list_scopes",
+    "SearchPages": "pcp_search", "ReadPages": "pcp_read_pages", "WritePage": "pcp_write_page",
+    "RevisePage": "pcp_revise_page", "LinkPages": "pcp_link_pages",
+    "IngestEvent": "pcp_ingest_event", "SuppressPages": "pcp_suppress_pages",
+    "TombstonePage": "pcp_tombstone_page",
+}
+
+
+def operations_offered(names: Iterable[str], table: dict[str, str]) -> list[str]:
+    """The operations whose command (or tool) is among `names`, in the protocol's order."""
+    have = set(names)
+    return [op for op, name in table.items() if name in have]
+
+
+def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> dict[str, Any]:
+    """DescribeCapabilities: what this store supports, derived from the code that does it (the
+    mode list, the filters, the read views, the vocabularies) so it cannot drift."""
     from pcp_cli.index import FORMAT_VERSION
     from pcp_cli.index.text import FIELD_ALIASES
+    from pcp_cli.query.cursor import MAX_POSITION
+    from pcp_cli.query.graph import MAX_DEPTH, MAX_PAGES
+    from pcp_cli.query.pages import FILTERS, MATCH_CHANNELS, MODES, UNAVAILABLE_MODES
     from pcp_cli.query.search import DEFAULT_LIMIT, MAX_LIMIT, READ_VIEWS, SNIPPET_CHARS
 
-    return {
+    data: dict[str, Any] = {
         "store_format": store.manifest.format,
         "store_id": store.manifest.store_id,
         "owner_id": store.owner_id,
         "default_namespace": store.default_namespace,
         "protocols": {"portable_context_protocol": "1.1", "paged_context_protocol": "0.4"},
         "search": {
-            "modes": ["full_text"],
+            "modes": list(MODES),
+            "unavailable_modes": list(UNAVAILABLE_MODES),
+            "match_channels": list(MATCH_CHANNELS),
             "engine": "whoosh (BM25F), English stemming, CJK character bigrams",
             "index_format": FORMAT_VERSION,
             "query_syntax": ["words", "\"quoted phrases\"", "field:value", "AND", "OR", "NOT",
                              "( )", "prefix*"],
             "query_fields": sorted(FIELD_ALIASES),
-            "filters": ["types", "exclude_types", "include_superseded", "include_sensitive",
-                        "min_score", "scopes"],
+            "filters": list(FILTERS),
+            "options": ["types", "exclude_types", "include_superseded", "include_sensitive",
+                        "min_score", "scopes", "cursor", "as_of", "depth"],
             "scores": "relevance in [0, 1]; not comparable across queries",
+            "observed_time": "record observed_at, date or created_at, else the page's creation",
             "semantic": False,
         },
         "read_views": list(READ_VIEWS),
+        "as_of": {"supported": True,
+                  "how": "the head revision of each page at that time, lifecycle included; "
+                         "deleted pages are gone from every time"},
+        "cursor": {"supported": True, "max_position": MAX_POSITION,
+                   "how": "opaque; continues the same request on an unchanged store, refused "
+                          "(stale_cursor) once the store changed"},
+        "graph": {"max_depth": MAX_DEPTH, "max_pages": MAX_PAGES, "directions": "both"},
         "limits": {"search_default": DEFAULT_LIMIT, "search_max": MAX_LIMIT,
                    "snippet_chars": SNIPPET_CHARS},
         "page_types": list(vocab.PAGE_TYPES),
         "lifecycle_statuses": list(vocab.LIFECYCLE_STATUSES),
         "relation_types": list(vocab.RELATION_TYPES),
-        "ingest": {"supported": True,
-                   "how": "`pcp import` (ChatGPT, Claude, Markdown folders, PCP v1 archives); "
-                          "events are immutable and idempotent by key"},
+        "relation_types_open": {"pattern": vocab.RELATION_TYPE_PATTERN,
+                                "example": "com.example.reviews"},
         "conflict_detection": {"supported": True,
                                "how": "expected_revision_id on revise; diverged heads reported"},
         "durable_deletion": {"supported": True,
@@ -108,7 +172,7 @@ def capabilities(store: Store) -> dict[str, Any]:
                                     "relation from the folder; copies already in git history "
                                     "or on other devices are not rewritten"},
         "suppression": "per MCP session",
-        "operations": ["DescribeCapabilities", "ListScopes", "SearchPages", "ReadPages",
-                       "WritePage", "RevisePage", "LinkPages", "IngestEvent", "SuppressPages",
-                       "TombstonePage", "DeletePage"],
     }
+    if operations is not None:
+        data["operations"] = list(operations)
+    return data

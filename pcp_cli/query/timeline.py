@@ -45,7 +45,8 @@ def in_range(date: str, from_: str | None, to: str | None) -> bool:
 def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
-             suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+             suppressed: frozenset[str] = frozenset(),
+             cursor: str | None = None) -> dict[str, Any]:
     """`{schema_version, count, filters_applied, events}`: current, affirmed timeline events in
     the caller's scopes, oldest first (ties by id). `query` keeps the events whose summary or
     category contains every word of it (case-insensitive); `limit` keeps the first N."""
@@ -73,17 +74,24 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
         if any(w not in haystack for w in words):
             continue
         events.append(event)
+    from pcp_cli.query import cursor as cursors
+
     events.sort(key=lambda e: (first_day(e["date"]), len(e["date"]), e["id"]))
     total = len(events)
-    if limit is not None:
-        events = events[:limit]
+    request = {"from": from_, "to": to, "query": query, "limit": limit,
+               "scopes": None if scopes is None else sorted(scopes),
+               "suppressed": sorted(suppressed), "as_of": getattr(store, "as_of", None)}
+    position = cursors.decode(cursor, "timeline", request, store)
+    events, next_cursor = cursors.page(events, position, limit or max(total, 1), "timeline",
+                                       request, store)
     filters: dict[str, Any] = {
         "from": from_, "to": to, "date_matching": "overlap_of_partial_dates",
         "query": query, "query_matching": "all_words_substring" if query else None,
-        "limit": limit, "matched": total, "current_only": True, "review_status": "affirmed_only",
+        "limit": limit, "matched": total, "offset": position, "current_only": True,
+        "review_status": "affirmed_only",
         "scopes": None if scopes is None else list(scopes),
     }
     if suppressed:
         filters["suppressed"] = len(suppressed)
     return {"schema_version": "1.0", "count": len(events), "filters_applied": filters,
-            "events": events}
+            "events": events, "next_cursor": next_cursor}

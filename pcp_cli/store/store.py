@@ -611,10 +611,11 @@ class Store:
         to_revision_id: str | None = None,
     ) -> Relation:
         """LinkPages: a typed edge between two revisions (page ids resolve to their heads)."""
-        if relation_type not in vocab.RELATION_TYPES:
+        if not vocab.is_relation_type(relation_type):
             raise UsageError(
                 f"unknown relation type {relation_type!r}",
-                hint=f"one of: {', '.join(vocab.RELATION_TYPES)}",
+                hint=f"one of: {', '.join(vocab.RELATION_TYPES)}, or a namespaced type such "
+                "as com.example.reviews",
             )
         with self.locked():
             source = self.get(from_page_id, from_revision_id)

@@ -63,13 +63,13 @@ class FakeBackend:
         visible = dict(self._visible(grant, suppressed))
         return frozenset(i for i in ids if i in visible)
 
-    def get_profile(self, grant, *, format, suppressed):
+    def get_profile(self, grant, *, format, suppressed, **_as_of):
         if format == "json":
             return {"schema_version": "1.0", "name": "Ada Lumen", "profession": "hydrologist"}
         return {"format": format, "text": "Ada Lumen, hydrologist.\n(profile as of 2026-11-30)"}
 
     def search(self, grant, *, query, limit, types, exclude_types, include_superseded,
-               include_sensitive, min_score, scopes, suppressed):
+               include_sensitive, min_score, scopes, suppressed, **_pages):
         narrowed = Grant(grant.client_id, grant.actor, scopes, grant.allow_sensitive, False,
                          grant.granted_by)
         results = []
@@ -89,25 +89,28 @@ class FakeBackend:
                                 "include_sensitive": include_sensitive},
         }
 
-    def get_timeline(self, grant, *, from_, to, query, limit, suppressed):
+    def get_timeline(self, grant, *, from_, to, query, limit, suppressed, **_paging):
         return {"events": [{"id": "ev1", "date": "2020-05", "summary": "Moved to the coast"}]}
 
-    def stats(self, grant, *, suppressed):
+    def stats(self, grant, *, suppressed, **_as_of):
         # Misbehave: a library that prints must not corrupt the protocol stream.
         print("stray print from the backend")
         os.write(1, b"stray raw write to fd 1\n")
         return {"pages": sum(1 for _ in self._visible(grant, suppressed, False))}
 
-    def describe_capabilities(self, grant):
+    def describe_capabilities(self, grant, **_operations):
         return {"format": "pcp-store/1", "index": "fake"}
 
-    def list_scopes(self, grant, *, suppressed):
+    def list_scopes(self, grant, *, suppressed, **_paging):
         counts: dict[str, int] = {}
         for _, page in self._visible(grant, suppressed, False):
             counts[page["namespace"]] = counts.get(page["namespace"], 0) + 1
         return {"scopes": [{"namespace": n, "pages": c} for n, c in sorted(counts.items())]}
 
-    def read_pages(self, grant, *, ids, views, suppressed):
+    def related_pages(self, grant, *, page_id, relation_types, depth, suppressed, **_as_of):
+        return {"page_id": page_id, "pages": [], "count": 0}
+
+    def read_pages(self, grant, *, ids, views, suppressed, **_as_of):
         visible = dict(self._visible(grant, suppressed))
         pages = []
         for page_id in ids:

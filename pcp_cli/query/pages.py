@@ -1,0 +1,497 @@
+"""SearchPages as the Paged Context Protocol writes it: modes, filters, match channels, cursors.
+
+    search_pages(store, query, mode="auto", filters={...}, scopes=[...], limit=20, cursor=...)
+
+- `mode`: `text` (ranked full text), `exact` (the phrase or identifier literally: every page
+  whose title or text contains it, case-insensitively, punctuation included), `temporal` (the
+  matches ordered by observed time, oldest first; the query `*` means every page in the
+  window), `graph` (the best text matches, then the pages their relations reach, both
+  directions), and `auto`, which picks one of those and says which and why. `semantic` and
+  `hybrid` are refused until this store has a semantic index.
+- `filters`: `relation_types` (pages at either end of such a relation; in graph mode, the
+  relations to follow), `lifecycle_status` (never `tombstoned`), `types`, `origins`,
+  `namespaces`, `observed_from` / `observed_to` (observed time, see `observed.py`), `tags`.
+  Every filter is applied before ranking, and every one is reported in `filters_applied`.
+- Each result says how it matched (`match_channel`), which page and revision it is, its original
+  scope, its facets and the read views it offers, under `extensions["org.pcp-cli"]`.
+- `cursor`: `next_cursor` continues the same request on an unchanged store (see `cursor.py`).
+- `as_of`: the store as it stood then (see `asof.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pcp_cli.errors import UsageError
+from pcp_cli.model import scopes as scope_rule
+from pcp_cli.model import vocab
+from pcp_cli.query import cursor as cursors
+from pcp_cli.query import search as text_search
+from pcp_cli.query.asof import AsOf, parse_as_of, view
+from pcp_cli.query.graph import MAX_DEPTH, adjacency, load_relations, pages_with_relations, walk
+from pcp_cli.query.observed import OBSERVED_KEYS, entry_observed, in_window
+
+if TYPE_CHECKING:
+    from pcp_cli.store.catalog import Entry
+    from pcp_cli.store.store import Store
+
+MODES = ("auto", "text", "exact", "temporal", "graph")
+# Modes the protocol names that need a semantic index this store does not have yet.
+UNAVAILABLE_MODES = ("semantic", "hybrid")
+MATCH_CHANNELS = ("text", "exact", "temporal", "graph")
+FILTERS = ("relation_types", "lifecycle_status", "types", "origins", "namespaces",
+           "observed_from", "observed_to", "tags")
+SEARCHABLE_STATUSES = ("active", "superseded", "archived")
+GRAPH_DEFAULT_DEPTH = 1
+ALL_PAGES = "*"
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9]+(?:[_.\-/#@][A-Za-z0-9]+)+$")
+_TIME = re.compile(r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9:]+)?)?)?)?$")
+_WORD = re.compile(r"\w+")
+
+
+def _strings(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"filter {name} must be a list of strings, not {value!r}"[:200])
+    return tuple(dict.fromkeys(value))
+
+
+def _enum(name: str, values: tuple[str, ...], allowed: Sequence[str]) -> None:
+    for value in values:
+        if value not in allowed:
+            raise UsageError(f"unknown {name} {value!r} in filters",
+                             hint=f"one of: {', '.join(allowed)}")
+
+
+def check_filters(filters: dict[str, Any] | None) -> dict[str, Any]:
+    """The filters, checked and normalized (lists as tuples, absent ones None)."""
+    raw = dict(filters or {})
+    unknown = sorted(set(raw) - set(FILTERS))
+    if unknown:
+        raise UsageError(f"unknown filter {unknown[0]!r}", hint=f"filters: {', '.join(FILTERS)}")
+    out: dict[str, Any] = dict.fromkeys(FILTERS)
+    for name in ("relation_types", "lifecycle_status", "types", "origins", "namespaces",
+                 "tags"):
+        if raw.get(name) is not None:
+            out[name] = _strings(name, raw[name])
+    for value in out["relation_types"] or ():
+        if not vocab.is_relation_type(value):
+            raise UsageError(f"unknown relation type {value!r}",
+                             hint=f"one of: {', '.join(vocab.RELATION_TYPES)}, or a namespaced "
+                             "type such as com.example.reviews")
+    if "tombstoned" in (out["lifecycle_status"] or ()):
+        raise UsageError("tombstoned pages are never returned by a search",
+                         hint=f"lifecycle_status may hold: {', '.join(SEARCHABLE_STATUSES)}")
+    _enum("lifecycle status", out["lifecycle_status"] or (), SEARCHABLE_STATUSES)
+    _enum("type", out["types"] or (), vocab.PAGE_TYPES)
+    _enum("origin", out["origins"] or (), vocab.ORIGINS)
+    for namespace in out["namespaces"] or ():
+        if not re.match(vocab.NAMESPACE_PATTERN, namespace):
+            raise UsageError(f"namespace {namespace!r} in filters is not a namespace",
+                             hint="e.g. project:formal-math or user:ada")
+    for name in ("observed_from", "observed_to"):
+        value = raw.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not _TIME.match(value):
+            label = "--from" if name == "observed_from" else "--to"
+            raise UsageError(f"{name} ({label}) {value!r} is not a date or time"[:200],
+                             hint="YYYY, YYYY-MM, YYYY-MM-DD or an ISO 8601 date and time")
+        out[name] = value
+    if out["observed_from"] and out["observed_to"] and \
+            out["observed_from"] > out["observed_to"] + "\uffff":
+        raise UsageError(f"observed_from {out['observed_from']} is after observed_to "
+                         f"{out['observed_to']}", hint="swap them, or leave one out")
+    return out
+
+
+def choose_mode(query: str, filters: dict[str, Any]) -> tuple[str, str]:
+    """What `auto` runs, and why (reported in filters_applied)."""
+    text = query.strip()
+    if text == ALL_PAGES:
+        return "temporal", "the query * lists pages by observed time"
+    if len(text) > 2 and text.startswith('"') and text.endswith('"') and text.count('"') == 2:
+        return "exact", "the query is one quoted phrase"
+    if _IDENTIFIER.match(text) and ":" not in text:
+        return "exact", "the query looks like an identifier"
+    if filters.get("observed_from") or filters.get("observed_to"):
+        return "temporal", "an observed-time window was given"
+    return "text", "ranked full-text search"
+
+
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{3,}")
+
+
+def _cjk_pairs(query: str) -> str | None:
+    """`A OR B OR …` of the character pairs of a query's CJK runs, None when it has none."""
+    if '"' in query or ":" in query:
+        return None
+    pairs = [run[i:i + 2] for run in _CJK_RUN.findall(query) for i in range(len(run) - 1)]
+    return " OR ".join(dict.fromkeys(pairs)) or None
+
+
+def _literal(query: str) -> str:
+    text = query.strip()
+    if len(text) > 2 and text.startswith('"') and text.endswith('"'):
+        text = text[1:-1]
+    return text
+
+
+class _Selector:
+    """Which catalog entries a search may return: the same rules as the index filter."""
+
+    def __init__(self, *, statuses: tuple[str, ...], include_sensitive: bool,
+                 scopes: Sequence[str] | None, types: tuple[str, ...],
+                 exclude_types: tuple[str, ...], f: dict[str, Any],
+                 page_ids: frozenset[str] | None, suppressed: frozenset[str],
+                 window: bool) -> None:
+        self.statuses, self.include_sensitive, self.scopes = statuses, include_sensitive, scopes
+        self.types, self.exclude_types, self.f = types, exclude_types, f
+        self.page_ids, self.suppressed, self.window = page_ids, suppressed, window
+        self.tags = {t.lower() for t in f["tags"] or ()}
+
+    def __call__(self, entry: Entry | None, *, restricted: bool = True) -> bool:
+        if entry is None or entry.page_id is None or entry.problem is not None:
+            return False
+        f = self.f
+        if entry.page_id in self.suppressed or entry.review_status != "affirmed":
+            return False
+        if entry.lifecycle_status not in self.statuses:
+            return False
+        if entry.sensitivity == "high" and not self.include_sensitive:
+            return False
+        if not scope_rule.in_scopes(entry.namespace, self.scopes):
+            return False
+        if f["namespaces"] and entry.namespace not in f["namespaces"]:
+            return False
+        if (self.types and entry.type not in self.types) or entry.type in self.exclude_types:
+            return False
+        if f["origins"] and entry.origin not in f["origins"]:
+            return False
+        if self.tags and not self.tags & {t.lower() for t in entry.tags}:
+            return False
+        if self.window and not in_window(entry_observed(entry), f["observed_from"],
+                                         f["observed_to"]):
+            return False
+        return not (restricted and self.page_ids is not None and entry.page_id
+                    not in self.page_ids)
+
+
+def search_pages(
+    store: Store,
+    query: str,
+    *,
+    mode: str = "auto",
+    filters: dict[str, Any] | None = None,
+    limit: int | None = None,
+    types: Sequence[str] = (),
+    exclude_types: Sequence[str] = (),
+    include_superseded: bool = False,
+    include_sensitive: bool = False,
+    min_score: float | None = None,
+    scopes: Sequence[str] | None = None,
+    suppressed: frozenset[str] = frozenset(),
+    cursor: str | None = None,
+    as_of: str | None = None,
+    depth: int | None = None,
+) -> dict[str, Any]:
+    """The search envelope `{schema_version, query, count, filters_applied, results,
+    next_cursor}` (see the module docstring)."""
+    if mode in UNAVAILABLE_MODES:
+        raise UsageError(f"mode {mode} is not available: this store has no semantic index",
+                         hint=f"use one of: {', '.join(MODES)}")
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}", hint=f"one of: {', '.join(MODES)}")
+    f = check_filters(filters)
+    nothing = False
+    if f["types"] is not None:
+        both = tuple(t for t in f["types"] if not types or t in types)
+        nothing = not both  # --type and filters.types that share no type admit nothing
+        types = both or f["types"]
+    types = tuple(types)
+    capped, requested = text_search._check(limit, types, exclude_types, min_score)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
+                              or not 1 <= depth <= MAX_DEPTH):
+        raise UsageError(f"depth must be 1 to {MAX_DEPTH}, not {depth!r}")
+    stamp = parse_as_of(as_of) if as_of is not None else None
+    used, reason = (mode, "asked for") if mode != "auto" else choose_mode(query, f)
+    if query.strip() == ALL_PAGES and used != "temporal":
+        raise UsageError("the query * (every page) works in temporal mode only",
+                         hint="add --mode temporal (and --from/--to), or search for words")
+    if query.strip() != ALL_PAGES:
+        text_search.check_and_rewrite_query(query if used != "exact" else
+                                            '"' + _literal(query).replace('"', " ") + '"')
+    statuses = f["lifecycle_status"] or (text_search.WITH_SUPERSEDED if include_superseded
+                                         else text_search.CURRENT)
+    current = view(store, as_of)
+    request = {"query": query, "mode": mode, "filters": f, "limit": capped, "types": types,
+               "exclude_types": list(exclude_types), "statuses": statuses,
+               "include_sensitive": include_sensitive, "min_score": min_score,
+               "scopes": None if scopes is None else sorted(scopes),
+               "suppressed": sorted(suppressed), "as_of": stamp, "depth": depth}
+    position = cursors.decode(cursor, "search", request, current)
+
+    # Restrictions worked out from the store itself, applied inside the index filter.
+    page_ids: frozenset[str] | None = frozenset() if nothing else None
+    if f["relation_types"] and used != "graph" and not nothing:
+        page_ids = pages_with_relations(current, f["relation_types"])
+    window = bool(f["observed_from"] or f["observed_to"])
+    select = _Selector(statuses=tuple(statuses), include_sensitive=include_sensitive,
+                       scopes=scopes, types=types, exclude_types=tuple(exclude_types), f=f,
+                       page_ids=page_ids, suppressed=suppressed, window=window)
+    if window:
+        in_time = frozenset(e.page_id for e in current.entries(statuses=None)
+                            if e.page_id and select(e, restricted=False))
+        page_ids = in_time if page_ids is None else page_ids & in_time
+    narrowing = _narrowing(current, f, tuple(statuses), page_ids)
+
+    def ranked(fetch: int, offset: int = 0,
+               q: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        data = text_search.search(
+            store, q or query, limit=fetch, types=types, exclude_types=exclude_types,
+            include_superseded=include_superseded, include_sensitive=include_sensitive,
+            min_score=min_score, scopes=scopes, suppressed=suppressed, narrowing=narrowing,
+            offset=offset, cap=fetch)
+        return data["results"], data["filters_applied"]
+
+    every = max(1, store.catalog.count())
+    extra: dict[str, Any] = {}
+    if used == "text":
+        pairs_query = _cjk_pairs(query) if mode == "auto" else None
+        if pairs_query and not ranked(1)[0]:
+            # A question in Chinese or Japanese is one run of characters, which the index
+            # matches as a whole phrase; no page holds the whole question, so rank the pages
+            # by how many of its character pairs they hold instead.
+            query_used = pairs_query
+            reason = "no page holds the whole phrase: ranked by its character pairs"
+        else:
+            query_used = query
+        results, base = ranked(capped + 1, position, q=query_used)
+        more = len(results) > capped
+        results = results[:capped]
+        for r in results:
+            _ext(r)["match_channel"] = "text"
+        next_cursor = cursors.encode("search", request, position + capped, current) \
+            if more else None
+    else:
+        if used == "exact":
+            everything, base = _exact(current, query, select, ranked, every)
+        elif used == "temporal":
+            everything, base = _temporal(current, query, select, ranked, every)
+        else:
+            everything, base, extra = _graph(current, f, select, ranked, capped,
+                                             depth or GRAPH_DEFAULT_DEPTH)
+        results, next_cursor = cursors.page(everything, position, capped, "search", request,
+                                            current)
+        extra["matched"] = len(everything)
+    for r in results:
+        _decorate(current, r)
+    filters_applied = _report(base, f, capped, requested, statuses, mode, used, reason, stamp,
+                              position, types, current, extra)
+    return {"schema_version": text_search.SCHEMA_VERSION, "query": query,
+            "count": len(results), "filters_applied": filters_applied, "results": results,
+            "next_cursor": next_cursor}
+
+
+# -- channels ---------------------------------------------------------------------------------
+def _exact(current: Any, query: str, select: _Selector, ranked: Any,
+           every: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every page whose title or text holds the literal, in text-relevance order. The index
+    narrows to pages holding all its words; each is then checked against the literal text."""
+    literal = _literal(query)
+    needle = literal.casefold()
+    words = _WORD.findall(literal)
+    found: list[dict[str, Any]] = []
+    if words:
+        candidates, base = ranked(every + 1, q=" AND ".join(w.lower() for w in words))
+        pairs = [(r, _page_text(current, r["id"])) for r in candidates]
+    else:  # only punctuation: no word to look up, read the pages the filters admit
+        base = {}
+        pairs = [(_entry_result(current, e), _page_text(current, e.page_id))
+                 for e in current.entries(statuses=None) if select(e)]
+    for result, text in pairs:
+        if needle in text.casefold():
+            _ext(result)["match_channel"] = "exact"
+            found.append(result)
+    base["exact_matching"] = "literal_substring_case_insensitive"
+    return found, base
+
+
+def _temporal(current: Any, query: str, select: _Selector, ranked: Any,
+              every: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The matches (or, for `*`, every page the filters admit) by observed time, oldest first."""
+    if query.strip() == ALL_PAGES:
+        base: dict[str, Any] = {}
+        results = [_entry_result(current, e) for e in current.entries(statuses=None)
+                   if select(e)]
+    else:
+        results, base = ranked(every + 1)
+    for r in results:
+        entry = current.head_entry(r["id"])
+        _ext(r)["match_channel"] = "temporal"
+        _ext(r)["observed_at"] = entry_observed(entry) if entry else None
+    results.sort(key=lambda r: (_ext(r)["observed_at"] is None, _ext(r)["observed_at"] or "",
+                                r["id"]))
+    base["temporal_order"] = "observed_time_oldest_first"
+    return results, base
+
+
+def _graph(current: Any, f: dict[str, Any], select: _Selector, ranked: Any, seeds: int,
+           depth: int) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """The best `seeds` text matches, then what their relations reach within `depth` steps."""
+    start, base = ranked(seeds)
+    for r in start:
+        _ext(r)["match_channel"] = "text"
+    adj = adjacency(load_relations(current), f["relation_types"])
+    reached, truncated = walk(adj, [r["id"] for r in start], depth=depth,
+                              visible=lambda pid: select(current.head_entry(pid),
+                                                         restricted=False))
+    out = list(start)
+    for node in reached:
+        entry = current.head_entry(node["page_id"])
+        result = _entry_result(current, entry)
+        _ext(result)["match_channel"] = "graph"
+        _ext(result)["graph"] = {k: node[k] for k in ("depth", "from_page_id", "relation_id",
+                                                      "relation_type", "direction")}
+        out.append(result)
+    extra = {"graph_depth": depth, "graph_seeds": len(start),
+             "graph_relation_types": list(f["relation_types"]) if f["relation_types"]
+             else "all", "graph_truncated": truncated}
+    return out, base, extra
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _narrowing(current: Any, f: dict[str, Any], statuses: tuple[str, ...],
+               page_ids: frozenset[str] | None) -> text_search.Narrowing:
+    past: dict[str, Any] = {}
+    bodies: dict[str, str] = {}
+    absent: frozenset[str] = frozenset()
+    if isinstance(current, AsOf):
+        from pcp_cli.index import IndexDoc
+
+        current.entries(statuses=None)  # works out which pages changed since
+        absent = frozenset(current.absent)
+        for page_id in sorted(current.revised):
+            entry = current.head_entry(page_id)
+            if entry is None:
+                continue
+            state = current.current(page_id).state
+            bodies[page_id] = state.content
+            past[page_id] = IndexDoc(
+                path=entry.path, page_id=page_id, revision_id=entry.revision_id or "",
+                title=state.title, body=state.content, type=state.type,
+                namespace=state.namespace, origin=state.origin, sensitivity=state.sensitivity,
+                lifecycle_status=state.lifecycle_status, review_status=state.review_status,
+                tags=tuple(state.tags), timestamp=entry.updated_at or "")
+    return text_search.Narrowing(
+        lifecycle_statuses=statuses, namespaces=f["namespaces"], origins=f["origins"],
+        tags=f["tags"], page_ids=page_ids, exclude_page_ids=absent, past=past,
+        past_bodies=bodies)
+
+
+def _ext(result: dict[str, Any]) -> dict[str, Any]:
+    return result.setdefault("extensions", {}).setdefault(vocab.EXT_NS, {})
+
+
+def _page_text(current: Any, page_id: str | None) -> str:
+    if page_id is None:
+        return ""
+    entry = current.head_entry(page_id)
+    try:
+        if isinstance(current, AsOf) or entry is None:
+            state = current.current(page_id).state
+            return f"{state.title}\n{state.content}"
+        return f"{entry.title}\n{current.read_body(entry)}"
+    except Exception:  # noqa: BLE001 - a page that vanished meanwhile holds nothing
+        return ""
+
+
+def _entry_result(current: Any, entry: Entry) -> dict[str, Any]:
+    """A search result for a page found without the index (same shape, no score)."""
+    assert entry.page_id is not None
+    body = _page_text(current, entry.page_id).split("\n", 1)[-1]
+    snippet = " ".join(body.split())[: text_search.SNIPPET_CHARS]
+    result: dict[str, Any] = {
+        "id": entry.page_id, "type": entry.type or "note",
+        "origin": entry.origin if entry.origin in vocab.ORIGINS else "generated",
+        "snippet": snippet,
+    }
+    stamp = entry.updated_at or entry.created_at
+    if stamp:
+        result["timestamp"] = stamp
+    if entry.sensitivity in vocab.SENSITIVITIES:
+        result["sensitivity"] = entry.sensitivity
+    result.update(source_system=text_search.SOURCE_SYSTEM, source_id=entry.page_id)
+    _ext(result).update({
+        "page_id": entry.page_id, "revision_id": entry.revision_id,
+        "scope": {"namespace": entry.namespace, "owner_id": current.owner_id},
+        "lifecycle_status": entry.lifecycle_status, "matched_fields": [], "highlights": [],
+        "path": entry.path,
+        "score": "absent: found by its relations or its time, not ranked by relevance",
+    })
+    return result
+
+
+def _decorate(current: Any, result: dict[str, Any]) -> None:
+    """Identity, original scope, facets and the views a client can read on with."""
+    ext = _ext(result)
+    entry = current.head_entry(result["id"])
+    ext.setdefault("observed_at", entry_observed(entry) if entry else None)
+    facets: dict[str, Any] = {}
+    source_refs: tuple[str, ...] = ()
+    visibility = "private"
+    try:
+        revision = current.get(result["id"], ext.get("revision_id"))
+        facets, source_refs = dict(revision.state.facets), revision.state.source_refs
+        visibility = revision.state.visibility
+    except Exception:  # noqa: BLE001 - identity stays; the facets are an aid
+        pass
+    ext["scope"] = {**ext.get("scope", {}), "visibility": visibility}
+    ext["facets"] = facets
+    views = ["manifest", "payload", "relations", "history"]
+    if facets:
+        views.append("facets")
+    if source_refs or facets.get("source_spans"):
+        views.append("source_spans")
+    ext["read_views"] = views
+    if entry is not None:
+        ext.setdefault("tags", list(entry.tags))
+
+
+def _report(base: dict[str, Any], f: dict[str, Any], capped: int, requested: int | None,
+            statuses: Sequence[str], mode: str, used: str, reason: str, stamp: str | None,
+            position: int, types: tuple[str, ...], current: Any,
+            extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    out["limit"] = capped
+    out.pop("limit_requested", None)
+    out.pop("capped", None)
+    if requested is not None:
+        out.update(limit_requested=requested, capped=True)
+    out["lifecycle_statuses"] = list(statuses)
+    out["current_only"] = list(statuses) == ["active"]
+    out["types"] = list(types) or None
+    out.update(
+        mode=used, mode_requested=mode, mode_reason=reason,
+        relation_types=list(f["relation_types"]) if f["relation_types"] else None,
+        relation_matching=("pages with such a relation, either direction" if used != "graph"
+                           else "relations followed from the matches") if f["relation_types"]
+        else None,
+        lifecycle_status=list(statuses),
+        origins=list(f["origins"]) if f["origins"] else None,
+        namespaces=list(f["namespaces"]) if f["namespaces"] else None,
+        tags=list(f["tags"]) if f["tags"] else None,
+        observed_from=f["observed_from"], observed_to=f["observed_to"],
+        observed_time="record " + "|".join(OBSERVED_KEYS) + ", else the page's creation",
+        as_of=stamp, offset=position,
+    )
+    if isinstance(current, AsOf):
+        out["as_of_revised_pages"] = len(current.revised)
+        if current.revised:
+            out["as_of_ranking"] = ("pages revised since as_of are scored in an index of "
+                                    "their revisions then, merged by score")
+    out.update(extra)
+    return out
