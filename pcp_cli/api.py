@@ -685,7 +685,7 @@ def _after_import(store: Store) -> None:
 
 # -- IngestEvent (pcp ingest, pcp_ingest_event; pcp_cli/store/events.py) -----------------------
 INGEST_SOURCE = "ingest"
-_SOURCE_PATTERN = r"^[a-z0-9][a-z0-9_.:-]{0,63}$"
+_SOURCE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
 
 def ingest_text(
