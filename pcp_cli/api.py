@@ -640,7 +640,7 @@ def after_import(store: Store) -> None:
 # -- import (pcp import) ----------------------------------------------------------------------
 # The source parsers live in pcp_cli.adapters; the writer turns their items into pages. Both are
 # imported lazily so that light commands never load ijson.
-IMPORT_FORMATS = ("auto", "archive", "chatgpt", "claude", "markdown")
+IMPORT_FORMATS = ("auto", "archive", "chatgpt", "claude", "markdown", "claude_code", "codex")
 
 
 def import_path(
