@@ -299,3 +299,20 @@ def test_a_crash_at_any_write_is_finished_by_ingesting_again(store, tmp_path, ta
             break
     else:
         pytest.fail("the ingest never finished")
+
+
+def test_a_hand_edit_is_recorded_before_new_events_re_derive_the_page(store, tmp_path):
+    report = ingest(store, write(tmp_path, EVENTS[:3])).json
+    page_id = report["conversations"][0]["page_id"]
+    head_file = next((store / "pages").rglob(f"{page_id}.md"))
+    head_file.write_text(head_file.read_text() + "\nMy own margin note.\n")
+    later = {**EVENTS[0], "idempotency_key": "m5", "content": "One more question.",
+             "timestamp": "2026-05-14T10:00:00Z"}
+    assert ingest(store, write(tmp_path, [later], "later.jsonl")).json["pages"]["revised"] == 1
+    history = cli("history", page_id, "--json", "--store", str(store)).json["revisions"]
+    assert [h["operation"] for h in history] == ["derive", "revise", "derive"]
+    edit = cli("show", page_id, "--rev", history[1]["revision_id"], "--json",
+               "--store", str(store)).json["page"]
+    assert "My own margin note." in edit["payload"]["content"]
+    head = cli("show", page_id, "--json", "--store", str(store)).json["page"]
+    assert head["payload"]["content"].endswith("One more question.\n")
