@@ -757,6 +757,13 @@ def ingest_event(
     }
 
 
+def ingest_event_schema() -> dict[str, Any]:
+    """The published schema of one ingested event (what `pcp_ingest_event` advertises)."""
+    from pcp_cli.model.ingest import ingest_schema
+
+    return ingest_schema()
+
+
 def _check_source(source: str) -> None:
     import re
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pcp_cli.api import ingest_event_schema
 from pcp_cli.errors import InvalidInput
-from pcp_cli.model.ingest import ingest_schema
 from pcp_cli.model.vocab import (
     KEYSTONE_CATEGORIES,
     NAMESPACE_PATTERN,
@@ -306,7 +306,7 @@ TOOLS = (*TOOLS, ToolSpec(
     (Param("event", "object", "The event: type (message | tool_call | note | reasoning), "
            "conversation_id, role (user | assistant | system | tool), content, timestamp "
            "(ISO 8601), idempotency_key; tool_call adds name, input, output. Other fields are "
-           "kept, namespaced.", required=True, object_schema=ingest_schema(),
+           "kept, namespaced.", required=True, object_schema=ingest_event_schema(),
            max_len=MAX_WRITE_CHARS),),
     write=True,
     idempotent=True,
