@@ -257,13 +257,13 @@ from pcp_cli.cli.main import run
 from pcp_cli.store import atomic, events, store
 target, n = sys.argv[1], int(sys.argv[2])
 calls = 0
-real = getattr(atomic, target)
 def dying(*a, **kw):
     global calls
     calls += 1
     if calls == n:
         os.kill(os.getpid(), signal.SIGKILL)
     return real(*a, **kw)
+real = getattr(atomic, target, None) or getattr(events, target)
 for module in (store, events):
     if hasattr(module, target):
         setattr(module, target, dying)
@@ -273,7 +273,7 @@ print(f"finished {code} after {calls}")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["write_new", "write_atomic"])
+@pytest.mark.parametrize("target", ["_write_event", "write_new", "write_atomic"])
 def test_a_crash_at_any_write_is_finished_by_ingesting_again(store, tmp_path, target):
     path = write(tmp_path, EVENTS)
     clean = tmp_path / "clean"

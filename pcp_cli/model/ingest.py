@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from pcp_cli.errors import InvalidInput
@@ -57,24 +58,6 @@ class EventInput:
         value = self.data.get("namespace")
         return value if isinstance(value, str) else None
 
-    @property
-    def role(self) -> str | None:
-        value = self.data.get("role")
-        return value if isinstance(value, str) else None
-
-    @property
-    def shown(self) -> bool:
-        """Whether a conversation page shows this event as text (messages and notes that say
-        something; never tool calls, tool results, reasoning or hidden context)."""
-        if self.data.get("hidden") is True:
-            return False
-        if self.type == "message" and self.role == "tool":
-            return False
-        if self.type not in ("message", "note"):
-            return False
-        content = self.data.get("content")
-        return isinstance(content, str) and bool(content.strip())
-
 
 def ingest_schema() -> dict[str, Any]:
     """The published input schema (also the `event` parameter's schema over MCP)."""
@@ -83,6 +66,7 @@ def ingest_schema() -> dict[str, Any]:
     return schema(SCHEMA)
 
 
+@cache
 def known_fields() -> frozenset[str]:
     return frozenset(ingest_schema()["properties"])
 
