@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pcp_cli.model.validate import errors_for
 from tests.conftest import cli, snapshot
@@ -316,3 +318,66 @@ def test_a_hand_edit_is_recorded_before_new_events_re_derive_the_page(store, tmp
     assert "My own margin note." in edit["payload"]["content"]
     head = cli("show", page_id, "--json", "--store", str(store)).json["page"]
     assert head["payload"]["content"].endswith("One more question.\n")
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=40)
+_EVENT = st.tuples(st.sampled_from(["user", "assistant", "system", "tool"]), _TEXT,
+                   st.booleans())
+
+
+def _events(drawn):
+    out = []
+    for index, (role, text, as_note) in enumerate(drawn):
+        stamp = f"2026-05-14T09:{index // 60:02d}:{index % 60:02d}Z"
+        if as_note:
+            out.append({"type": "note", "conversation_id": "c", "content": text,
+                        "timestamp": stamp})
+        else:
+            out.append({"type": "message", "conversation_id": "c", "role": role,
+                        "content": text, "timestamp": stamp, "idempotency_key": f"k{index}"})
+    return out
+
+
+def _page(root):
+    from pcp_cli import api
+
+    with api.open_store(root) as opened:
+        entry = opened.entries(types=("conversation",))[0]
+        return opened.current(entry.page_id)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_EVENT, min_size=1, max_size=8), st.integers(min_value=0, max_value=8))
+def test_spans_cover_exactly_each_shown_text_however_the_events_arrive(drawn, split):
+    import tempfile
+
+    from pcp_cli import api
+
+    events = _events(drawn)
+    with tempfile.TemporaryDirectory() as tmp:
+        whole, parts = Path(tmp) / "whole", Path(tmp) / "parts"
+        for root, batches in ((whole, [events]), (parts, [events[split:], events[:split]])):
+            api.init_store(root, owner_id="tester").close()
+            for batch in batches:
+                if batch:
+                    with api.open_store(root) as opened:
+                        api.ingest_text(opened, jsonl(batch).encode(), path="e.jsonl")
+        revision = _page(whole)
+        text = revision.state.content
+        spans = revision.state.facets["source_spans"]
+        assert len(spans) == len(events)
+        for span, event in zip(spans, events, strict=True):
+            shown = event["content"].replace("\r\n", "\n").replace("\r", "\n").rstrip()
+            if "start" in span:
+                assert text[span["start"]:span["end"]] == shown
+            else:
+                assert event.get("role") == "tool" or not shown
+        # arriving in two batches, in the other order, ends in the same page
+        assert _page(parts).state.content == text
+        assert [s["event_id"] for s in _page(parts).state.facets["source_spans"]] == \
+            [s["event_id"] for s in spans]
+        with api.open_store(whole) as opened:
+            again = api.ingest_text(opened, jsonl(events).encode(), path="e.jsonl")
+        assert again["events"]["stored"] == 0 and again["pages"]["unchanged"] == 1
