@@ -381,3 +381,20 @@ def test_spans_cover_exactly_each_shown_text_however_the_events_arrive(drawn, sp
         with api.open_store(whole) as opened:
             again = api.ingest_text(opened, jsonl(events).encode(), path="e.jsonl")
         assert again["events"]["stored"] == 0 and again["pages"]["unchanged"] == 1
+
+
+def test_the_persons_decisions_survive_the_next_events(store, tmp_path):
+    report = ingest(store, write(tmp_path, EVENTS[:3])).json
+    page_id = report["conversations"][0]["page_id"]
+    s = str(store)
+    assert cli("revise", page_id, "--title", "Compactness chat", "--sensitivity", "high",
+               "--tag", "math", "--store", s).code == 0
+    assert cli("tombstone", page_id, "--reason", "not needed", "--store", s).code == 0
+    later = {**EVENTS[0], "idempotency_key": "m7", "content": "Still there?",
+             "timestamp": "2026-05-14T10:00:00Z"}
+    assert ingest(store, write(tmp_path, [later], "later.jsonl")).json["pages"]["revised"] == 1
+    head = cli("show", page_id, "--json", "--store", s).json["page"]
+    assert head["payload"]["content"].endswith("Still there?\n")
+    assert head["lifecycle_status"] == "tombstoned"  # not revived
+    assert (head["title"], head["sensitivity"], head["tags"]) == (
+        "Compactness chat", "high", ["math"])

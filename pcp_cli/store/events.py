@@ -38,6 +38,9 @@ from pcp_cli.store.layout import check_namespace
 from pcp_cli.store.store import Store, WriteResult, page_id_for_key
 
 ROLE_HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System"}
+# Fields of a page's head the next roll-up keeps as they are (the person's decisions).
+_KEPT_FROM_HEAD = ("lifecycle_status", "review_status", "sensitivity", "visibility", "tags",
+                   "instruction_policy", "epistemic_status")
 # Above this many events a batch lists every stored event once instead of looking each up.
 SCAN_THRESHOLD = 32
 NO_TEXT_YET = ("_No message text yet: the events of this conversation so far (tool calls, tool "
@@ -107,6 +110,7 @@ class _Group:
     conversation_id: str | None
     namespace: str | None = None
     head: Revision | None = None
+    keyed: Revision | None = None  # the newest revision the roll-up itself wrote
     members: list[_Member] = field(default_factory=list)  # the page's current events, in order
     member_ids: set[str] = field(default_factory=set)
     new: list[_Member] = field(default_factory=list)  # this batch's events the page lacks
@@ -286,7 +290,8 @@ def _group_for(store: Store, groups: dict[str, _Group], item: EventInput, event_
         if store.revision_ids(page_id):
             group.head = store.current(page_id)
             group.namespace = group.head.state.namespace
-            group.members = _members_of(_keyed(store, group.head, key))
+            group.keyed = _keyed(store, group.head, key)
+            group.members = _members_of(group.keyed)
             group.member_ids = {m.event_id for m in group.members}
         groups[key] = group
     wanted = item.namespace
@@ -357,11 +362,20 @@ def _roll_up(store: Store, group: _Group, files: EventFiles, *, actor: Actor, or
         record["source_id"] = group.conversation_id
     refs = (f"{source}:conversation:{group.conversation_id}",) if group.conversation_id else (
         f"{source}:event:{ordered[0].event_id}",)
+    fields: dict[str, Any] = {}
+    if group.head is not None:
+        # What the person decided about the page stays: its lifecycle (a tombstoned
+        # conversation is not revived by its next events), sensitivity, tags, visibility, and a
+        # title they gave it.
+        held = group.head.state
+        fields = {name: getattr(held, name) for name in _KEPT_FROM_HEAD}
+        if group.keyed is not None and held.title != group.keyed.state.title:
+            title = held.title
     state = store.new_state(
         content, page_id=page_id, type=group.page_type, title=title,
         namespace=group.namespace, origin=origin,
         integrity="derived", source_refs=refs, record=record,
-        facets={"source_spans": spans},
+        facets={"source_spans": spans}, **fields,
     )
     new_ids = [m.event_id for m in group.new]
     why = note or f"rolled up from {len(new_ids)} new event(s) of {source}"
