@@ -398,3 +398,16 @@ def test_the_persons_decisions_survive_the_next_events(store, tmp_path):
     assert head["lifecycle_status"] == "tombstoned"  # not revived
     assert (head["title"], head["sensitivity"], head["tags"]) == (
         "Compactness chat", "high", ["math"])
+
+
+def test_a_broken_head_file_stops_the_batch_before_any_event_is_stored(store, tmp_path):
+    report = ingest(store, write(tmp_path, EVENTS[:3])).json
+    page_id = report["conversations"][0]["page_id"]
+    head_file = next((store / "pages").rglob(f"{page_id}.md"))
+    head_file.write_text("<<<<<<< ours\n" + head_file.read_text() + "=======\nx\n>>>>>>> theirs\n")
+    before = set(event_files(store))
+    later = {**EVENTS[0], "idempotency_key": "m8", "content": "More.",
+             "timestamp": "2026-05-14T10:00:00Z"}
+    result = cli("ingest", str(write(tmp_path, [later], "later.jsonl")), "--store", str(store))
+    assert result.code == 5 and "Traceback" not in result.stderr
+    assert set(event_files(store)) == before

@@ -35,7 +35,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from pcp_cli.adapters.base import Format, ItemProblem, Progress, slugify
-from pcp_cli.errors import InvalidInput
+from pcp_cli.errors import InvalidInput, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.ingest import EventInput, normalize_event, parse_timestamp
 
@@ -495,9 +495,14 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
             summary.problem(warning.source, warning.item, warning.reason, "warning")
         if session.events:
             target = f"project:{session.project}" if session.project else namespace
-            report = ingest(store, session.events, source=fmt, actor=actor, origin="recorded",
-                            namespace=target, strict=False, dry_run=dry_run,
-                            note=f"rolled up from {fmt} session {_ref(file)}")
+            try:
+                report = ingest(store, session.events, source=fmt, actor=actor,
+                                origin="recorded", namespace=target, strict=False,
+                                dry_run=dry_run, note=f"rolled up from {fmt} session "
+                                f"{_ref(file)}")
+            except (InvalidInput, UsageError) as exc:  # e.g. its page's head file is broken
+                summary.problem(label, None, f"not imported: {exc.message}", "failed")
+                continue
             stored += report.stored
             unchanged += report.unchanged
             conflicts += len(report.conflicts)

@@ -288,6 +288,10 @@ def _group_for(store: Store, groups: dict[str, _Group], item: EventInput, event_
         group = _Group(key=key, page_type=page_type, conversation_id=cid)
         page_id = page_id_for_key(key)
         if store.revision_ids(page_id):
+            if not store.readonly:
+                # A hand edit of the head file is recorded first; a head file that cannot be
+                # read stops the batch here, before any of its events is stored.
+                store.check_head_file(page_id)
             group.head = store.current(page_id)
             group.namespace = group.head.state.namespace
             group.keyed = _keyed(store, group.head, key)
@@ -382,7 +386,6 @@ def _roll_up(store: Store, group: _Group, files: EventFiles, *, actor: Actor, or
     if group.head is None:
         return store.write_page(state, actor=actor, operation="derive", idempotency_key=group.key,
                                 source_note=why, input_event_ids=new_ids)
-    store.check_head_file(page_id)  # a hand edit of the head file is recorded first
     head = store.current(page_id)
     if head.content_hash == state.content_hash:
         return WriteResult(page_id, head.revision_id, "unchanged")
