@@ -211,3 +211,34 @@ def test_imported_sessions_are_searchable_in_their_project(store):
     found = cli("search", "thermal compensation calibrate", "--json",
                 "--store", str(store)).json
     assert found["results"] and found["results"][0]["type"] == "conversation"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["_write_event", "write_new", "write_atomic"])
+def test_an_import_killed_at_any_write_is_finished_by_importing_again(tmp_path, target):
+    import subprocess
+    import sys
+
+    from tests.test_ingest import CRASH
+
+    def state(root: Path) -> tuple[set[str], dict[str, str]]:
+        events = {p.name for p in (root / "events").rglob("ev_*.json")}
+        bodies = {p.name: p.read_text().split("\n---\n", 1)[1]
+                  for p in (root / "pages").rglob("pg_*.md")}
+        return events, bodies
+
+    clean = tmp_path / "clean"
+    assert cli("init", str(clean), "--owner", "tester").code == 0
+    imported(clean, CLAUDE)
+    expected = state(clean)
+    for n in range(1, 30, 3):
+        root = tmp_path / f"s{n}"
+        assert cli("init", str(root), "--owner", "tester").code == 0
+        proc = subprocess.run([sys.executable, "-c", CRASH, target, str(n), "import",
+                               str(CLAUDE), "--store", str(root)], capture_output=True,
+                              text=True)
+        assert cli("ls", "--store", str(root)).code == 0
+        imported(root, CLAUDE)
+        assert state(root) == expected
+        if "finished 0" in proc.stdout:
+            break

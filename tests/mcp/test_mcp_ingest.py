@@ -39,10 +39,14 @@ async def test_only_offered_with_the_write_capability(mcp_session):
     async with mcp_session(["--client-id", "writer"]) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert "pcp_ingest_event" not in names
+        capabilities = await ok(client, "pcp_describe_capabilities")
+        assert "pcp_ingest_event" not in capabilities["tools"]
         result, _ = await call(client, "pcp_ingest_event", {"event": message("hi", "k")})
         assert result.is_error
     async with mcp_session(WRITER) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        capabilities = await ok(client, "pcp_describe_capabilities")
+    assert "pcp_ingest_event" in capabilities["tools"]  # claimed because it is served
     tool = tools["pcp_ingest_event"]
     assert tool.annotations.read_only_hint is False
     assert tool.input_schema["required"] == ["event"]
