@@ -64,19 +64,19 @@ class EventFiles:
     def __init__(self, root: Path, *, scan: bool) -> None:
         self.root = root
         self.months = _month_folders(root)
+        # event id -> its month folder (names only: no Path per file, a scan stays cheap)
         self._index: dict[str, Path] | None = None
         if scan:
             self._index = {}
             for folder in self.months:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        if name.endswith(".json") and not is_temp_name(name):
-                            self._index[name[:-5]] = Path(entry.path)
+                for name in os.listdir(folder):
+                    if name.endswith(".json") and not is_temp_name(name):
+                        self._index[name[:-5]] = folder
 
     def find(self, event_id: str) -> Path | None:
         if self._index is not None:
-            return self._index.get(event_id)
+            folder = self._index.get(event_id)
+            return None if folder is None else folder / f"{event_id}.json"
         for folder in self.months:
             path = folder / f"{event_id}.json"
             if path.exists():
@@ -87,7 +87,7 @@ class EventFiles:
         if path.parent not in self.months:
             self.months.append(path.parent)
         if self._index is not None:
-            self._index[event_id] = path
+            self._index[event_id] = path.parent
 
 
 @dataclass
