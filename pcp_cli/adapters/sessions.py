@@ -473,7 +473,7 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
     (stored, unchanged, conflicts) and `sessions` (how many files were read)."""
     from pcp_cli.adapters.writer import ImportSummary
     from pcp_cli.model.page import Actor
-    from pcp_cli.store.events import ingest
+    from pcp_cli.store.events import ImportedFiles, ingest
 
     summary = ImportSummary(format=fmt, dry_run=dry_run, source=str(path),
                             namespace=namespace or store.default_namespace)
@@ -481,10 +481,16 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
     files = [p for p in session_files(path) if path.is_file() or sniff(p) == fmt]
     total = sum(p.stat().st_size for p in files) or None
     done = 0
-    stored = unchanged = conflicts = 0
+    stored = unchanged = conflicts = not_read = 0
+    seen = ImportedFiles(store)
     for file in files:
         label = str(file)
         try:
+            stamp = seen.stamp(file)
+            if seen.unchanged(stamp, fmt):  # imported whole before, and nothing changed since
+                not_read += 1
+                summary.count("conversation", "unchanged")
+                continue
             session = parse_session(file, fmt, label)
         except OSError as exc:
             summary.problem(label, None, f"cannot be read ({exc.strerror})", "failed")
@@ -510,10 +516,15 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
                 summary.problem(label, conflict.get("where"), conflict["reason"], "failed")
             for page in report.conversations:
                 summary.count(page["type"], page["status"])
-        done += file.stat().st_size
+            if not (session.problems or report.conflicts or dry_run) and report.conversations:
+                page = report.conversations[0]
+                seen.record(stamp, fmt, page["page_id"], page["revision_id"])
+        done += stamp[1]
         if progress is not None:
             progress(done, total)
+    seen.save()
     data = summary.to_dict()
     data["events"] = {"stored": stored, "unchanged": unchanged, "conflicts": conflicts}
     data["sessions"] = len(files)
+    data["sessions_not_read"] = not_read
     return data

@@ -542,3 +542,54 @@ def _month_folders(root: Path) -> list[Path]:
             if month.is_dir() and month.name.isdigit():
                 found.append(Path(month.path))
     return found
+
+
+class ImportedFiles:
+    """`.pcp/imported-sessions.json`: how each session file looked when it was last imported,
+    so that a file that has not changed since (same size and modification time, and its page
+    still at the revision that import left) is not read again. Local and derived: deleting it
+    costs one full re-read, nothing else."""
+
+    NAME = "imported-sessions.json"
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.path = store.layout.local / self.NAME
+        self.changed = False
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            data = {}
+        self.data: dict[str, Any] = data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def stamp(path: Path) -> tuple[str, int, int]:
+        """The key and look of a file, taken *before* it is read (a file that grows while it
+        is read then looks changed next time, never the other way round)."""
+        stat = path.stat()
+        return str(path.resolve()), stat.st_size, stat.st_mtime_ns
+
+    def unchanged(self, stamp: tuple[str, int, int], fmt: str) -> bool:
+        key, size, mtime_ns = stamp
+        seen = self.data.get(key)
+        if not isinstance(seen, dict) or (seen.get("size"), seen.get("mtime_ns"),
+                                          seen.get("format")) != (size, mtime_ns, fmt):
+            return False
+        page_id = seen.get("page_id")
+        entry = self.store.head_entry(page_id) if isinstance(page_id, str) else None
+        return entry is not None and entry.revision_id == seen.get("revision_id")
+
+    def record(self, stamp: tuple[str, int, int], fmt: str, page_id: str,
+               revision_id: str) -> None:
+        key, size, mtime_ns = stamp
+        self.data[key] = {"size": size, "mtime_ns": mtime_ns, "format": fmt,
+                          "page_id": page_id, "revision_id": revision_id}
+        self.changed = True
+
+    def save(self) -> None:
+        if self.changed and not self.store.readonly:
+            from pcp_cli.store.atomic import write_atomic
+
+            write_atomic(self.path, json.dumps(self.data, sort_keys=True, indent=1) + "\n")
+            self.changed = False
+

@@ -8,6 +8,7 @@ with `session_meta`/`response_item`/`event_msg` lines and its older bare-item ro
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -242,3 +243,28 @@ def test_an_import_killed_at_any_write_is_finished_by_importing_again(tmp_path, 
         assert state(root) == expected
         if "finished 0" in proc.stdout:
             break
+
+
+def test_a_session_file_that_did_not_change_is_not_read_again(store, tmp_path):
+    tree = tmp_path / "projects"
+    shutil.copytree(CLAUDE, tree)
+    first = imported(store, tree)
+    assert first["sessions_not_read"] == 0
+    again = imported(store, tree)
+    assert again["sessions_not_read"] == 2 and again["unchanged"] == 2
+    assert again["events"] == {"stored": 0, "unchanged": 0, "conflicts": 0}
+    # the file was touched: read again (and nothing new in it)
+    session = next(tree.rglob(SESSION.name))
+    os.utime(session, ns=(session.stat().st_atime_ns, session.stat().st_mtime_ns + 10**9))
+    touched = imported(store, tree)
+    assert touched["sessions_not_read"] == 1 and touched["events"]["unchanged"] > 0
+    # the page changed since (the person revised it): read again, still nothing new
+    page_id = next(p["page_id"] for p in pages(store) if p["title"].startswith("Why does"))
+    assert cli("revise", page_id, "--title", "Drift", "--store", str(store)).code == 0
+    assert imported(store, tree)["sessions_not_read"] == 1
+    # the memory is local and derived: without it every file is read, and nothing changes
+    before = snapshot(store)
+    (store / ".pcp" / "imported-sessions.json").unlink()
+    fresh = imported(store, tree)
+    assert fresh["sessions_not_read"] == 0 and fresh["unchanged"] == 2
+    assert snapshot(store) == before
