@@ -146,7 +146,7 @@ def main() -> None:
               f"({jsonl.stat().st_size / 1e6:.1f} MB); {args.sessions} Claude Code sessions x "
               f"{args.records} records ({size / 1e6:.1f} MB)\n")
         print("| scenario | median time | rate |\n|---|---|---|")
-        first, again, imp, reimp, grown = [], [], [], [], []
+        first, again, imp, reimp, reread, grown = [], [], [], [], [], []
         stored = events_in_sessions = 0
         for run in range(args.runs):
             store = new_store(tmp / f"s{run}")
@@ -163,6 +163,10 @@ def main() -> None:
             t, out = pcp("import", str(projects), "--store", str(store2))
             assert out["events"]["stored"] == 0
             reimp.append(t)
+            (store2 / ".pcp" / "imported-sessions.json").unlink()  # every file read again
+            t, out = pcp("import", str(projects), "--store", str(store2))
+            assert out["events"]["stored"] == 0 and out["sessions_not_read"] == 0
+            reread.append(t)
             # one session grows by 20 records (an agent still at work), then re-import
             rng = random.Random(run)
             grow = files[run % len(files)]
@@ -178,7 +182,10 @@ def main() -> None:
                "events")
         report(f"`pcp import` sessions, new store ({events_in_sessions:,} events, "
                f"{args.sessions} pages)", imp, events_in_sessions, "events")
-        report("`pcp import` sessions again (nothing new)", reimp, events_in_sessions, "events")
+        report("`pcp import` sessions again (nothing new; unchanged files not read)", reimp,
+               events_in_sessions, "events")
+        report("`pcp import` sessions again, every file read (no .pcp memory)", reread,
+               events_in_sessions, "events")
         report("`pcp import` after one session grew by 20 records", grown, events_in_sessions,
                "events")
         print(f"\nload average after: {load()}")
