@@ -727,7 +727,7 @@ def after_import(store: Store) -> None:
 # -- import (pcp import) ----------------------------------------------------------------------
 # The source parsers live in pcp_cli.adapters; the writer turns their items into pages. Both are
 # imported lazily so that light commands never load ijson.
-IMPORT_FORMATS = ("auto", "archive", "chatgpt", "claude", "markdown")
+IMPORT_FORMATS = ("auto", "archive", "chatgpt", "claude", "markdown", "claude_code", "codex")
 
 
 def import_path(
@@ -768,6 +768,105 @@ def _after_import(store: Store) -> None:
     hook = globals().get("after_import")
     if callable(hook):
         hook(store)
+
+
+# -- IngestEvent (pcp ingest, pcp_ingest_event; pcp_cli/store/events.py) -----------------------
+INGEST_SOURCE = "ingest"
+_SOURCE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+
+
+def ingest_text(
+    store: Store,
+    raw: bytes,
+    *,
+    path: str,
+    source: str = INGEST_SOURCE,
+    namespace: str | None = None,
+    actor: Actor | None = None,
+) -> dict[str, Any]:
+    """`pcp ingest`: the JSON Lines events in `raw`, stored and rolled up into their pages.
+
+    Every line is checked before anything is written: a bad line raises InvalidInput naming
+    `path` and the line, a key re-used with other content raises IdempotencyConflict, and the
+    store is left as it was. Returns the report (`{source, events, pages, conversations,
+    results, conflicts}`).
+    """
+    from pcp_cli.model.ingest import parse_lines
+    from pcp_cli.store.events import ingest
+
+    _check_source(source)
+    if namespace is not None:
+        _check_namespace_arg(namespace)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidInput(f"not valid UTF-8 (byte {exc.start})", path=path, line=line,
+                           hint="save the events as UTF-8") from None
+    events = list(parse_lines(text.removeprefix("\ufeff"), path))
+    report = ingest(store, events, source=source, actor=actor or store.user,
+                    origin="recorded", namespace=namespace,
+                    note=f"rolled up from events ingested from {path}")
+    _after_import(store)
+    return report.to_dict()
+
+
+def ingest_event(
+    store: Store,
+    event: Any,
+    *,
+    source: str,
+    actor: Actor,
+    origin: str = "recorded",
+    allow_namespace: Any = None,
+) -> dict[str, Any]:
+    """IngestEvent for one event object (the MCP tool): `{event_id, status, idempotency_key,
+    conversation_id, page_id, revision_id, namespace, page_status}`."""
+    from pcp_cli.model.ingest import normalize_event
+    from pcp_cli.store.events import ingest
+
+    _check_source(source)
+    item = normalize_event(event, path="event")
+    report = ingest(store, [item], source=source, actor=actor, origin=origin,
+                    allow_namespace=allow_namespace)
+    _after_import(store)
+    result = report.results[0]
+    page = report.conversations[0] if report.conversations else {}
+    return {
+        "event_id": result["event_id"],
+        "status": result["status"],
+        "idempotency_key": result["idempotency_key"],
+        "conversation_id": result.get("conversation_id"),
+        "page_id": page.get("page_id"),
+        "revision_id": page.get("revision_id"),
+        "namespace": page.get("namespace"),
+        "page_status": page.get("status"),
+    }
+
+
+def ingest_event_schema() -> dict[str, Any]:
+    """The published schema of one ingested event (what `pcp_ingest_event` advertises)."""
+    from pcp_cli.model.ingest import ingest_schema
+
+    return ingest_schema()
+
+
+def _check_source(source: str) -> None:
+    import re
+
+    if not re.match(_SOURCE_PATTERN, source):
+        raise UsageError(f"source {source[:80]!r} is not a valid source name",
+                         hint="lowercase letters, digits and . _ : -, e.g. 'ingest' or "
+                         "'my-host'")
+
+
+def _check_namespace_arg(namespace: str) -> None:
+    from pcp_cli.store.layout import check_namespace
+
+    try:
+        check_namespace(namespace)
+    except InvalidInput as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
 
 
 # -- profile operations: export, distill, review queue (pcp_cli/profile_ops.py) ---------------

@@ -71,6 +71,13 @@ class RevisionConflict(PcpError):
         self.current = current
 
 
+class IdempotencyConflict(PcpError):
+    """The same idempotency key arrived again with different content: never a silent repeat."""
+
+    exit_status = ExitStatus.CONFLICT
+    code = "idempotency_conflict"
+
+
 class InvalidInput(PcpError):
     """Bad data from outside: a file, an argument value, an import."""
 

@@ -99,6 +99,50 @@ STATE_PROPERTIES = {
     "extensions": EXTENSIONS,
 }
 
+# What `pcp ingest` reads (one JSON Lines line) and `pcp_ingest_event` takes: one raw event. A
+# field it does not name is kept under `extensions`, namespaced (`model` -> `ingest:model`).
+_SHORT = {"type": "string", "minLength": 1, "maxLength": 200}
+INGEST_EVENT = {
+    "title": "pcp ingest event",
+    "description": "One raw event for IngestEvent: a JSON Lines line of `pcp ingest`, or the "
+    "`event` argument of the pcp_ingest_event tool.",
+    "type": "object",
+    "required": ["type"],
+    "propertyNames": {"pattern": r"^[A-Za-z0-9_-]+([.:][A-Za-z0-9_-]+)*$", "maxLength": 200},
+    "properties": {
+        "type": enum(vocab.EVENT_TYPES),
+        "conversation_id": {**_SHORT, "description": "Groups events into one conversation "
+                            "page (unique within the event's source)"},
+        "role": enum(vocab.EVENT_ROLES),
+        "content": {"type": "string"},
+        "timestamp": {"type": "string", "minLength": 1, "maxLength": 64,
+                      "description": "ISO 8601; when the event happened (default: when it "
+                      "was stored)"},
+        "idempotency_key": {**_SHORT, "description": "The same key again stores nothing; "
+                            "derived from the content when absent"},
+        "namespace": {"type": "string", "pattern": vocab.NAMESPACE_PATTERN,
+                      "description": "Scope of the conversation page (default: the store's)"},
+        "name": {**_SHORT, "description": "tool_call: the tool's name"},
+        "input": {"description": "tool_call: what the tool was given (any JSON)"},
+        "output": {"description": "tool_call: what it returned (any JSON)"},
+        "call_id": {**_SHORT, "description": "Pairs a tool_call with its result (a message "
+                    "with role tool)"},
+        "hidden": {"type": "boolean", "description": "Kept as an event, not shown as page "
+                   "text (injected instructions, environment context)"},
+        "extensions": EXTENSIONS,
+    },
+    "allOf": [
+        {"if": {"properties": {"type": {"const": "message"}}, "required": ["type"]},
+         "then": {"required": ["conversation_id", "role", "content"]}},
+        {"if": {"properties": {"type": {"const": "tool_call"}}, "required": ["type"]},
+         "then": {"required": ["conversation_id", "name"]}},
+        {"if": {"properties": {"type": {"const": "note"}}, "required": ["type"]},
+         "then": {"required": ["content"]}},
+        {"if": {"properties": {"type": {"const": "reasoning"}}, "required": ["type"]},
+         "then": {"required": ["conversation_id", "content"]}},
+    ],
+}
+
 SCHEMAS = {
     "frontmatter": {
         "title": "pcp head file frontmatter",
@@ -157,6 +201,7 @@ SCHEMAS = {
                         "actor_id": {"type": "string"},
                         "timestamp": {"type": "string", "format": "date-time"},
                         "input_revision_ids": {"type": "array", "items": SAFE_ID},
+                        "input_event_ids": {"type": "array", "items": SAFE_ID},
                         "note": {"type": "string"},
                     },
                 },
@@ -204,8 +249,14 @@ SCHEMAS = {
             "data": {"type": "object"},
             "source_refs": STRING_LIST,
             "idempotency_key": {"type": ["string", "null"]},
+            "source": {"type": "string", "description": "Whose idempotency key this is: "
+                       "ingest, mcp:<client>, claude_code, codex (ingested events only)"},
+            "content_hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$",
+                             "description": "Hash of `data`: the same key with another hash "
+                             "is a conflict"},
         },
     },
+    "ingest_event": INGEST_EVENT,
     "manifest": {
         "title": "pcp store manifest (pcp.yaml)",
         "type": "object",

@@ -23,7 +23,7 @@ import ijson
 
 from pcp_cli.errors import InvalidInput
 
-Format = Literal["archive", "chatgpt", "claude", "markdown"]
+Format = Literal["archive", "chatgpt", "claude", "markdown", "claude_code", "codex"]
 ItemKind = Literal["page", "keystone_proposal", "profile_proposal"]
 # progress(bytes_done, bytes_total): called as a parser reads; total is None when unknown.
 Progress = Callable[[int, "int | None"], None]
@@ -296,7 +296,8 @@ _SNIFF_EVENTS = 20_000
 
 _HINT = (
     "pass a ChatGPT export (.zip or conversations.json), a Claude export (.zip or its "
-    "folder), a folder of Markdown notes, or a PCP v1 archive/profile JSON file"
+    "folder), a folder of Markdown notes, a PCP v1 archive/profile JSON file, or Claude Code "
+    "or Codex CLI session logs (~/.claude/projects, ~/.codex/sessions, or one .jsonl)"
 )
 
 
@@ -373,6 +374,12 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
         raise InvalidInput("no such file or folder", path=str(p), hint=_HINT)
     if p.is_file() and p.suffix.lower() in (".md", ".markdown") and not zipfile.is_zipfile(p):
         return "markdown"
+    if p.is_dir() or p.suffix.lower() == ".jsonl":  # coding-agent session logs (JSON Lines)
+        from pcp_cli.adapters.sessions import detect_sessions
+
+        sessions = detect_sessions(p)
+        if sessions is not None:
+            return sessions
     with Source(p) as source:
         verdict = _detect_in(source)
     if verdict is None:

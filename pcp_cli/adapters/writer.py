@@ -35,7 +35,7 @@ from pcp_cli.model.page import Actor, PageState
 from pcp_cli.store.layout import check_namespace
 from pcp_cli.store.store import Store, page_id_for_key
 
-FORMATS = ("archive", "chatgpt", "claude", "markdown")
+FORMATS = ("archive", "chatgpt", "claude", "markdown", "claude_code", "codex")
 RELATION_TYPE = "related_to"
 # Hold the writer lock for at most this long at a time, so other writers get a turn during a
 # long import without paying for the lock on every single page.
@@ -139,6 +139,11 @@ def import_source(
                 raise
             raise UsageError("this build of pcp cannot import PCP v1 archives") from None
         return import_archive(store, source, dry_run=dry_run, namespace=namespace)
+    if fmt in ("claude_code", "codex"):  # raw events first, conversation pages from them
+        from pcp_cli.adapters.sessions import import_sessions
+
+        return import_sessions(store, source, fmt=fmt, namespace=namespace, dry_run=dry_run,
+                               progress=progress)
     results = iter_items(source, format=fmt, progress=progress)
     summary = write_items(store, results, format=fmt, namespace=namespace, dry_run=dry_run,
                           source=str(source))

@@ -1,4 +1,5 @@
-"""`pcp import`: bring a ChatGPT, Claude, Markdown or PCP v1 export into the store."""
+"""`pcp import`: bring a ChatGPT, Claude, Markdown or PCP v1 export, or Claude Code / Codex CLI
+session logs, into the store."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from pcp_cli.errors import ImportFailed
 MAX_PROBLEM_LINES = 50
 
 FormatOpt = Annotated[str, typer.Option(
-    "--format", help="auto|archive|chatgpt|claude|markdown (auto: recognised from the content).")]
+    "--format", help="auto|archive|chatgpt|claude|markdown|claude_code|codex (auto: "
+    "recognised from the content).")]
 NamespaceOpt = Annotated[str | None, typer.Option(
     "--namespace", help="Namespace for the imported pages (default: the store's). Claude "
-    "projects keep their own project:<name> namespace.")]
+    "projects and coding-agent sessions keep their own project:<name> namespace.")]
 DryRunOpt = Annotated[bool, typer.Option(
     "--dry-run", help="Report what would be created, revised or skipped; write nothing.")]
 
@@ -29,7 +31,8 @@ def register(app: typer.Typer) -> None:
     def import_(
         path: Annotated[str, typer.Argument(help="The export: a .zip, its unpacked folder, a "
                                             "conversations.json, a Markdown folder or file, "
-                                            "or a PCP v1 archive.")],
+                                            "a PCP v1 archive, or Claude Code / Codex CLI "
+                                            "session logs (a folder or one .jsonl).")],
         fmt: FormatOpt = "auto",
         namespace: NamespaceOpt = None,
         dry_run: DryRunOpt = False,
@@ -89,9 +92,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
     title = f"{summary.get('format')}: {verb} {summary.get('source', '')}".rstrip()
     by_type: dict[str, dict[str, int]] = summary.get("by_type") or {}
     relations = summary.get("relations") or {}
+    events = summary.get("events")
     if not is_terminal():
         text(title)
         text(", ".join(f"{key} {summary.get(key, 0)}" for key in _OUTCOMES))
+        if events:
+            text(f"  events: {events['stored']} stored, {events['unchanged']} unchanged "
+                 f"(from {summary.get('sessions', 0)} session file(s))")
         for page_type, counts in by_type.items():
             text(f"  {page_type}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
         if summary.get("proposals"):
@@ -112,6 +119,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
         extra.append(f"{summary['proposals']} proposal(s) for review (`pcp keystone list --all`)")
     if relations.get("created"):
         extra.append(f"{relations['created']} relation(s) created")
+    if events:
+        extra.append(f"events {events['stored']} stored, {events['unchanged']} unchanged")
     out.print(", ".join(extra))
 
 

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.sync",
     "pcp_cli.cli.serve",
     "pcp_cli.cli.imports",
+    "pcp_cli.cli.ingest",
     "pcp_cli.cli.export",
     "pcp_cli.cli.review",
     "pcp_cli.cli.search",

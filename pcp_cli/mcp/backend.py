@@ -154,3 +154,9 @@ class Backend(Protocol):
     ) -> JSON:
         """A keystone with review_status "proposed": never served until the person affirms it."""
         ...
+
+    def ingest_event(self, grant: Grant, *, event: JSON) -> JSON:
+        """IngestEvent: one raw event, stored once per (client, idempotency key) and rolled up
+        into its conversation page. Raises InvalidInput for an event the schema refuses and
+        IdempotencyConflict for a key re-used with other content."""
+        ...

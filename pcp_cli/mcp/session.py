@@ -423,6 +423,16 @@ class ToolSession:
         return self.backend.tombstone_page(self.grant, page_id=args["page_id"],
                                            reason=args["reason"])
 
+    def _ingest_event(self, args: dict[str, Any]) -> dict[str, Any]:
+        self._check_write()
+        namespace = args["event"].get("namespace")
+        if isinstance(namespace, str) and not scope_allows(self.grant, namespace):
+            raise NotPermitted(
+                f"namespace {namespace} is outside this client's grant",
+                hint=f"ingest into a namespace inside: {', '.join(self.grant.scopes) or 'nothing'}",
+            )
+        return self.backend.ingest_event(self.grant, event=args["event"])
+
     def _propose_keystone(self, args: dict[str, Any]) -> dict[str, Any]:
         self._check_write()
         return self.backend.propose_keystone(self.grant, content=args["content"],

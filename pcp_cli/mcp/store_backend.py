@@ -482,6 +482,18 @@ class StoreBackend:
                     "note": "waits for the person's review; not served until affirmed"}
 
 
+    def ingest_event(self, grant: Grant, *, event: JSON) -> JSON:
+        with self._writing() as store:
+            # Keys and conversation ids are per client: another client's key can never return
+            # (or reveal) its event, nor add to its conversation.
+            return api.ingest_event(
+                store, event, source=f"mcp:{grant.client_id or 'anonymous'}",
+                actor=self._actor(grant), origin=WRITE_ORIGIN,
+                allow_namespace=lambda namespace: self._target_namespace(store, grant,
+                                                                         namespace),
+            )
+
+
 def _other_end(relation: JSON, page_id: str) -> str:
     ends = (relation.get("from_page_id"), relation.get("to_page_id"))
     other = ends[1] if ends[0] == page_id else ends[0]

@@ -10,11 +10,13 @@ Paged Context Protocol operations for the rest).
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pcp_cli.api import ingest_event_schema
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model.vocab import (
     KEYSTONE_CATEGORIES,
@@ -60,7 +62,7 @@ _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "bo
 @dataclass(frozen=True)
 class Param:
     name: str
-    kind: str  # "string" | "integer" | "number" | "boolean" | "list" (of strings)
+    kind: str  # "string" | "integer" | "number" | "boolean" | "list" (of strings) | "object"
     description: str
     required: bool = False
     default: Any = None
@@ -72,13 +74,21 @@ class Param:
     maximum: float | None = None
     item_max_len: int | None = None  # lists: per-item limits
     unique: bool = False
-    fields: tuple[Param, ...] = ()  # kind "object": its keys (no others allowed)
+    fields: tuple[Param, ...] = ()  # kind "object": its keys (no others allowed), or else
+    # the JSON Schema the object must satisfy (the library validates against the same published
+    # schema, so what is advertised is what is checked).
+    object_schema: Mapping[str, Any] | None = None
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"description": self.description}
         if self.kind == "object":
-            out.update(type="object", properties={f.name: f.schema() for f in self.fields},
-                       additionalProperties=False)
+            if self.fields:
+                out.update(type="object", properties={f.name: f.schema() for f in self.fields},
+                           additionalProperties=False)
+                return out
+            body = {k: v for k, v in (self.object_schema or {"type": "object"}).items()
+                    if k not in ("$schema", "$id", "title", "description")}
+            out.update(body)
             return out
         if self.kind == "list":
             item: dict[str, Any] = {"type": "string"}
@@ -358,6 +368,23 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 
+TOOLS = (*TOOLS, ToolSpec(
+    "pcp_ingest_event",
+    "Ingest event",
+    "Record one raw event of a conversation (a message, a tool call, a note, or hidden "
+    "reasoning) in the person's store, exactly as it happened. Events are kept immutably; "
+    "those sharing a conversation_id roll up into one conversation page whose source_spans "
+    "point back at them. The same idempotency_key again stores nothing; re-using it for "
+    "different content is a conflict.",
+    (Param("event", "object", "The event: type (message | tool_call | note | reasoning), "
+           "conversation_id, role (user | assistant | system | tool), content, timestamp "
+           "(ISO 8601), idempotency_key; tool_call adds name, input, output. Other fields are "
+           "kept, namespaced.", required=True, object_schema=ingest_event_schema(),
+           max_len=MAX_WRITE_CHARS),),
+    write=True,
+    idempotent=True,
+))
+
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}
 READ_TOOLS = tuple(spec.name for spec in TOOLS if not spec.write)
 WRITE_TOOLS = tuple(spec.name for spec in TOOLS if spec.write)
@@ -397,7 +424,7 @@ def _check_string(tool: str, p: Param, value: Any, label: str) -> str:
 
 
 def _check(tool: str, p: Param, value: Any) -> Any:
-    if p.kind == "object":
+    if p.kind == "object" and p.fields:
         if not isinstance(value, dict):
             raise _bad(tool, f"{p.name} must be an object, not {type(value).__name__}",
                        f'pass {p.name} as a JSON object, e.g. {{"{p.fields[0].name}": ...}}')
@@ -410,6 +437,15 @@ def _check(tool: str, p: Param, value: Any) -> Any:
                 for name, f in known.items() if (v := value.get(name)) is not None}
     if p.kind == "string":
         return _check_string(tool, p, value, p.name)
+    if p.kind == "object":
+        if not isinstance(value, dict):
+            raise _bad(tool, f"{p.name} must be a JSON object, not {type(value).__name__}",
+                       f"pass {p.name} as a JSON object: {p.description}")
+        size = len(json.dumps(value, ensure_ascii=False, default=str))
+        if p.max_len is not None and size > p.max_len:
+            raise _bad(tool, f"{p.name} is {size} characters of JSON; the limit is {p.max_len}",
+                       f"shorten {p.name}")
+        return value  # its fields are checked against object_schema by the library
     if p.kind == "boolean":
         if not isinstance(value, bool):
             raise _bad(tool, f"{p.name} must be true or false, not {_show(value)}",

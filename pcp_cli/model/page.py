@@ -100,6 +100,9 @@ class ProvenanceStep:
     timestamp: str
     input_revision_ids: tuple[str, ...] = ()
     note: str | None = None
+    # A page derived from raw events (a conversation rolled up from ingested messages) names
+    # the events this revision added; written only when there are some.
+    input_event_ids: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -109,6 +112,8 @@ class ProvenanceStep:
             "timestamp": self.timestamp,
             "input_revision_ids": list(self.input_revision_ids),
         }
+        if self.input_event_ids:
+            data["input_event_ids"] = list(self.input_event_ids)
         if self.note is not None:
             data["note"] = self.note
         return data
@@ -122,6 +127,7 @@ class ProvenanceStep:
             timestamp=data["timestamp"],
             input_revision_ids=tuple(data.get("input_revision_ids", ())),
             note=data.get("note"),
+            input_event_ids=tuple(data.get("input_event_ids", ())),
         )
 
 
@@ -335,9 +341,13 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
     source_refs: tuple[str, ...] = ()
     idempotency_key: str | None = None
+    # Ingested events only: whose key `idempotency_key` is (ingest, mcp:<client>, claude_code,
+    # codex), and the hash of `data` that tells a repeat from a conflict.
+    source: str | None = None
+    content_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "event_id": self.event_id,
             "kind": self.kind,
             "occurred_at": self.occurred_at,
@@ -347,6 +357,11 @@ class Event:
             "source_refs": list(self.source_refs),
             "idempotency_key": self.idempotency_key,
         }
+        if self.source is not None:
+            data["source"] = self.source
+        if self.content_hash is not None:
+            data["content_hash"] = self.content_hash
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Event:
@@ -359,4 +374,6 @@ class Event:
             data=dict(data.get("data") or {}),
             source_refs=tuple(data.get("source_refs", ())),
             idempotency_key=data.get("idempotency_key"),
+            source=data.get("source"),
+            content_hash=data.get("content_hash"),
         )

@@ -30,6 +30,12 @@ INSTRUCTION_POLICIES = ("data_only", "advisory")
 REVIEW_STATUSES = ("affirmed", "proposed", "rejected")
 
 OPERATIONS = ("ingest", "write", "revise", "derive", "import")
+
+# IngestEvent: the kinds of raw event a host (or a session-log importer) hands the store, and who
+# speaks in a message. Reasoning is a model's hidden working (a Claude `thinking` block, a Codex
+# `reasoning` item): kept as an event, never shown as page text.
+EVENT_TYPES = ("message", "tool_call", "note", "reasoning")
+EVENT_ROLES = ("user", "assistant", "system", "tool")
 ACTOR_TYPES = ("user", "system", "model", "importer")
 
 RELATION_TYPES = (

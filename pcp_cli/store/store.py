@@ -464,6 +464,7 @@ class Store:
         idempotency_key: str | None = None,
         source_note: str | None = None,
         input_revision_ids: Sequence[str] = (),
+        input_event_ids: Sequence[str] = (),
     ) -> WriteResult:
         """WritePage: a new page. The same idempotency key again returns the same ids."""
         actor = actor or self.user
@@ -490,6 +491,7 @@ class Store:
             revision = self._new_revision(
                 state, actor=actor, operation=operation, idempotency_key=idempotency_key,
                 note=source_note, input_revision_ids=input_revision_ids,
+                input_event_ids=input_event_ids,
             )
             self._publish(revision)
             return WriteResult(page_id, revision.revision_id, "created")
@@ -828,6 +830,7 @@ class Store:
         note: str | None = None,
         input_revision_ids: Sequence[str] = (),
         merged: tuple[str, ...] = (),
+        input_event_ids: Sequence[str] = (),
     ) -> Revision:
         timestamp = now_iso()
         inputs = tuple(dict.fromkeys(
@@ -840,6 +843,7 @@ class Store:
             timestamp=timestamp,
             input_revision_ids=inputs,
             note=note,
+            input_event_ids=tuple(input_event_ids),
         )
         return Revision(
             revision_id=new_id("revision"),
