@@ -153,6 +153,78 @@ def entry_folder_namespace(entry: Entry) -> str | None:
     return ":".join(parts) or None
 
 
+# -- page references --------------------------------------------------------------------------
+def find_page(store: Store, ref: str) -> str:
+    """The page id a person's `ref` names: a whole id, a unique prefix of one (with or without
+    `pg_`), or a title only one page has. UsageError listing the candidates when several match,
+    NotFound when none does. Every front end that takes a typed page id resolves it here."""
+    from pcp_cli.store.refs import resolve
+
+    return resolve(store, ref)
+
+
+def short_page_ids(store: Store) -> Any:
+    """A function `page_id -> shortest unique prefix` (at least 8 characters after `pg_`), for
+    tables; `--json` keeps whole ids."""
+    from pcp_cli.store.refs import short_ids
+
+    return short_ids(store)
+
+
+def page_id_completions(store: Store, incomplete: str) -> list[tuple[str, str]]:
+    """(page id, title) for shell completion of ids starting with `incomplete`."""
+    from pcp_cli.store.refs import page_ids
+
+    folded = incomplete.lower()
+    ids = [i for i in page_ids(store) if i.lower().startswith(folded)
+           or i.lower().startswith("pg_" + folded)]
+    titles = {}
+    for page_id in ids[:200]:
+        entries = store.catalog.by_page_id(page_id)
+        titles[page_id] = entries[0].title if entries else ""
+    return [(i, titles[i]) for i in ids[:200]]
+
+
+# -- editing a head file (pcp edit) ----------------------------------------------------------
+def begin_edit(store: Store, page_id: str) -> Any:
+    """Start `pcp edit`: an EditSession whose `draft` (a copy of the head file, or an earlier
+    unrecorded edit when `resumed`) is what the editor opens."""
+    from pcp_cli.store.editing import begin
+
+    return begin(store, page_id)
+
+
+def check_edit(store: Store, session: Any, text: str) -> None:
+    """InvalidInput naming the head file and line when the edited text is not a valid head
+    file for the page."""
+    from pcp_cli.store.editing import check
+
+    check(store, session, text)
+
+
+def record_edit(store: Store, session: Any, text: str) -> WriteResult:
+    """Write the edited text over the head file and record it as a hand edit (status
+    "revised", or "unchanged" when it says nothing new); then drop the draft."""
+    from pcp_cli.store.editing import finish, record
+
+    result = record(store, session, text)
+    finish(session)
+    return result
+
+
+def discard_edit(session: Any) -> None:
+    from pcp_cli.store.editing import finish
+
+    finish(session)
+
+
+def new_page_draft(store: Store) -> Any:
+    """An empty file under `.pcp/edits/` for `pcp add` to open in an editor."""
+    from pcp_cli.store.editing import new_draft
+
+    return new_draft(store)
+
+
 # -- reading ----------------------------------------------------------------------------------
 def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None, as_of: str | None = None) -> dict[str, Any]:

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import AsOfOpt, StoreOpt, note
+from pcp_cli.cli.output import AsOfOpt, StoreOpt, api, note
 from pcp_cli.errors import UsageError
 
 FORMAT_HELP = "json | markdown | micro_prompt | archive | agents-md"

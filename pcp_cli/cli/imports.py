@@ -10,8 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, console, is_terminal, note, print_json, text
+from pcp_cli.cli.output import JsonOpt, StoreOpt, api, console, is_terminal, note, print_json, text
 from pcp_cli.errors import ImportFailed
 
 MAX_PROBLEM_LINES = 50

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,12 @@ COMMAND_MODULES = (
     "pcp_cli.cli.search",
 )
 
-STATE = {"traceback": False, "store": None}
+STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
+
+# Options taken before the command, like git's: `pcp --store PATH ls`, `pcp -C DIR ls`.
+# name -> takes a value. `run` applies them before anything else (the typer-free fast paths
+# included); the root callback declares them too, for `--help` and completion.
+GLOBAL_OPTIONS = {"--store": True, "-C": True, "--no-pager": False, "--traceback": False}
 
 
 def _version(value: bool) -> None:
@@ -55,7 +61,7 @@ def build_app() -> typer.Typer:
         help="Own your AI context: a Git-friendly folder of Markdown pages with immutable "
         "revisions, searchable, exportable, and served to AI clients over MCP.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -67,9 +73,24 @@ def build_app() -> typer.Typer:
                                      help="Print the version and exit."),
         traceback: bool = typer.Option(False, "--traceback",
                                        help="Show the full traceback on errors."),
+        store: str | None = typer.Option(
+            None, "--store", metavar="PATH",
+            help="Use the store in PATH (as if every command got --store PATH)."),
+        directory: str | None = typer.Option(
+            None, "-C", metavar="DIR",
+            help="Run as if pcp was started in DIR (its store: the nearest pcp.yaml from "
+            "there; PCP_STORE is ignored)."),
+        no_pager: bool = typer.Option(False, "--no-pager",
+                                      help="Never pipe output through a pager."),
     ) -> None:
         """pcp: your AI context, in a folder you own."""
-        STATE["traceback"] = traceback
+        STATE["traceback"] = STATE["traceback"] or traceback
+        STATE["no_pager"] = STATE["no_pager"] or no_pager
+        # Normally `run` has applied (and removed) these already; this is for other callers.
+        if directory is not None:
+            _change_directory(directory)
+        if store is not None:
+            _use_store(store)
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
@@ -106,13 +127,88 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
 
 
 def run(args: list[str]) -> int:
-    """Run the CLI on `args` and return the exit status (never raises)."""
+    """Run the CLI on `args` and return the exit status (never raises).
+
+    The global options before the command change the process's folder or PCP_STORE; both are
+    put back afterwards, so an in-process caller (the tests) sees no change.
+    """
     want_json = "--json" in args
     STATE["traceback"] = "--traceback" in args
-    fast = _fast_command(args)
-    if fast is not None:
-        return fast
-    return guarded(lambda: _run_typer(args, want_json), want_json)
+    STATE["no_pager"] = False
+    saved_cwd, saved_store = os.getcwd(), os.environ.get("PCP_STORE")
+    try:
+        try:
+            args = _apply_global_options(args)
+        except PcpError as exc:
+            _report(exc, want_json)
+            return int(exc.exit_status)
+        fast = _fast_command(args)
+        if fast is not None:
+            return fast
+        return guarded(lambda: _run_typer(args, want_json), want_json)
+    finally:
+        os.chdir(saved_cwd)
+        if saved_store is None:
+            os.environ.pop("PCP_STORE", None)
+        else:
+            os.environ["PCP_STORE"] = saved_store
+
+
+def _apply_global_options(args: list[str]) -> list[str]:
+    """Apply (and drop) the options given before the command; return the rest.
+
+    `--no-pager` is also taken after the command (people type `pcp show X --no-pager`), up
+    to a `--` that ends the options.
+    """
+    index = 0
+    while index < len(args):
+        name, has_value, value = args[index].partition("=")
+        if name.startswith("-C") and len(name) > 2 and not has_value:  # -CDIR
+            name, has_value, value = "-C", True, name[2:]
+        if name not in GLOBAL_OPTIONS:
+            break
+        takes_value = GLOBAL_OPTIONS[name]
+        if takes_value and not has_value:
+            if index + 1 >= len(args):
+                from pcp_cli.errors import UsageError
+
+                raise UsageError(f"{name} needs a value", hint="e.g. pcp --store PATH ls")
+            value = args[index + 1]
+            index += 1
+        index += 1
+        if name == "-C":
+            _change_directory(value)
+        elif name == "--store":
+            _use_store(value)
+        elif name == "--no-pager":
+            STATE["no_pager"] = True
+        elif name == "--traceback":
+            STATE["traceback"] = True
+    rest = args[index:]
+    end = rest.index("--") if "--" in rest else len(rest)
+    if "--no-pager" in rest[:end]:
+        STATE["no_pager"] = True
+        rest = [a for i, a in enumerate(rest) if not (a == "--no-pager" and i < end)]
+    # `--traceback` stays for typer when it comes after the command; before it, it is done.
+    return rest
+
+
+def _change_directory(directory: str) -> None:
+    from pcp_cli.errors import UsageError
+
+    try:
+        os.chdir(os.path.expanduser(directory))
+    except FileNotFoundError:
+        raise UsageError(f"-C {directory}: no such folder") from None
+    except NotADirectoryError:
+        raise UsageError(f"-C {directory}: not a folder") from None
+    except OSError as exc:
+        raise UsageError(f"-C {directory}: {exc.strerror}") from None
+    os.environ.pop("PCP_STORE", None)  # "run as if started there": the store found from there
+
+
+def _use_store(path: str) -> None:
+    os.environ["PCP_STORE"] = os.path.abspath(os.path.expanduser(path))
 
 
 def _run_typer(args: list[str], want_json: bool) -> int:
@@ -126,6 +222,8 @@ def _run_typer(args: list[str], want_json: bool) -> int:
         return returned if isinstance(returned, int) else ExitStatus.OK
     except exit_types as exc:
         return int(exc.exit_code or 0)
+    except SystemExit as exc:  # typer's completion callbacks end with sys.exit()
+        return exc.code if isinstance(exc.code, int) else ExitStatus.OK
     except abort_types:
         sys.stderr.write("Aborted.\n")
         return ExitStatus.UNEXPECTED

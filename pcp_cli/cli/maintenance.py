@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table, text
+from pcp_cli.cli.output import JsonOpt, StoreOpt, api, emit, note, table, text
 from pcp_cli.config import resolve_store_root
 from pcp_cli.errors import InvalidInput, StoreDamaged
 

@@ -12,11 +12,11 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli import api
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
+    api,
     console,
     emit,
     is_terminal,
@@ -95,6 +95,7 @@ def register(app: typer.Typer) -> None:
                               include_sensitive=include_sensitive, min_score=min_score,
                               scopes=scope or None, mode=mode, filters=filters,
                               cursor=cursor, as_of=as_of, depth=depth)
+            shorten = api.short_page_ids(store) if is_terminal() else str
         if as_json:
             print_json(data)
             return
@@ -108,7 +109,7 @@ def register(app: typer.Typer) -> None:
         if not data["results"]:
             note("No results.")
             return
-        _print_results(data["results"])
+        _print_results(data["results"], shorten)
         if data.get("next_cursor"):
             note(f"More: --cursor {data['next_cursor']}")
 
@@ -191,21 +192,24 @@ def _index_line(report: dict[str, Any]) -> str:
     return f"The search index is up to date: {report['documents']} pages."
 
 
-def _print_results(results: list[dict[str, Any]]) -> None:
+def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] = str) -> None:
     rows = []
     for r in results:
         score = f"{r['score']:.2f}" if "score" in r else "-"
-        rows.append((r["id"], r["type"], r["origin"], score, (r.get("timestamp") or "")[:10],
-                     r["snippet"], r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
+        rows.append((shorten(r["id"]), r["type"], r["origin"], score,
+                     (r.get("timestamp") or "")[:10], r["snippet"],
+                     r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
     if not is_terminal():
         for *cells, _spans in rows:
             sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
                                        for c in cells) + "\n")
         return
-    from rich.table import Table
+    from rich.table import Column, Table
     from rich.text import Text
 
-    tbl = Table("id", "type", "origin", "score", "date", "snippet", show_lines=True)
+    width = max([2, *(len(cells[0]) for *cells, _spans in rows)])
+    tbl = Table(Column("id", no_wrap=True, min_width=width), "type", "origin", "score", "date",
+                "snippet", show_lines=True)
     for *cells, spans in rows:
         snippet = Text(cells[-1])
         for start, end in spans:
@@ -225,9 +229,13 @@ def _print_capabilities(data: dict[str, Any]) -> None:
 
 def _flat(value: Any) -> str:
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(_flat(v) for v in value) or "none"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items())
+        return ", ".join(f"{k}={_flat(v)}" for k, v in value.items())
+    if isinstance(value, bool):  # people read yes/no, not Python's True/False
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
     return str(value)
 
 
