@@ -325,6 +325,12 @@ def revise_page(
         changes["content"] = content
     if title is not None:
         changes["title"] = title
+    elif content is not None:
+        # A title derived from the old first line follows the new one; a title set by hand
+        # (one that is not the old text's first line) stays.
+        head = store.current(page_id)
+        if head.state.title == title_from(head.state.content):
+            changes["title"] = title_from(content)
     if sensitivity is not None:
         _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
         changes["sensitivity"] = sensitivity
@@ -459,8 +465,15 @@ def add_timeline_event(
 ) -> WriteResult:
     import re
 
-    if not re.match(vocab.PARTIAL_DATE_PATTERN, date) or not _valid_partial_date(date):
-        raise UsageError(f"date {date!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+    from pcp_cli.model.dates import date_problem
+
+    problem = date_problem(date)
+    if problem is None and (not re.match(vocab.PARTIAL_DATE_PATTERN, date)
+                            or not _valid_partial_date(date)):
+        problem = "is not YYYY, YYYY-MM or YYYY-MM-DD"
+    if problem is not None:
+        raise UsageError(f"the date {date} {problem}", hint="a date is YYYY, YYYY-MM or "
+                         "YYYY-MM-DD, e.g. 2024-02-29")
     _check_enum("category", category, vocab.TIMELINE_CATEGORIES)
     _check_enum("source", source, vocab.KEYSTONE_SOURCES)
     if confidence is not None and not 0 <= confidence <= 1:

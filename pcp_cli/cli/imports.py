@@ -124,10 +124,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _print_problems(summary: dict[str, Any]) -> None:
+    from pcp_cli.cli.main import one_line
+
     entries = list(summary.get("problems") or []) + list(summary.get("warnings") or [])
     for entry in entries[:MAX_PROBLEM_LINES]:
         outcome = entry.get("outcome") or "problem"
         item = f" [{entry['item']}]" if entry.get("item") else ""
-        note(f"{outcome}: {entry.get('source')}{item}: {entry.get('reason')}")
+        reason = one_line(str(entry.get("reason")))  # a parser's text, on one line
+        note(f"{outcome}: {entry.get('source')}{item}: {reason}")
     if len(entries) > MAX_PROBLEM_LINES:
         note(f"… and {len(entries) - MAX_PROBLEM_LINES} more (all of them under --json)")

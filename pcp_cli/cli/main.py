@@ -117,7 +117,7 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
     except Exception as exc:  # the one place an unexpected error is turned into a message
         if STATE["traceback"]:
             raise
-        message = f"{type(exc).__name__}: {exc}"
+        message = one_line(f"{type(exc).__name__}: {exc}")
         if want_json:
             _json_error("unexpected", message, "rerun with --traceback", ExitStatus.UNEXPECTED)
         else:
@@ -232,12 +232,12 @@ def _run_typer(args: list[str], want_json: bool) -> int:
             sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
             return ExitStatus.USAGE
         if want_json:
-            _json_error("usage", exc.format_message(), None, ExitStatus.USAGE)
+            _json_error("usage", one_line(exc.format_message()), None, ExitStatus.USAGE)
         else:
             ctx = getattr(exc, "ctx", None)
             if ctx is not None:
                 sys.stderr.write(ctx.get_usage() + "\n")
-            sys.stderr.write(f"Error: {exc.format_message()}\n")
+            sys.stderr.write(f"Error: {one_line(exc.format_message())}\n")
             sys.stderr.write(_usage_hint(exc))
         return ExitStatus.USAGE
 
@@ -408,7 +408,20 @@ def _usage_hint(exc: Exception) -> str:
     return f"Hint: run `{name} --help` for usage.\n"
 
 
+def one_line(message: str) -> str:
+    """A parser's multi-line error text (YAML's "in <unicode string>, line 3…", JSON's
+    positions, yajl's "(right here) ------^" pointer) as one line: the pointer line dropped,
+    every run of whitespace, newlines included, made one space."""
+    import re
+
+    message = re.sub(r"\(right here\) -*\^", "", message)
+    return " ".join(message.split()).replace("( ", "(").replace(" )", ")")
+
+
 def _report(exc: PcpError, want_json: bool) -> None:
+    exc.message = one_line(exc.message)
+    if exc.hint:
+        exc.hint = one_line(exc.hint)
     if want_json:
         sys.stderr.write(json.dumps(exc.to_json(), ensure_ascii=False) + "\n")
         return
@@ -417,7 +430,7 @@ def _report(exc: PcpError, want_json: bool) -> None:
         sys.stderr.write(f"Hint: {exc.hint}\n")
     details = getattr(exc, "details", None) or []
     for detail in details[:50]:
-        sys.stderr.write(f"  {detail}\n")
+        sys.stderr.write(f"  {one_line(str(detail))}\n")
     if len(details) > 50:
         sys.stderr.write(f"  … and {len(details) - 50} more\n")
 
