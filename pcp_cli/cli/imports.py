@@ -10,7 +10,17 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, console, is_terminal, note, print_json, text
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    api,
+    console,
+    examples,
+    is_terminal,
+    note,
+    print_json,
+    text,
+)
 from pcp_cli.errors import ImportFailed
 
 MAX_PROBLEM_LINES = 50
@@ -26,7 +36,10 @@ DryRunOpt = Annotated[bool, typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("import")
+    @app.command("import", epilog=examples(
+        "pcp import ~/Downloads/chatgpt-export.zip --dry-run",
+        "pcp import claude-export.zip --namespace project:tidewatch",
+        "pcp import ~/notes --format markdown"))
     def import_(
         path: Annotated[str, typer.Argument(help="The export: a .zip, its unpacked folder, a "
                                             "conversations.json, a Markdown folder or file, "

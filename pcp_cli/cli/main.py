@@ -94,7 +94,65 @@ def build_app() -> typer.Typer:
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
+    _whole_short_help(app)
     return app
+
+
+# What an option's value is, in a word, for options that do not say it themselves.
+METAVARS = {
+    "--store": "PATH", "--limit": "N", "--type": "TYPE", "--exclude-type": "TYPE",
+    "--scope": "NS", "--namespace": "NS", "--min-score": "0-1", "--format": "FORMAT",
+    "--out": "FILE", "--client-id": "ID", "--client": "ID", "--since": "DATE",
+    "--remote": "NAME", "--message": "TEXT", "--keep": "REV", "--rev": "REV",
+    "--reason": "TEXT", "--confidence": "0-1", "--importance": "0-1",
+}
+
+
+def get_command() -> Any:
+    """The click command tree of the app, with readable metavars everywhere."""
+    import typer
+
+    command = typer.main.get_command(build_app())
+    _readable_metavars(command)
+    return command
+
+
+def _readable_metavars(command: Any) -> None:
+    """`--store PATH`, `QUERY`: never typer's `<str>` or `<list[str]>`. An option without a
+    metavar gets the word METAVARS has for it, else its name in capitals."""
+    for param in getattr(command, "params", []):
+        if param.metavar is not None or getattr(param, "is_flag", False) or \
+                getattr(param, "count", False):
+            continue
+        if param.param_type_name == "argument":
+            param.metavar = (param.name or "VALUE").upper()
+        else:
+            long = max(param.opts, key=len)
+            param.metavar = METAVARS.get(long, long.lstrip("-").replace("-", "_").upper())
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _readable_metavars(sub)
+
+
+def _whole_short_help(app: typer.Typer) -> None:
+    """Command lists show each command's whole first paragraph (wrapped), never one cut at
+    45 characters with "…", which is what click does with a help text it shortens itself."""
+    import inspect
+
+    def first_paragraph(text: str | None) -> str | None:
+        if not text:
+            return None
+        return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+
+    for command in app.registered_commands:
+        if command.short_help is None and not command.hidden:
+            command.short_help = first_paragraph(command.help or inspect.getdoc(command.callback))
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        if sub is None:
+            continue
+        if group.short_help is None:
+            group.short_help = first_paragraph(group.help or sub.info.help)
+        _whole_short_help(sub)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -212,11 +270,10 @@ def _use_store(path: str) -> None:
 
 
 def _run_typer(args: list[str], want_json: bool) -> int:
-    import typer
 
     exit_types, abort_types, usage_types = _click_exceptions()
     try:
-        command = typer.main.get_command(build_app())
+        command = get_command()
         returned = command.main(args=args, prog_name="pcp", standalone_mode=False)
         # Without standalone mode click returns typer.Exit's code instead of raising it.
         return returned if isinstance(returned, int) else ExitStatus.OK

@@ -6,13 +6,13 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, emit, note, table, text
+from pcp_cli.cli.output import JsonOpt, StoreOpt, api, emit, examples, note, table, text
 from pcp_cli.config import resolve_store_root
 from pcp_cli.errors import InvalidInput, StoreDamaged
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp validate", "pcp validate ~/context --json"))
     def validate(
         path: Annotated[str | None, typer.Argument(help="The store folder (default: the "
                                                    "current store).")] = None,
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
                 hint="`pcp doctor --fix` mends interrupted writes; fix the rest by hand",
             )
 
-    @app.command()
+    @app.command(epilog=examples("pcp doctor", "pcp doctor --fix"))
     def doctor(
         fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired.")] = False,
         store_path: StoreOpt = None,

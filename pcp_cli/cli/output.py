@@ -37,8 +37,9 @@ api: _api_module = _LazyApi()  # type: ignore[assignment]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (the documented shape).")]
 StoreOpt = Annotated[
     str | None,
-    typer.Option("--store", envvar="PCP_STORE", help="The store folder (default: the nearest "
-                 "pcp.yaml above the current folder).", show_envvar=True),
+    typer.Option("--store", envvar="PCP_STORE", metavar="PATH",
+                 help="The store folder (default: the nearest pcp.yaml above the current "
+                 "folder).", show_envvar=True),
 ]
 AsOfOpt = Annotated[
     str | None,

@@ -322,6 +322,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """List pages (active ones by default), newest first (short ids; --json: whole ones)."""
+        if limit is not None and limit < 1:
+            raise UsageError(f"--limit must be at least 1, not {limit}")
         with api.open_store(store_path) as opened:
             store = api.as_of_view(opened, as_of)
             entries, next_cursor = api.list_page_window(

@@ -19,6 +19,7 @@ from pcp_cli.cli.output import (
     api,
     console,
     emit,
+    examples,
     is_terminal,
     note,
     print_json,
@@ -30,7 +31,9 @@ EXT = "org.pcp-cli"
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples('pcp search "tidewatch queue"',
+                                 "pcp search 'type:keystone AND tag:food' --json",
+                                 "pcp search lisbon --scope 'project:*' -n 5"))
     def search(
         query: Annotated[str, typer.Argument(
             help='Words, "quoted phrases", field:value (type:keystone, tag:food, ns:work), '
@@ -113,7 +116,7 @@ def register(app: typer.Typer) -> None:
         if data.get("next_cursor"):
             note(f"More: --cursor {data['next_cursor']}")
 
-    @app.command("index")
+    @app.command("index", epilog=examples("pcp index", "pcp index --rebuild"))
     def index(
         rebuild: Annotated[bool, typer.Option(
             "--rebuild", help="Build the index from scratch instead of updating it.")] = False,
@@ -126,7 +129,7 @@ def register(app: typer.Typer) -> None:
             report = api.index_store(store, rebuild=rebuild, progress=progress)
         emit(report, as_json, lambda: text(_index_line(report)))
 
-    @app.command()
+    @app.command(epilog=examples("pcp stats", "pcp stats --json"))
     def stats(as_of: AsOfOpt = None, store_path: StoreOpt = None,
               as_json: JsonOpt = False) -> None:
         """Counts of pages by type, origin, namespace and lifecycle, and their time range."""
@@ -144,7 +147,7 @@ def register(app: typer.Typer) -> None:
 
         emit(data, as_json, human)
 
-    @app.command()
+    @app.command(epilog=examples("pcp scopes", "pcp scopes --json"))
     def scopes(
         limit: Annotated[int | None, typer.Option("--limit", "-n",
                                                   help="At most N scopes.")] = None,
@@ -165,7 +168,7 @@ def register(app: typer.Typer) -> None:
 
         emit(data, as_json, human)
 
-    @app.command()
+    @app.command(epilog=examples("pcp capabilities", "pcp capabilities --json"))
     def capabilities(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         """What this store supports (search modes, read views, limits, relation types, …)."""
         with api.open_store(store_path, refresh=False) as store:

@@ -13,11 +13,12 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, note, table
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp serve --client-id claude-desktop",
+                                 "pcp serve --client-id cursor --scope project:tidewatch"))
     def serve(
         client_id: Annotated[str | None, typer.Option(
             "--client-id", help="Which client this is: selects its grant in pcp.yaml (without "
@@ -37,7 +38,8 @@ def register(app: typer.Typer) -> None:
         api.serve_mcp(store_path, client_id=client_id, scopes=scope, allow_write=allow_write,
                       log=sys.stderr)
 
-    @app.command()
+    @app.command(epilog=examples("pcp audit --client claude-desktop --since 2026-11-01",
+                                 "pcp audit --json"))
     def audit(
         client: Annotated[str | None, typer.Option(
             "--client", help="Only this client id's calls.")] = None,

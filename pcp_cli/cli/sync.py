@@ -25,7 +25,7 @@ from pcp_cli.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp status", "pcp status --json"))
     def status(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         """Show what is not settled: hand edits, diverged pages, conflicts, uncommitted files."""
         with api.open_store(store_path, readonly=True, refresh=False) as store:
@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
             f"{data['status']} {data['page_id']} ({data['revision_id']})"
             + (f" from {', '.join(data['parents'])}" if data["parents"] else "")))
 
-    @app.command()
+    @app.command(epilog=examples("pcp sync", 'pcp sync -m "notes from the train"'))
     def sync(
         remote: Annotated[str | None, typer.Option(
             "--remote", help="The git remote (default: the branch's upstream, else origin).")
