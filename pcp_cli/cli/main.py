@@ -146,12 +146,15 @@ def _whole_short_help(app: typer.Typer) -> None:
     for command in app.registered_commands:
         if command.short_help is None and not command.hidden:
             command.short_help = first_paragraph(command.help or inspect.getdoc(command.callback))
+    def given(value: object) -> str | None:  # typer keeps unset values as placeholders
+        return value if isinstance(value, str) else None
+
     for group in app.registered_groups:
         sub = group.typer_instance
         if sub is None:
             continue
-        if group.short_help is None:
-            group.short_help = first_paragraph(group.help or sub.info.help)
+        if given(group.short_help) is None and given(sub.info.short_help) is None:
+            group.short_help = first_paragraph(given(group.help) or given(sub.info.help))
         _whole_short_help(sub)
 
 
