@@ -36,6 +36,14 @@ def decode_input(raw: bytes, path: str) -> str:
     return decode(raw, path)
 
 
+def doctor_finding(kind: str, path: str, message: str, *, fixed: bool = False,
+                   fixable: bool = True) -> Any:
+    """A `pcp doctor` finding about something outside the store's files (the git setup)."""
+    from pcp_cli.store.doctor import Finding
+
+    return Finding(kind, path, message, fixed=fixed, fixable=fixable)
+
+
 def check_store(store: Store, *, fix: bool = False) -> list[Any]:
     """`pcp doctor`: the findings (fixed ones marked) for an open store."""
     from pcp_cli.store.doctor import check
@@ -625,6 +633,14 @@ def setup_git(store: Store, *, create: bool = False) -> dict[str, Any] | None:
     from pcp_cli.sync.setup import setup_git as setup
 
     return setup(store.root, create=create)
+
+
+def merge_driver_problem(store: Store) -> str | None:
+    """`pcp doctor`: why the git merge driver registered for this clone no longer runs (its
+    venv deleted, pcp uninstalled), or None."""
+    from pcp_cli.sync.setup import driver_problem
+
+    return driver_problem(store.root)
 
 
 def merge_head_file(base: str, ours: str, theirs: str, path: str) -> None:

@@ -46,6 +46,15 @@ def register(app: typer.Typer) -> None:
         """Find interrupted writes, hand edits, dropped files, conflicts and divergence."""
         with api.open_store(store_path, refresh=False) as store:
             findings = api.check_store(store, fix=fix)
+            driver = api.merge_driver_problem(store)
+            if driver is not None:
+                repaired = False
+                if fix:
+                    api.setup_git(store)
+                    repaired = api.merge_driver_problem(store) is None
+                findings.append(api.doctor_finding(
+                    "merge_driver", ".git/config", f"{driver}; `pcp init --git` (or `pcp doctor "
+                    "--fix`) registers the one installed now", fixed=repaired))
         data = {"clean": not findings, "fixed": fix,
                 "findings": [f.to_dict() for f in findings]}
 
