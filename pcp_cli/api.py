@@ -179,18 +179,28 @@ def short_page_ids(store: Store) -> Any:
     return short_ids(store)
 
 
-def page_id_completions(store: Store, incomplete: str) -> list[tuple[str, str]]:
-    """(page id, title) for shell completion of ids starting with `incomplete`."""
-    from pcp_cli.store.refs import page_ids
+def page_id_completions(store: Store, incomplete: str, *, limit: int = 200
+                        ) -> list[tuple[str, str]]:
+    """Shell completion of a page id: (what was typed + the rest of the id, title) for the
+    ids that start with `incomplete` (pg_ optional, any case), so the shell keeps what was
+    typed and adds the rest."""
+    from pcp_cli.store.refs import KIND_PREFIX, page_ids
 
     folded = incomplete.lower()
-    ids = [i for i in page_ids(store) if i.lower().startswith(folded)
-           or i.lower().startswith("pg_" + folded)]
-    titles = {}
-    for page_id in ids[:200]:
+    found: list[tuple[str, str]] = []
+    for page_id in page_ids(store):
+        lowered = page_id.lower()
+        if lowered.startswith(folded):
+            rest = page_id[len(incomplete):]
+        elif lowered.startswith(KIND_PREFIX + folded):
+            rest = page_id[len(KIND_PREFIX) + len(incomplete):]
+        else:
+            continue
         entries = store.catalog.by_page_id(page_id)
-        titles[page_id] = entries[0].title if entries else ""
-    return [(i, titles[i]) for i in ids[:200]]
+        found.append((incomplete + rest, entries[0].title if entries else ""))
+        if len(found) >= limit:
+            break
+    return found
 
 
 # -- editing a head file (pcp edit) ----------------------------------------------------------
