@@ -1,4 +1,4 @@
-"""Shell completion (typer's, through the completion env vars) and the options before the command."""
+"""Shell completion (typer's, via the completion env vars) and the options before the command."""
 
 from __future__ import annotations
 
