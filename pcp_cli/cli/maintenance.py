@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
             table(("kind", "path", "page", "detail", "status"),
                   ((f.kind, f.path, f.page_id or "", f.message,
                     "fixed" if f.fixed else ("fixable" if f.fixable else "manual"))
-                   for f in findings))
+                   for f in findings), whole=(0, 2))
 
         emit(data, as_json, human)
         remaining = [f for f in findings if not f.fixed]

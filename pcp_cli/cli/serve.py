@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, note, table
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, note, paged, table
 
 
 def register(app: typer.Typer) -> None:
@@ -56,11 +56,13 @@ def register(app: typer.Typer) -> None:
         if not records and not as_json:
             note("no MCP tool calls recorded" + (" for that filter" if client or since else ""))
             return
-        emit(records, as_json, lambda: table(
-            ("time", "client", "tool", "outcome", "results", "params"),
-            ((r.get("time"), r.get("client_id") or "-", r.get("tool"),
-              f"{r.get('outcome')}" + (f" ({r['error_code']})" if r.get("error_code") else ""),
-              r.get("result_count"), _params(r.get("params"))) for r in records)))
+        with paged():  # a log: through the pager on a terminal, as `git log` is
+            emit(records, as_json, lambda: table(
+                ("time", "client", "tool", "outcome", "results", "params"),
+                ((r.get("time"), r.get("client_id") or "-", r.get("tool"),
+                  f"{r.get('outcome')}" + (f" ({r['error_code']})" if r.get("error_code")
+                                           else ""),
+                  r.get("result_count"), _params(r.get("params"))) for r in records)))
 
 
 def _params(params: object) -> str:

@@ -141,7 +141,7 @@ def _print_status(data: dict[str, Any]) -> None:
     for item in (git or {}).get("uncommitted", []):
         rows.append(("uncommitted", item["status"], item["path"]))
     if rows:
-        table(("state", "page", "detail"), rows)
+        table(("state", "page", "detail"), rows, whole=(0, 1))
 
 
 def _print_sync(data: dict[str, Any]) -> None:
