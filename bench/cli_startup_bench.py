@@ -48,11 +48,19 @@ def make_store(root: Path, pages: int) -> None:
     store.close()
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user+system) of one run. On a loaded machine the CPU time
+    is the steadier of the two: waiting for a core does not count."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                    check=False)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> None:
@@ -94,15 +102,21 @@ def main() -> None:
                 for name in (fast, slow)]
         assert outs[0] == outs[1] and outs[0], f"{fast} and {slow} differ"
     times: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
+    load_before = os.getloadavg()
     for _ in range(args.runs):
         for name, (argv, case_env) in cases.items():
-            times[name].append(timed(argv, case_env))
+            wall, cpu = timed(argv, case_env)
+            times[name].append(wall)
+            cpus[name].append(cpu)
     base = statistics.median(times["python -c pass"])
-    print(f"load average: {os.getloadavg()}; {args.pages} notes; {args.runs} runs each")
-    print(f"{'case':34} {'median':>8} {'min':>7} {'max':>7} {'minus python':>13}")
+    print(f"load average before {load_before}, after {os.getloadavg()}; {args.pages} notes; "
+          f"{args.runs} runs each")
+    print(f"{'case':34} {'wall med':>8} {'min':>7} {'max':>7} {'- python':>9} {'cpu med':>8}")
     for name, values in times.items():
         med = statistics.median(values)
-        print(f"{name:34} {med:8.3f} {min(values):7.3f} {max(values):7.3f} {med - base:13.3f}")
+        print(f"{name:34} {med:8.3f} {min(values):7.3f} {max(values):7.3f} {med - base:9.3f} "
+              f"{statistics.median(cpus[name]):8.3f}")
     shutil.rmtree(work, ignore_errors=True)
 
 
