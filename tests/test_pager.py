@@ -79,3 +79,11 @@ def test_show_of_a_huge_page_does_not_flood_a_terminal_unasked(store: Path) -> N
     assert "line 199999 of a very long page" in everything.screen
     piped = cli("show", page, "--store", str(store))
     assert "line 199999 of a very long page" in piped.stdout
+
+
+def test_a_pager_that_cannot_run_does_not_swallow_the_output(store: Path, page: str) -> None:
+    shown = run_in_terminal("show", page, "--store", str(store),
+                            env={"PCP_PAGER": "no-such-pager-anywhere"})
+    assert shown.code == 0
+    assert "A line of the page." in shown.screen
+    assert "could not be run" in shown.stderr

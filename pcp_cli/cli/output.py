@@ -170,6 +170,11 @@ def _run_pager(command: str, data: str, real: Any) -> None:
             break
         except KeyboardInterrupt:  # ^C belongs to the pager (less stays open), as in git
             continue
+    if proc.returncode in (126, 127):  # the shell could not run it: nothing was shown
+        sys.stderr.write(f"pcp: the pager {command!r} could not be run; printing directly "
+                         "(set PCP_PAGER, or PCP_PAGER=cat)\n")
+        real.write(data)
+        real.flush()
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
