@@ -6,7 +6,16 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, complete_page, emit, examples, table
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    api,
+    complete_page,
+    emit,
+    examples,
+    is_terminal,
+    table,
+)
 from pcp_cli.cli.pages import write_result
 
 keystone_app = typer.Typer(help="Curated claims about you (keystones).", no_args_is_help=True)
@@ -109,7 +118,7 @@ def keystone_list(
     """List keystones (active and affirmed by default)."""
     with api.open_store(store_path) as store:
         rows = keystone_rows(store, api.keystone_entries(store, include_all=show_all))
-        shorten = api.short_page_ids(store)
+        shorten = api.short_page_ids(store) if is_terminal() and not as_json else str
     emit(rows, as_json, lambda: table(
         ("id", "category", "status", "source", "content"),
         ((shorten(o["id"]), o.get("category", ""),

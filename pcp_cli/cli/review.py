@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, complete_page, emit, examples, table, text
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    api,
+    complete_page,
+    emit,
+    examples,
+    is_terminal,
+    table,
+    text,
+)
 from pcp_cli.cli.pages import write_result
 
 PageArg = Annotated[str, typer.Argument(
@@ -29,7 +39,7 @@ def review_list(ctx: typer.Context, store_path: StoreOpt = None,
         return
     with api.open_store(store_path) as store:
         items = api.review_queue(store)
-        shorten = api.short_page_ids(store)
+        shorten = api.short_page_ids(store) if is_terminal() and not as_json else str
 
     def human() -> None:
         if not items:

@@ -6,7 +6,18 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, api, emit, examples, note, paged, table
+from pcp_cli.cli.output import (
+    AsOfOpt,
+    JsonOpt,
+    StoreOpt,
+    api,
+    emit,
+    examples,
+    is_terminal,
+    note,
+    paged,
+    table,
+)
 from pcp_cli.cli.pages import write_result
 
 timeline_app = typer.Typer(help="Dated events (timeline).", no_args_is_help=True)
@@ -62,7 +73,7 @@ def timeline_list(
     with api.open_store(store_path) as store:
         data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
                             cursor=cursor, as_of=as_of)
-        shorten = api.short_page_ids(store)
+        shorten = api.short_page_ids(store) if is_terminal() and not as_json else str
     if not as_json and not data["events"]:
         note("No timeline events.")
         return
