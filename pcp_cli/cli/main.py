@@ -42,7 +42,8 @@ STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
 # Options taken before the command, like git's: `pcp --store PATH ls`, `pcp -C DIR ls`.
 # name -> takes a value. `run` applies them before anything else (the typer-free fast paths
 # included); the root callback declares them too, for `--help` and completion.
-GLOBAL_OPTIONS = {"--store": True, "-C": True, "--no-pager": False, "--traceback": False}
+# (`--traceback` is left to typer: a leading one also keeps the fast paths out of the way.)
+GLOBAL_OPTIONS = {"--store": True, "-C": True, "--no-pager": False}
 
 
 def _version(value: bool) -> None:
@@ -243,14 +244,11 @@ def _apply_global_options(args: list[str]) -> list[str]:
             _use_store(value)
         elif name == "--no-pager":
             STATE["no_pager"] = True
-        elif name == "--traceback":
-            STATE["traceback"] = True
     rest = args[index:]
     end = rest.index("--") if "--" in rest else len(rest)
     if "--no-pager" in rest[:end]:
         STATE["no_pager"] = True
         rest = [a for i, a in enumerate(rest) if not (a == "--no-pager" and i < end)]
-    # `--traceback` stays for typer when it comes after the command; before it, it is done.
     return rest
 
 
