@@ -55,8 +55,9 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
+    # cwd: not a checkout, or `python -m` would import pcp_cli from it whatever PYTHONPATH says
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                   check=False)
+                   check=False, cwd=tempfile.gettempdir())
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -98,8 +99,8 @@ def main() -> None:
     # the two routes must print the same thing
     for fast, slow in (("micro_prompt, fast path", "micro_prompt, through typer"),
                        ("search --json, fast path", "search --json, through typer")):
-        outs = [subprocess.run(cases[name][0], capture_output=True, env=cases[name][1]).stdout
-                for name in (fast, slow)]
+        outs = [subprocess.run(cases[name][0], capture_output=True, env=cases[name][1],
+                               cwd=tempfile.gettempdir()).stdout for name in (fast, slow)]
         assert outs[0] == outs[1] and outs[0], f"{fast} and {slow} differ"
     times: dict[str, list[float]] = {name: [] for name in cases}
     cpus: dict[str, list[float]] = {name: [] for name in cases}
