@@ -29,6 +29,7 @@ def add(store: Path, text: str, *extra: str) -> str:
     return cli("add", text, *extra, "--store", str(store), "--json").json["page_id"]
 
 
+@pytest.mark.slow
 def test_completion_offers_commands_options_types_namespaces_and_page_ids(store: Path) -> None:
     page = add(store, "Tidewatch architecture")
     work = add(store, "Work note", "--namespace", "project:tidewatch")

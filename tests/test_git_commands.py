@@ -70,6 +70,7 @@ def path_with(*folders: Path) -> str:
     return os.pathsep.join([*(str(f) for f in folders), str(git_dir), "/bin", "/usr/bin"])
 
 
+@pytest.mark.slow
 def test_the_merge_driver_is_registered_by_a_stable_name_that_outlives_its_venv(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = shim(tmp_path / "venv-one" / "bin")

@@ -65,6 +65,7 @@ def test_pager_falls_back_to_pager_then_is_skipped_by_no_pager_cat_or_a_pipe(
     assert "A line of the page." in piped.stdout and not caught.exists()
 
 
+@pytest.mark.slow
 def test_show_of_a_huge_page_does_not_flood_a_terminal_unasked(store: Path) -> None:
     body = "".join(f"line {n} of a very long page\n" for n in range(200_000))  # ~5 MB
     big = store.parent / "big.md"
