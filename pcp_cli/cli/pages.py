@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
         emit(data, as_json, human)
 
     @app.command(epilog=examples('pcp add "Tidewatch architecture: three services behind a queue"',
-                                 "pcp add --file notes.md --type reference --tag tidewatch",
+                                 "pcp add --file notes.md --type document --tag tidewatch",
                                  "pcp add                # on a terminal: opens your editor"))
     def add(
         text_arg: Annotated[str | None, typer.Argument(
@@ -415,13 +415,13 @@ def register(app: typer.Typer) -> None:
         with paged():
             emit(data, as_json, human)
 
-    @app.command(epilog=examples("pcp link pg_01M8R7A1 supports pg_01M8R9QX",
+    @app.command(epilog=examples("pcp link pg_01M8R7A1 depends_on pg_01M8R9QX",
                                  'pcp link "Tidewatch architecture" derived_from pg_01M8R9QX'))
     def link(
         from_id: Annotated[str, typer.Argument(metavar="FROM", help="The page the relation "
                                                "starts from.", autocompletion=complete_page)],
         relation: Annotated[str, typer.Argument(metavar="RELATION", help="The relation type "
-                                                "(supports, derived_from, supersedes, …).")],
+                                                "(depends_on, derived_from, related_to, …).")],
         to_id: Annotated[str, typer.Argument(metavar="TO", help="The page it points to.",
                                              autocompletion=complete_page)],
         note_text: Annotated[str | None, typer.Option("--note", metavar="TEXT",
