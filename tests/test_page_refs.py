@@ -115,10 +115,10 @@ def test_ls_on_a_terminal_shows_short_unique_ids_never_cut_and_json_keeps_whole_
 
 def test_ls_limit_lists_the_newest_first(store: Path) -> None:
     ids = [add(store, f"Page {n}") for n in range(4)]
-    listed = cli("ls", "--limit", "2", "--json", "--store", str(store)).json
+    listed = cli("ls", "--limit", "2", "--json", "--store", str(store)).json["pages"]
     assert [p["page_id"] for p in listed] == ids[::-1][:2]
     assert [p["page_id"] for p in cli("ls", "-n", "3", "--json", "--store",
-                                      str(store)).json] == ids[::-1][:3]
+                                      str(store)).json["pages"]] == ids[::-1][:3]
     assert cli("ls", "--limit", "0", "--store", str(store)).code == 2
 
 
