@@ -36,6 +36,14 @@ def decode_input(raw: bytes, path: str) -> str:
     return decode(raw, path)
 
 
+def doctor_finding(kind: str, path: str, message: str, *, fixed: bool = False,
+                   fixable: bool = True) -> Any:
+    """A `pcp doctor` finding about something outside the store's files (the git setup)."""
+    from pcp_cli.store.doctor import Finding
+
+    return Finding(kind, path, message, fixed=fixed, fixable=fixable)
+
+
 def check_store(store: Store, *, fix: bool = False) -> list[Any]:
     """`pcp doctor`: the findings (fixed ones marked) for an open store."""
     from pcp_cli.store.doctor import check
@@ -153,6 +161,88 @@ def entry_folder_namespace(entry: Entry) -> str | None:
     return ":".join(parts) or None
 
 
+# -- page references --------------------------------------------------------------------------
+def find_page(store: Store, ref: str) -> str:
+    """The page id a person's `ref` names: a whole id, a unique prefix of one (with or without
+    `pg_`), or a title only one page has. UsageError listing the candidates when several match,
+    NotFound when none does. Every front end that takes a typed page id resolves it here."""
+    from pcp_cli.store.refs import resolve
+
+    return resolve(store, ref)
+
+
+def short_page_ids(store: Store) -> Any:
+    """A function `page_id -> shortest unique prefix` (at least 8 characters after `pg_`), for
+    tables; `--json` keeps whole ids."""
+    from pcp_cli.store.refs import short_ids
+
+    return short_ids(store)
+
+
+def page_id_completions(store: Store, incomplete: str, *, limit: int = 200
+                        ) -> list[tuple[str, str]]:
+    """Shell completion of a page id: (what was typed + the rest of the id, title) for the
+    ids that start with `incomplete` (pg_ optional, any case), so the shell keeps what was
+    typed and adds the rest."""
+    from pcp_cli.store.refs import KIND_PREFIX, page_ids
+
+    folded = incomplete.lower()
+    found: list[tuple[str, str]] = []
+    for page_id in page_ids(store):
+        lowered = page_id.lower()
+        if lowered.startswith(folded):
+            rest = page_id[len(incomplete):]
+        elif lowered.startswith(KIND_PREFIX + folded):
+            rest = page_id[len(KIND_PREFIX) + len(incomplete):]
+        else:
+            continue
+        entries = store.catalog.by_page_id(page_id)
+        found.append((incomplete + rest, entries[0].title if entries else ""))
+        if len(found) >= limit:
+            break
+    return found
+
+
+# -- editing a head file (pcp edit) ----------------------------------------------------------
+def begin_edit(store: Store, page_id: str) -> Any:
+    """Start `pcp edit`: an EditSession whose `draft` (a copy of the head file, or an earlier
+    unrecorded edit when `resumed`) is what the editor opens."""
+    from pcp_cli.store.editing import begin
+
+    return begin(store, page_id)
+
+
+def check_edit(store: Store, session: Any, text: str) -> None:
+    """InvalidInput naming the head file and line when the edited text is not a valid head
+    file for the page."""
+    from pcp_cli.store.editing import check
+
+    check(store, session, text)
+
+
+def record_edit(store: Store, session: Any, text: str) -> WriteResult:
+    """Write the edited text over the head file and record it as a hand edit (status
+    "revised", or "unchanged" when it says nothing new); then drop the draft."""
+    from pcp_cli.store.editing import finish, record
+
+    result = record(store, session, text)
+    finish(session)
+    return result
+
+
+def discard_edit(session: Any) -> None:
+    from pcp_cli.store.editing import finish
+
+    finish(session)
+
+
+def new_page_draft(store: Store) -> Any:
+    """An empty file under `.pcp/edits/` for `pcp add` to open in an editor."""
+    from pcp_cli.store.editing import new_draft
+
+    return new_draft(store)
+
+
 # -- reading ----------------------------------------------------------------------------------
 def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None, as_of: str | None = None) -> dict[str, Any]:
@@ -253,6 +343,12 @@ def revise_page(
         changes["content"] = content
     if title is not None:
         changes["title"] = title
+    elif content is not None:
+        # A title derived from the old first line follows the new one; a title set by hand
+        # (one that is not the old text's first line) stays.
+        head = store.current(page_id)
+        if head.state.title == title_from(head.state.content):
+            changes["title"] = title_from(content)
     if sensitivity is not None:
         _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
         changes["sensitivity"] = sensitivity
@@ -387,8 +483,15 @@ def add_timeline_event(
 ) -> WriteResult:
     import re
 
-    if not re.match(vocab.PARTIAL_DATE_PATTERN, date) or not _valid_partial_date(date):
-        raise UsageError(f"date {date!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+    from pcp_cli.model.dates import date_problem
+
+    problem = date_problem(date)
+    if problem is None and (not re.match(vocab.PARTIAL_DATE_PATTERN, date)
+                            or not _valid_partial_date(date)):
+        problem = "is not YYYY, YYYY-MM or YYYY-MM-DD"
+    if problem is not None:
+        raise UsageError(f"the date {date} {problem}", hint="a date is YYYY, YYYY-MM or "
+                         "YYYY-MM-DD, e.g. 2024-02-29")
     _check_enum("category", category, vocab.TIMELINE_CATEGORIES)
     _check_enum("source", source, vocab.KEYSTONE_SOURCES)
     if confidence is not None and not 0 <= confidence <= 1:
@@ -540,6 +643,14 @@ def setup_git(store: Store, *, create: bool = False) -> dict[str, Any] | None:
     from pcp_cli.sync.setup import setup_git as setup
 
     return setup(store.root, create=create)
+
+
+def merge_driver_problem(store: Store) -> str | None:
+    """`pcp doctor`: why the git merge driver registered for this clone no longer runs (its
+    venv deleted, pcp uninstalled), or None."""
+    from pcp_cli.sync.setup import driver_problem
+
+    return driver_problem(store.root)
 
 
 def merge_head_file(base: str, ours: str, theirs: str, path: str) -> None:

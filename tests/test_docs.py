@@ -3,6 +3,8 @@ README and docs/ are what pcp prints."""
 
 from __future__ import annotations
 
+import re
+
 import typer
 
 from pcp_cli.cli.main import build_app
@@ -66,3 +68,49 @@ def test_the_documented_examples_are_what_pcp_prints() -> None:
     assert sum(len(module.examples(path)) for path in module.doc_files()) >= 6
     problems = module.check()
     assert not problems, "\n\n".join(problems) + "\n(python tools/doc_examples.py --write)"
+
+
+def _params(command: object) -> list[object]:
+    return [p for p in getattr(command, "params", []) if not getattr(p, "hidden", False)]
+
+
+def test_every_option_and_argument_has_help_text() -> None:
+    missing = [f"{path} {param.opts[0]}" for path, command in _commands()
+               for param in _params(command)
+               if not (getattr(param, "help", None) or "").strip()]
+    assert not missing, f"options/arguments without help: {missing}"
+
+
+def test_metavars_are_words_people_read() -> None:
+    """`TEXT`, `NS`, `PAGE`: never a Python type such as `<list[str]>` or `LIST[STR]`."""
+    from tests.conftest import cli
+
+    bad = []
+    for path, _command in _commands():
+        shown = cli(*path.split()[1:], "--help").stdout.split("Examples:")[0]
+        # typer prints an argument's type beside its name (`QUERY <str>`); everywhere else,
+        # and for every option, the metavar is a word.
+        usage = shown.split("\n")[0]
+        options = shown.split("Options:")[-1]
+        for part, text in (("usage", usage), ("options", options)):
+            found = re.findall(r"<(?:str|int|float|bool|path|list\[[a-z]+\])>|LIST\[|INTEGER|"
+                               r"FLOAT", text)
+            bad += [f"{path} {part}: {mark}" for mark in found]
+        bad += [f"{path}: {mark}" for mark in re.findall(r"list\[[a-z]+\]", shown)]
+    assert not bad, f"unreadable metavars: {bad}"
+
+
+def test_every_command_has_an_example_and_no_cut_descriptions() -> None:
+    """Each command's --help ends with examples (typer's epilog); command lists wrap their
+    descriptions instead of cutting them with "…"."""
+    from tests.conftest import cli
+
+    no_example = [path for path, command in _commands()
+                  if path.split()[-1] not in HIDDEN and "Examples:" not in (
+                      getattr(command, "epilog", None) or "")]
+    assert not no_example, f"commands without an example in --help: {no_example}"
+    for args in (["--help"], ["keystone", "--help"], ["timeline", "--help"],
+                 ["review", "--help"], ["profile", "--help"]):
+        listing = cli(*args).stdout.split("Commands:")[-1]
+        assert "..." not in listing, listing
+        assert not [line for line in listing.splitlines() if line.endswith("…")], listing

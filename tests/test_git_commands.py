@@ -48,10 +48,74 @@ def test_init_git_creates_a_repository_with_ignore_attributes_and_driver(tmp_pat
     assert (root / ".git").is_dir()
     assert ".pcp/" in (root / ".gitignore").read_text().splitlines()
     assert "pages/**/*.md merge=pcp" in (root / ".gitattributes").read_text().splitlines()
+    assert git(root, "check-attr", "merge", "pages/user/ada/x.md").stdout.strip().endswith("pcp")
+
+
+def shim(folder: Path) -> Path:
+    """A `pcp-cli` on PATH, as `pipx install` or `uv tool install` would put there."""
+    import sys
+
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "pcp-cli"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m pcp_cli \"$@\"\n")
+    script.chmod(0o755)
+    return folder
+
+
+def path_with(*folders: Path) -> str:
+    """PATH holding `folders` and git, but no other pcp-cli."""
+    import shutil
+
+    git_dir = Path(shutil.which("git") or "/usr/bin/git").parent
+    return os.pathsep.join([*(str(f) for f in folders), str(git_dir), "/bin", "/usr/bin"])
+
+
+@pytest.mark.slow
+def test_the_merge_driver_is_registered_by_a_stable_name_that_outlives_its_venv(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = shim(tmp_path / "venv-one" / "bin")
+    monkeypatch.setenv("PATH", path_with(first))
+    root = tmp_path / "ctx"
+    assert cli("init", "--git", str(root), "--owner", "ada").code == 0
+    driver = git(root, "config", "--get", "merge.pcp.driver").stdout.strip()
+    assert driver == "pcp-cli merge-file %O %A %B %P"  # a name, not a path into the venv
+    assert cli("doctor", "--store", str(root)).code == 0
+    # the venv it was registered from is deleted; pcp is installed elsewhere on PATH
+    import shutil
+
+    shutil.rmtree(tmp_path / "venv-one")
+    monkeypatch.setenv("PATH", path_with(shim(tmp_path / "pipx" / "bin")))
+    assert cli("doctor", "--store", str(root)).code == 0
+    # and nothing on PATH at all: doctor says the registered driver no longer runs
+    monkeypatch.setenv("PATH", path_with())
+    broken = cli("doctor", "--store", str(root))
+    assert broken.code == 8
+    assert "merge driver `pcp-cli merge-file %O %A %B %P` no longer runs" in broken.stdout
+
+
+def test_without_pcp_cli_on_path_the_driver_is_this_interpreter_and_doctor_can_fix_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setenv("PATH", path_with())
+    root = tmp_path / "ctx"
+    assert cli("init", "--git", str(root), "--owner", "ada").code == 0
     driver = git(root, "config", "--get", "merge.pcp.driver").stdout.strip()
     assert driver.endswith("-m pcp_cli merge-file %O %A %B %P")
-    assert driver.split(" -m ")[0].strip("'") == __import__("sys").executable
-    assert git(root, "check-attr", "merge", "pages/user/ada/x.md").stdout.strip().endswith("pcp")
+    assert driver.split(" -m ")[0].strip("'") == sys.executable
+    # registered from a venv that is gone since
+    git(root, "config", "merge.pcp.driver",
+        "/gone/venv/bin/python -m pcp_cli merge-file %O %A %B %P")
+    report = cli("doctor", "--store", str(root), "--json")
+    assert report.code == 8
+    found = [f for f in report.json["findings"] if f["kind"] == "merge_driver"]
+    assert found and "no longer runs" in found[0]["message"] and not found[0]["fixed"]
+    monkeypatch.setenv("PATH", path_with(shim(tmp_path / "pipx" / "bin")))
+    fixed = cli("doctor", "--fix", "--store", str(root))
+    assert fixed.code == 0, fixed.stdout + fixed.stderr
+    assert git(root, "config", "--get", "merge.pcp.driver").stdout.strip() == \
+        "pcp-cli merge-file %O %A %B %P"
+    assert cli("doctor", "--store", str(root)).code == 0
 
 
 def test_init_inside_a_work_tree_sets_up_git_without_the_flag(tmp_path: Path) -> None:

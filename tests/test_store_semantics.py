@@ -298,7 +298,7 @@ RELATION = {"relation_id", "relation_type", "from_page_id", "from_revision_id", 
 def test_json_shapes_of_every_command(tmp_path: Path) -> None:
     root = tmp_path / "s"
     init = ok("init", str(root), "--owner", "shape")
-    assert set(init) == {"root", "store_id", "owner_id", "default_namespace"}
+    assert set(init) == {"root", "store_id", "owner_id", "default_namespace", "created"}
     s = str(root)
     a = ok("add", "# A\n\ntext", "--tag", "x", "--store", s)
     assert set(a) == WRITE and a["status"] == "created"

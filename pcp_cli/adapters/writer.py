@@ -131,6 +131,8 @@ def import_source(
     except READ_ERRORS as exc:
         raise InvalidInput(f"cannot be read ({type(exc).__name__}: {exc})",
                            path=str(source)) from None
+    if format in ("chatgpt", "claude"):
+        _check_forced_format(source, fmt)
     if fmt == "archive":
         try:
             from pcp_cli.adapters.archive import import_archive
@@ -148,6 +150,26 @@ def import_source(
     summary = write_items(store, results, format=fmt, namespace=namespace, dry_run=dry_run,
                           source=str(source))
     return summary.to_dict()
+
+
+_FORMAT_NAMES = {"chatgpt": "ChatGPT", "claude": "Claude", "markdown": "Markdown",
+                 "archive": "PCP v1 archive"}
+
+
+def _check_forced_format(source: Path, fmt: str) -> None:
+    """`--format claude` on what is recognisably another export: say so instead of skipping
+    every item as unreadable (and reporting success)."""
+    from pcp_cli.adapters import detect_format
+
+    try:
+        seen = detect_format(source)
+    except (InvalidInput, *READ_ERRORS):
+        return  # not recognisable: let the chosen parser say what it finds
+    if seen != fmt:
+        raise InvalidInput(
+            f"does not look like a {_FORMAT_NAMES[fmt]} export (it looks like a "
+            f"{_FORMAT_NAMES.get(seen, seen)} export)", path=str(source),
+            hint=f"drop --format (it is recognised from the content) or use --format {seen}")
 
 
 def write_items(

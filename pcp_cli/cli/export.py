@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import AsOfOpt, StoreOpt, note
+from pcp_cli.cli.output import AsOfOpt, StoreOpt, api, examples, note
 from pcp_cli.errors import UsageError
 
 FORMAT_HELP = "json | markdown | micro_prompt | archive | agents-md"
@@ -35,7 +34,9 @@ def write_output(data: str, out: str | None) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp export --format micro_prompt",
+                                 "pcp export --format agents-md --out AGENTS.md",
+                                 "pcp export --format archive --out backup.json"))
     def export(
         fmt: Annotated[str, typer.Option("--format", "-F", help=FORMAT_HELP)] = "archive",
         out: Annotated[str | None, typer.Option(

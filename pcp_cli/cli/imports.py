@@ -10,8 +10,17 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, console, is_terminal, note, print_json, text
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    api,
+    console,
+    examples,
+    is_terminal,
+    note,
+    print_json,
+    text,
+)
 from pcp_cli.errors import ImportFailed
 
 MAX_PROBLEM_LINES = 50
@@ -27,7 +36,10 @@ DryRunOpt = Annotated[bool, typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("import")
+    @app.command("import", epilog=examples(
+        "pcp import ~/Downloads/chatgpt-export.zip --dry-run",
+        "pcp import claude-export.zip --namespace project:tidewatch",
+        "pcp import ~/notes --format markdown"))
     def import_(
         path: Annotated[str, typer.Argument(help="The export: a .zip, its unpacked folder, a "
                                             "conversations.json, a Markdown folder or file, "
@@ -125,10 +137,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _print_problems(summary: dict[str, Any]) -> None:
+    from pcp_cli.cli.main import one_line
+
     entries = list(summary.get("problems") or []) + list(summary.get("warnings") or [])
     for entry in entries[:MAX_PROBLEM_LINES]:
         outcome = entry.get("outcome") or "problem"
         item = f" [{entry['item']}]" if entry.get("item") else ""
-        note(f"{outcome}: {entry.get('source')}{item}: {entry.get('reason')}")
+        reason = one_line(str(entry.get("reason")))  # a parser's text, on one line
+        note(f"{outcome}: {entry.get('source')}{item}: {reason}")
     if len(entries) > MAX_PROBLEM_LINES:
         note(f"… and {len(entries) - MAX_PROBLEM_LINES} more (all of them under --json)")

@@ -8,8 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, print_json, text
+from pcp_cli.cli.output import JsonOpt, StoreOpt, api, examples, print_json, text
 from pcp_cli.errors import InvalidInput
 
 # A JSON Lines file of events is read whole (every line is checked before anything is stored).
@@ -17,13 +16,15 @@ MAX_INGEST_BYTES = 256 * 1024 * 1024
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("ingest")
+    @app.command("ingest", epilog=examples(
+        "pcp ingest events.jsonl --source my-agent",
+        "my-agent --export | pcp ingest - --namespace project:tidewatch --json"))
     def ingest(
         file: Annotated[str, typer.Argument(
             help="A JSON Lines file of events, one per line ('-' = stdin).")] = "-",
-        source: Annotated[str, typer.Option(
+        source: Annotated[str | None, typer.Option(
             "--source", help="Whose idempotency keys and conversation ids these are: the same "
-            "key from the same source is the same event.")] = api.INGEST_SOURCE,
+            "key from the same source is the same event (default: ingest).")] = None,
         namespace: Annotated[str | None, typer.Option(
             "--namespace", help="Namespace for new conversation pages whose events name none "
             "(default: the store's).")] = None,
@@ -35,7 +36,9 @@ def register(app: typer.Typer) -> None:
         content, exit 5 for a bad line: then nothing is stored)."""
         raw, label = _read(file)
         with api.open_store(store_path) as store:
-            report = api.ingest_text(store, raw, path=label, source=source,
+            # the default is the library's (read here, so `pcp --help` needs no library)
+            report = api.ingest_text(store, raw, path=label,
+                                     source=api.INGEST_SOURCE if source is None else source,
                                      namespace=namespace)
         if as_json:
             print_json(report)

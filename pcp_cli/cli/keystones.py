@@ -6,21 +6,39 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, table
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    api,
+    complete_page,
+    emit,
+    examples,
+    is_terminal,
+    table,
+)
 from pcp_cli.cli.pages import write_result
 
 keystone_app = typer.Typer(help="Curated claims about you (keystones).", no_args_is_help=True)
 
 CategoryOpt = Annotated[str, typer.Option(
-    "--category", help="identity|preference|rule|objective|constraint|relationship|glossary|other")]
-ConfidenceOpt = Annotated[float | None, typer.Option("--confidence", help="0-1")]
-ImportanceOpt = Annotated[float | None, typer.Option("--importance", help="0-1")]
-SourceOpt = Annotated[str, typer.Option("--source", help="user_stated|inferred|imported|other")]
-SensitivityOpt = Annotated[str, typer.Option("--sensitivity", help="low|medium|high")]
-SupersedesOpt = Annotated[str | None, typer.Option("--supersedes", help="Id of the keystone this "
-                                                   "one replaces.")]
-IdOpt = Annotated[str | None, typer.Option("--id", help="Use this page id.")]
+    "--category", metavar="CATEGORY",
+    help="identity|preference|rule|objective|constraint|relationship|glossary|other")]
+ConfidenceOpt = Annotated[float | None, typer.Option("--confidence", metavar="0-1",
+                                                     help="How sure (0-1).")]
+ImportanceOpt = Annotated[float | None, typer.Option("--importance", metavar="0-1",
+                                                     help="How much it matters (0-1).")]
+SourceOpt = Annotated[str, typer.Option("--source", metavar="SOURCE",
+                                        help="user_stated|inferred|imported|other")]
+SensitivityOpt = Annotated[str, typer.Option("--sensitivity", metavar="LEVEL",
+                                             help="low|medium|high")]
+SupersedesOpt = Annotated[str | None, typer.Option(
+    "--supersedes", metavar="PAGE", help="The keystone this one replaces (id, prefix or title).",
+    autocompletion=complete_page)]
+IdOpt = Annotated[str | None, typer.Option("--id", metavar="ID", help="Use this page id.")]
+PageArg = Annotated[str, typer.Argument(
+    metavar="PAGE", help="A keystone's id, a unique prefix of one, or its title.",
+    autocompletion=complete_page)]
+ContentArg = Annotated[str, typer.Argument(metavar="TEXT", help="What is true (one claim).")]
 
 
 def keystone_rows(store, entries):  # type: ignore[no-untyped-def]
@@ -41,9 +59,11 @@ def keystone_rows(store, entries):  # type: ignore[no-untyped-def]
     return sorted(rows, key=lambda o: (o.get("created_at", ""), o["id"]))
 
 
-@keystone_app.command("add")
+@keystone_app.command("add", epilog=examples(
+    'pcp keystone add "I write Python every day" --category identity',
+    'pcp keystone add "Prefers tabs" --category preference --supersedes "Prefers spaces"'))
 def keystone_add(
-    content: str,
+    content: ContentArg,
     category: CategoryOpt = "other",
     confidence: ConfidenceOpt = None,
     importance: ImportanceOpt = None,
@@ -56,15 +76,17 @@ def keystone_add(
 ) -> None:
     """Add an affirmed keystone (optionally superseding an older one)."""
     with api.open_store(store_path) as store:
+        supersedes = None if supersedes is None else api.find_page(store, supersedes)
         result = api.add_keystone(store, content, category=category, confidence=confidence,
                                   importance=importance, source=source, sensitivity=sensitivity,
                                   supersedes=supersedes, page_id=page_id)
     write_result(result, as_json)
 
 
-@keystone_app.command("propose")
+@keystone_app.command("propose", epilog=examples(
+    'pcp keystone propose "Works in UTC+1" --category identity --source inferred'))
 def keystone_propose(
-    content: str,
+    content: ContentArg,
     category: CategoryOpt = "other",
     confidence: ConfidenceOpt = None,
     importance: ImportanceOpt = None,
@@ -77,6 +99,7 @@ def keystone_propose(
 ) -> None:
     """Propose a keystone: it waits in `pcp review` and is served nowhere until accepted."""
     with api.open_store(store_path) as store:
+        supersedes = None if supersedes is None else api.find_page(store, supersedes)
         result = api.propose_keystone(store, content, category=category, confidence=confidence,
                                       importance=importance, source=source,
                                       sensitivity=sensitivity, supersedes=supersedes,
@@ -84,7 +107,8 @@ def keystone_propose(
     write_result(result, as_json, "proposed")
 
 
-@keystone_app.command("list")
+@keystone_app.command("list", epilog=examples("pcp keystone list",
+                                               "pcp keystone list --all --json"))
 def keystone_list(
     show_all: Annotated[bool, typer.Option("--all", help="Include superseded, archived, "
                                            "tombstoned and proposed keystones.")] = False,
@@ -94,18 +118,21 @@ def keystone_list(
     """List keystones (active and affirmed by default)."""
     with api.open_store(store_path) as store:
         rows = keystone_rows(store, api.keystone_entries(store, include_all=show_all))
+        shorten = api.short_page_ids(store) if is_terminal() and not as_json else str
     emit(rows, as_json, lambda: table(
         ("id", "category", "status", "source", "content"),
-        ((o["id"], o.get("category", ""),
+        ((shorten(o["id"]), o.get("category", ""),
           o["status"] + ("" if o["extensions"]["org.pcp-cli"]["review_status"] == "affirmed"
                          else f" ({o['extensions']['org.pcp-cli']['review_status']})"),
           o.get("source", ""), o["content"].strip()) for o in rows)))
 
 
-@keystone_app.command("confirm")
-def keystone_confirm(page_id: str, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+@keystone_app.command("confirm", epilog=examples("pcp keystone confirm pg_01M8R7A1"))
+def keystone_confirm(page_id: PageArg, store_path: StoreOpt = None,
+                     as_json: JsonOpt = False) -> None:
     """Re-affirm a keystone (sets last_confirmed_at to now)."""
     with api.open_store(store_path) as store:
+        page_id = api.find_page(store, page_id)
         result = api.confirm_keystone(store, page_id)
     write_result(result, as_json, "confirmed")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,13 @@ COMMAND_MODULES = (
     "pcp_cli.cli.search",
 )
 
-STATE = {"traceback": False, "store": None}
+STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
+
+# Options taken before the command, like git's: `pcp --store PATH ls`, `pcp -C DIR ls`.
+# name -> takes a value. `run` applies them before anything else (the typer-free fast paths
+# included); the root callback declares them too, for `--help` and completion.
+# (`--traceback` is left to typer: a leading one also keeps the fast paths out of the way.)
+GLOBAL_OPTIONS = {"--store": True, "-C": True, "--no-pager": False}
 
 
 def _version(value: bool) -> None:
@@ -55,7 +62,7 @@ def build_app() -> typer.Typer:
         help="Own your AI context: a Git-friendly folder of Markdown pages with immutable "
         "revisions, searchable, exportable, and served to AI clients over MCP.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -67,13 +74,89 @@ def build_app() -> typer.Typer:
                                      help="Print the version and exit."),
         traceback: bool = typer.Option(False, "--traceback",
                                        help="Show the full traceback on errors."),
+        store: str | None = typer.Option(
+            None, "--store", metavar="PATH",
+            help="Use the store in PATH (as if every command got --store PATH)."),
+        directory: str | None = typer.Option(
+            None, "-C", metavar="DIR",
+            help="Run as if pcp was started in DIR (its store: the nearest pcp.yaml from "
+            "there; PCP_STORE is ignored)."),
+        no_pager: bool = typer.Option(False, "--no-pager",
+                                      help="Never pipe output through a pager."),
     ) -> None:
         """pcp: your AI context, in a folder you own."""
-        STATE["traceback"] = traceback
+        STATE["traceback"] = STATE["traceback"] or traceback
+        STATE["no_pager"] = STATE["no_pager"] or no_pager
+        # Normally `run` has applied (and removed) these already; this is for other callers.
+        if directory is not None:
+            _change_directory(directory)
+        if store is not None:
+            _use_store(store)
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
+    _whole_short_help(app)
     return app
+
+
+# What an option's value is, in a word, for options that do not say it themselves.
+METAVARS = {
+    "--store": "PATH", "--limit": "N", "--type": "TYPE", "--exclude-type": "TYPE",
+    "--scope": "NS", "--namespace": "NS", "--min-score": "0-1", "--format": "FORMAT",
+    "--out": "FILE", "--client-id": "ID", "--client": "ID", "--since": "DATE",
+    "--remote": "NAME", "--message": "TEXT", "--keep": "REV", "--rev": "REV",
+    "--reason": "TEXT", "--confidence": "0-1", "--importance": "0-1",
+}
+
+
+def get_command() -> Any:
+    """The click command tree of the app, with readable metavars everywhere."""
+    import typer
+
+    command = typer.main.get_command(build_app())
+    _readable_metavars(command)
+    return command
+
+
+def _readable_metavars(command: Any) -> None:
+    """`--store PATH`, `QUERY`: never typer's `<str>` or `<list[str]>`. An option without a
+    metavar gets the word METAVARS has for it, else its name in capitals."""
+    for param in getattr(command, "params", []):
+        if param.metavar is not None or getattr(param, "is_flag", False) or \
+                getattr(param, "count", False):
+            continue
+        if param.param_type_name == "argument":
+            param.metavar = (param.name or "VALUE").upper()
+        else:
+            long = max(param.opts, key=len)
+            param.metavar = METAVARS.get(long, long.lstrip("-").replace("-", "_").upper())
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _readable_metavars(sub)
+
+
+def _whole_short_help(app: typer.Typer) -> None:
+    """Command lists show each command's whole first paragraph (wrapped), never one cut at
+    45 characters with "…", which is what click does with a help text it shortens itself."""
+    import inspect
+
+    def first_paragraph(text: str | None) -> str | None:
+        if not text:
+            return None
+        return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+
+    for command in app.registered_commands:
+        if command.short_help is None and not command.hidden:
+            command.short_help = first_paragraph(command.help or inspect.getdoc(command.callback))
+    def given(value: object) -> str | None:  # typer keeps unset values as placeholders
+        return value if isinstance(value, str) else None
+
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        if sub is None:
+            continue
+        if given(group.short_help) is None and given(sub.info.short_help) is None:
+            group.short_help = first_paragraph(given(group.help) or given(sub.info.help))
+        _whole_short_help(sub)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -96,7 +179,7 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
     except Exception as exc:  # the one place an unexpected error is turned into a message
         if STATE["traceback"]:
             raise
-        message = f"{type(exc).__name__}: {exc}"
+        message = one_line(f"{type(exc).__name__}: {exc}")
         if want_json:
             _json_error("unexpected", message, "rerun with --traceback", ExitStatus.UNEXPECTED)
         else:
@@ -106,26 +189,99 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
 
 
 def run(args: list[str]) -> int:
-    """Run the CLI on `args` and return the exit status (never raises)."""
+    """Run the CLI on `args` and return the exit status (never raises).
+
+    The global options before the command change the process's folder or PCP_STORE; both are
+    put back afterwards, so an in-process caller (the tests) sees no change.
+    """
     want_json = "--json" in args
     STATE["traceback"] = "--traceback" in args
-    fast = _fast_command(args)
-    if fast is not None:
-        return fast
-    return guarded(lambda: _run_typer(args, want_json), want_json)
+    STATE["no_pager"] = False
+    saved_cwd, saved_store = os.getcwd(), os.environ.get("PCP_STORE")
+    try:
+        try:
+            args = _apply_global_options(args)
+        except PcpError as exc:
+            _report(exc, want_json)
+            return int(exc.exit_status)
+        fast = _fast_command(args)
+        if fast is not None:
+            return fast
+        return guarded(lambda: _run_typer(args, want_json), want_json)
+    finally:
+        os.chdir(saved_cwd)
+        if saved_store is None:
+            os.environ.pop("PCP_STORE", None)
+        else:
+            os.environ["PCP_STORE"] = saved_store
+
+
+def _apply_global_options(args: list[str]) -> list[str]:
+    """Apply (and drop) the options given before the command; return the rest.
+
+    `--no-pager` is also taken after the command (people type `pcp show X --no-pager`), up
+    to a `--` that ends the options.
+    """
+    index = 0
+    while index < len(args):
+        name, has_value, value = args[index].partition("=")
+        if name.startswith("-C") and len(name) > 2 and not has_value:  # -CDIR
+            name, has_value, value = "-C", True, name[2:]
+        if name not in GLOBAL_OPTIONS:
+            break
+        takes_value = GLOBAL_OPTIONS[name]
+        if takes_value and not has_value:
+            if index + 1 >= len(args):
+                from pcp_cli.errors import UsageError
+
+                raise UsageError(f"{name} needs a value", hint="e.g. pcp --store PATH ls")
+            value = args[index + 1]
+            index += 1
+        index += 1
+        if name == "-C":
+            _change_directory(value)
+        elif name == "--store":
+            _use_store(value)
+        elif name == "--no-pager":
+            STATE["no_pager"] = True
+    rest = args[index:]
+    end = rest.index("--") if "--" in rest else len(rest)
+    if "--no-pager" in rest[:end]:
+        STATE["no_pager"] = True
+        rest = [a for i, a in enumerate(rest) if not (a == "--no-pager" and i < end)]
+    return rest
+
+
+def _change_directory(directory: str) -> None:
+    from pcp_cli.errors import UsageError
+
+    try:
+        os.chdir(os.path.expanduser(directory))
+    except FileNotFoundError:
+        raise UsageError(f"-C {directory}: no such folder") from None
+    except NotADirectoryError:
+        raise UsageError(f"-C {directory}: not a folder") from None
+    except OSError as exc:
+        raise UsageError(f"-C {directory}: {exc.strerror}") from None
+    os.environ.pop("PCP_STORE", None)  # "run as if started there": the store found from there
+
+
+def _use_store(path: str) -> None:
+    os.environ["PCP_STORE"] = os.path.abspath(os.path.expanduser(path))
 
 
 def _run_typer(args: list[str], want_json: bool) -> int:
-    import typer
 
     exit_types, abort_types, usage_types = _click_exceptions()
     try:
-        command = typer.main.get_command(build_app())
+        command = get_command()
         returned = command.main(args=args, prog_name="pcp", standalone_mode=False)
         # Without standalone mode click returns typer.Exit's code instead of raising it.
         return returned if isinstance(returned, int) else ExitStatus.OK
     except exit_types as exc:
         return int(exc.exit_code or 0)
+    except SystemExit as exc:  # typer's completion callbacks end with sys.exit()
+        return exc.code if isinstance(exc.code, int) else ExitStatus.OK
     except abort_types:
         sys.stderr.write("Aborted.\n")
         return ExitStatus.UNEXPECTED
@@ -134,12 +290,12 @@ def _run_typer(args: list[str], want_json: bool) -> int:
             sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
             return ExitStatus.USAGE
         if want_json:
-            _json_error("usage", exc.format_message(), None, ExitStatus.USAGE)
+            _json_error("usage", one_line(exc.format_message()), None, ExitStatus.USAGE)
         else:
             ctx = getattr(exc, "ctx", None)
             if ctx is not None:
                 sys.stderr.write(ctx.get_usage() + "\n")
-            sys.stderr.write(f"Error: {exc.format_message()}\n")
+            sys.stderr.write(f"Error: {one_line(exc.format_message())}\n")
             sys.stderr.write(_usage_hint(exc))
         return ExitStatus.USAGE
 
@@ -310,7 +466,20 @@ def _usage_hint(exc: Exception) -> str:
     return f"Hint: run `{name} --help` for usage.\n"
 
 
+def one_line(message: str) -> str:
+    """A parser's multi-line error text (YAML's "in <unicode string>, line 3…", JSON's
+    positions, yajl's "(right here) ------^" pointer) as one line: the pointer line dropped,
+    every run of whitespace, newlines included, made one space."""
+    import re
+
+    message = re.sub(r"\(right here\) -*\^", "", message)
+    return " ".join(message.split()).replace("( ", "(").replace(" )", ")")
+
+
 def _report(exc: PcpError, want_json: bool) -> None:
+    exc.message = one_line(exc.message)
+    if exc.hint:
+        exc.hint = one_line(exc.hint)
     if want_json:
         sys.stderr.write(json.dumps(exc.to_json(), ensure_ascii=False) + "\n")
         return
@@ -319,7 +488,7 @@ def _report(exc: PcpError, want_json: bool) -> None:
         sys.stderr.write(f"Hint: {exc.hint}\n")
     details = getattr(exc, "details", None) or []
     for detail in details[:50]:
-        sys.stderr.write(f"  {detail}\n")
+        sys.stderr.write(f"  {one_line(str(detail))}\n")
     if len(details) > 50:
         sys.stderr.write(f"  … and {len(details) - 50} more\n")
 

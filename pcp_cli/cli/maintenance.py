@@ -6,14 +6,13 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table, text
+from pcp_cli.cli.output import JsonOpt, StoreOpt, api, emit, examples, note, table, text
 from pcp_cli.config import resolve_store_root
 from pcp_cli.errors import InvalidInput, StoreDamaged
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp validate", "pcp validate ~/context --json"))
     def validate(
         path: Annotated[str | None, typer.Argument(help="The store folder (default: the "
                                                    "current store).")] = None,
@@ -38,7 +37,7 @@ def register(app: typer.Typer) -> None:
                 hint="`pcp doctor --fix` mends interrupted writes; fix the rest by hand",
             )
 
-    @app.command()
+    @app.command(epilog=examples("pcp doctor", "pcp doctor --fix"))
     def doctor(
         fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired.")] = False,
         store_path: StoreOpt = None,
@@ -47,6 +46,15 @@ def register(app: typer.Typer) -> None:
         """Find interrupted writes, hand edits, dropped files, conflicts and divergence."""
         with api.open_store(store_path, refresh=False) as store:
             findings = api.check_store(store, fix=fix)
+            driver = api.merge_driver_problem(store)
+            if driver is not None:
+                repaired = False
+                if fix:
+                    api.setup_git(store)
+                    repaired = api.merge_driver_problem(store) is None
+                findings.append(api.doctor_finding(
+                    "merge_driver", ".git/config", f"{driver}; `pcp init --git` (or `pcp doctor "
+                    "--fix`) registers the one installed now", fixed=repaired))
         data = {"clean": not findings, "fixed": fix,
                 "findings": [f.to_dict() for f in findings]}
 
@@ -57,7 +65,7 @@ def register(app: typer.Typer) -> None:
             table(("kind", "path", "page", "detail", "status"),
                   ((f.kind, f.path, f.page_id or "", f.message,
                     "fixed" if f.fixed else ("fixable" if f.fixable else "manual"))
-                   for f in findings))
+                   for f in findings), whole=(0, 2))
 
         emit(data, as_json, human)
         remaining = [f for f in findings if not f.fixed]

@@ -8,16 +8,38 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import Annotated, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from pcp_cli import api as _api_module
+
+
+class _LazyApi:
+    """`pcp_cli.api`, imported on first use.
+
+    The library facade pulls in the store (sqlite3, yaml, the model): ~115 ms that `pcp --help`,
+    `--version` and shell completion never need, and more than their whole budget (0.15 s).
+    Command modules name `api.x` as usual; the module is imported when a command first runs.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        from pcp_cli import api as module
+
+        return getattr(module, name)
+
+
+api: _api_module = _LazyApi()  # type: ignore[assignment]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (the documented shape).")]
 StoreOpt = Annotated[
     str | None,
-    typer.Option("--store", envvar="PCP_STORE", help="The store folder (default: the nearest "
-                 "pcp.yaml above the current folder).", show_envvar=True),
+    typer.Option("--store", envvar="PCP_STORE", metavar="PATH",
+                 help="The store folder (default: the nearest pcp.yaml above the current "
+                 "folder).", show_envvar=True),
 ]
 AsOfOpt = Annotated[
     str | None,
@@ -34,16 +56,125 @@ def print_json(data: Any) -> None:
 def console(stderr: bool = False) -> Any:
     from rich.console import Console
 
+    paging = not stderr and isinstance(sys.stdout, _PagerBuffer)
     return Console(
         stderr=stderr,
         no_color=bool(os.environ.get("NO_COLOR")),
         highlight=False,
         soft_wrap=not stderr and not sys.stdout.isatty(),
+        # Into a pager: lay out (and colour) for the terminal the pager shows it on.
+        force_terminal=True if paging else None,
+        width=sys.stdout.columns if isinstance(sys.stdout, _PagerBuffer) and not stderr
+        else None,
     )
 
 
 def is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+# -- the pager ---------------------------------------------------------------------------------
+DEFAULT_PAGER = "less -FRX"
+
+
+def pager_command() -> str | None:
+    """PCP_PAGER, then PAGER, then `less -FRX`, as git does; None when it is empty or `cat`."""
+    for name in ("PCP_PAGER", "PAGER"):
+        value = os.environ.get(name)
+        if value is not None:
+            command = value.strip()
+            break
+    else:
+        import shutil
+
+        command = DEFAULT_PAGER if shutil.which("less") else ""
+    return None if command in ("", "cat") else command
+
+
+def paging_wanted() -> bool:
+    from pcp_cli.cli.main import STATE
+
+    return sys.stdout.isatty() and not STATE.get("no_pager") and pager_command() is not None
+
+
+class _PagerBuffer:
+    """Stands in for stdout while a command runs under `paged()`: collects what it prints and
+    answers like the terminal the pager will show it on."""
+
+    def __init__(self, real: Any) -> None:
+        import io
+        import shutil
+
+        self.real = real
+        self.buffer_text = io.StringIO()
+        self.columns = shutil.get_terminal_size().columns
+
+    def write(self, data: str) -> int:
+        return self.buffer_text.write(data)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def getvalue(self) -> str:
+        return self.buffer_text.getvalue()
+
+
+@contextmanager
+def paged() -> Iterator[None]:
+    """Send what the command prints through a pager when stdout is a terminal (git's way:
+    PCP_PAGER, PAGER, then `less -FRX`, which stays out of the way when it fits the screen).
+    `--no-pager`, PCP_PAGER=cat or a pipe: printed directly."""
+    if not paging_wanted():
+        yield
+        return
+    real = sys.stdout
+    buffer = _PagerBuffer(real)
+    sys.stdout = buffer  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = real
+        _run_pager(pager_command() or DEFAULT_PAGER, buffer.getvalue(), real)
+
+
+def _run_pager(command: str, data: str, real: Any) -> None:
+    import subprocess
+
+    if not data:
+        return
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")  # as git sets it: quit if one screen, keep colours
+    env.setdefault("LV", "-c")
+    try:
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        real.write(data)
+        real.flush()
+        return
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data.encode("utf-8", "replace"))
+        proc.stdin.close()
+    except BrokenPipeError:  # the person quit the pager early
+        pass
+    while True:
+        try:
+            proc.wait()
+            break
+        except KeyboardInterrupt:  # ^C belongs to the pager (less stays open), as in git
+            continue
+    if proc.returncode in (126, 127):  # the shell could not run it: nothing was shown
+        sys.stderr.write(f"pcp: the pager {command!r} could not be run; printing directly "
+                         "(set PCP_PAGER, or PCP_PAGER=cat)\n")
+        real.write(data)
+        real.flush()
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
@@ -54,18 +185,29 @@ def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
         human()
 
 
-def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
-          ) -> None:
-    """A rich table on a terminal; tab-separated lines (no header) when piped."""
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
+          whole: Sequence[int] = (0,)) -> None:
+    """A rich table on a terminal; tab-separated lines (no header) when piped.
+
+    The columns numbered in `whole` (ids, by default the first) are never cut or wrapped: a
+    narrow terminal squeezes the other columns instead.
+    """
     rows = [["" if cell is None else str(cell) for cell in row] for row in rows]
     if not is_terminal():
         for row in rows:
             sys.stdout.write("\t".join(cell.replace("\t", " ").replace("\n", " ")
                                        for cell in row) + "\n")
         return
-    from rich.table import Table
+    from rich.table import Column, Table
 
-    tbl = Table(*columns, title=title, show_lines=False)
+    specs = []
+    for index, name in enumerate(columns):
+        if index in whole:
+            width = max([len(name), *(len(row[index]) for row in rows)])
+            specs.append(Column(name, no_wrap=True, min_width=width, overflow="fold"))
+        else:
+            specs.append(Column(name))
+    tbl = Table(*specs, title=title, show_lines=False)
     for row in rows:
         tbl.add_row(*row)
     console().print(tbl)
@@ -78,3 +220,55 @@ def note(message: str) -> None:
 
 def text(message: str) -> None:
     sys.stdout.write(message if message.endswith("\n") else message + "\n")
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 revision`, `2 revisions`."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def examples(*lines: str) -> str:
+    """A command's `--help` epilog: example command lines, kept as typed (not re-wrapped)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
+
+
+# -- shell completion ---------------------------------------------------------------------------
+# Called by typer when the shell asks (`_PCP_COMPLETE=complete_bash` …). They open the store
+# read-only without refreshing it, and stay silent (no completions) on any error.
+def _completion_store(ctx: typer.Context) -> Any:
+    root = ctx.find_root().params
+    explicit = ctx.params.get("store_path") or root.get("store")
+    if root.get("directory") and not explicit:
+        os.chdir(os.path.expanduser(root["directory"]))
+        os.environ.pop("PCP_STORE", None)
+    return api.open_store(explicit, readonly=True, refresh=False)
+
+
+def complete_page(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Page ids starting with what was typed (pg_ optional), each with its title."""
+    try:
+        with _completion_store(ctx) as store:
+            return api.page_id_completions(store, incomplete)
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+
+
+def complete_namespace(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The store's namespaces (and their `prefix:*` patterns) starting with what was typed."""
+    try:
+        with _completion_store(ctx) as store:
+            names = store.catalog.namespaces()
+    except Exception:
+        return []
+    found = set(names)
+    for name in names:
+        parts = name.split(":")
+        found.update(":".join(parts[:i]) + ":*" for i in range(1, len(parts)))
+    return sorted(n for n in found if n.startswith(incomplete))
+
+
+def complete_type(incomplete: str) -> list[str]:
+    """Page types (the vocabulary)."""
+    from pcp_cli.model.vocab import PAGE_TYPES
+
+    return [t for t in PAGE_TYPES if t.startswith(incomplete)]

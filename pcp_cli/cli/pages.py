@@ -1,4 +1,8 @@
-"""Page commands: init, add, revise, show, history, ls, link, archive, tombstone, delete."""
+"""Page commands: init, add, edit, revise, show, history, ls, link, archive, tombstone, delete.
+
+Every PAGE argument is resolved by the library (`api.find_page`): a whole id, a unique prefix
+of one (with or without `pg_`), or a title only one page has.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,37 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, emit, note, print_json, table, text
+from pcp_cli.cli.editor import ask_yes, run_editor
+from pcp_cli.cli.output import (
+    AsOfOpt,
+    JsonOpt,
+    StoreOpt,
+    api,
+    complete_namespace,
+    complete_page,
+    complete_type,
+    emit,
+    examples,
+    note,
+    paged,
+    paging_wanted,
+    plural,
+    print_json,
+    table,
+    text,
+)
 from pcp_cli.errors import InvalidInput, UsageError
 
 FileOpt = Annotated[
-    str | None, typer.Option("--file", "-f", help="Read the text from this file ('-' = stdin).")
+    str | None, typer.Option("--file", "-f", metavar="FILE",
+                             help="Read the text from this file ('-' = stdin).")
 ]
+PageArg = Annotated[str, typer.Argument(
+    metavar="PAGE", help="A page id, a unique prefix of one (pg_ optional), or its title.",
+    autocompletion=complete_page)]
+# `pcp show` on a terminal without a pager prints at most this much of the text.
+SHOW_MAX_LINES = 400
+SHOW_MAX_CHARS = 64_000
 
 
 def read_text_input(text_arg: str | None, file: str | None) -> str | None:
@@ -51,12 +79,15 @@ def write_result(result: api.WriteResult, as_json: bool, verb: str | None = None
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp init ~/context --owner ada",
+                                 "pcp init --git        # a cloned store: set up git sync here"))
     def init(
-        directory: Annotated[str, typer.Argument(help="Folder for the new store.")] = ".",
-        owner: Annotated[str | None, typer.Option("--owner", help="Owner id (default: the "
-                                                   "folder name).")] = None,
-        namespace: Annotated[str | None, typer.Option("--namespace", help="Default namespace "
+        directory: Annotated[str, typer.Argument(metavar="DIR",
+                                                 help="Folder for the new store.")] = ".",
+        owner: Annotated[str | None, typer.Option("--owner", metavar="ID", help="Owner id "
+                                                   "(default: the folder name).")] = None,
+        namespace: Annotated[str | None, typer.Option("--namespace", metavar="NS",
+                                                       help="Default namespace "
                                                        "(default: user:<owner>).")] = None,
         git: Annotated[bool, typer.Option("--git", help="Make it a git repository (or, for an "
                                           "existing store, set up git sync on this device)."
@@ -66,7 +97,8 @@ def register(app: typer.Typer) -> None:
         """Create a new, empty context store."""
         root = Path(directory)
         owner_id = owner or _slug(root.resolve().name) or "me"
-        if git and (root / "pcp.yaml").is_file():
+        existing = git and (root / "pcp.yaml").is_file()
+        if existing:
             # a cloned store: only register git sync on this device
             store = api.open_store(root, refresh=False)
         else:
@@ -77,109 +109,211 @@ def register(app: typer.Typer) -> None:
             "store_id": store.manifest.store_id,
             "owner_id": store.owner_id,
             "default_namespace": store.default_namespace,
+            "created": not existing,
         }
         if git_setup is not None:
             data["git"] = git_setup
-        emit(data, as_json, lambda: text(f"Initialised a pcp store in {store.root} "
-                                         f"(owner {store.owner_id}, namespace "
-                                         f"{store.default_namespace})"))
 
-    @app.command()
+        def human() -> None:
+            if existing:
+                text(f"{store.root} is already a pcp store (owner {store.owner_id}); "
+                     "left it as it was.")
+            else:
+                text(f"Initialised a pcp store in {store.root} (owner {store.owner_id}, "
+                     f"namespace {store.default_namespace})")
+            if git_setup is not None:
+                made = "Created a git repository and set" if git_setup["created"] else "Set"
+                text(f"{made} up git sync in {git_setup['repository']}: .gitignore, "
+                     ".gitattributes and the pcp merge driver.")
+            if not existing and owner is None:
+                note(f"The owner is {store.owner_id!r}, taken from the folder name; to choose "
+                     f"another, start again with `pcp init {directory} --owner ID` (before "
+                     "adding pages) or edit owner_id in pcp.yaml.")
+
+        emit(data, as_json, human)
+
+    @app.command(epilog=examples('pcp add "Tidewatch architecture: three services behind a queue"',
+                                 "pcp add --file notes.md --type document --tag tidewatch",
+                                 "pcp add                # on a terminal: opens your editor"))
     def add(
-        text_arg: Annotated[str | None, typer.Argument(metavar="[TEXT]",
-                                                       help="The page text ('-' = stdin).")] = None,
+        text_arg: Annotated[str | None, typer.Argument(
+            metavar="[TEXT]", help="The page text ('-' = stdin; none on a terminal: your "
+            "editor opens).")] = None,
         file: FileOpt = None,
-        page_type: Annotated[str, typer.Option("--type", help="Page type.")] = "note",
-        title: Annotated[str | None, typer.Option("--title")] = None,
-        namespace: Annotated[str | None, typer.Option("--namespace")] = None,
-        sensitivity: Annotated[str, typer.Option("--sensitivity", help="low|medium|high")] = "low",
-        origin: Annotated[str, typer.Option("--origin")] = "user_stated",
-        tags: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
-        key: Annotated[str | None, typer.Option("--idempotency-key",
+        page_type: Annotated[str, typer.Option("--type", metavar="TYPE", help="Page type.",
+                                               autocompletion=complete_type)] = "note",
+        title: Annotated[str | None, typer.Option(
+            "--title", metavar="TITLE", help="The title (default: the text's first line).")
+        ] = None,
+        namespace: Annotated[str | None, typer.Option(
+            "--namespace", metavar="NS", help="The namespace (default: the store's).",
+            autocompletion=complete_namespace)] = None,
+        sensitivity: Annotated[str, typer.Option("--sensitivity", metavar="LEVEL",
+                                                 help="low|medium|high")] = "low",
+        origin: Annotated[str, typer.Option(
+            "--origin", metavar="ORIGIN", help="Where the text comes from: user_stated, "
+            "imported, generated, …")] = "user_stated",
+        tags: Annotated[list[str] | None, typer.Option("--tag", metavar="TAG",
+                                                       help="A tag (repeatable).")] = None,
+        key: Annotated[str | None, typer.Option("--idempotency-key", metavar="KEY",
                                                 help="The same key twice writes once.")] = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Add a page (a note by default)."""
         content = read_text_input(text_arg, file)
-        if content is None:
-            raise UsageError("no text given", hint="pcp add TEXT, pcp add --file F, or pipe to "
-                             "`pcp add -`")
         with api.open_store(store_path) as store:
-            result = api.add_page(store, content, page_type=page_type, title=title,
-                                  namespace=namespace, sensitivity=sensitivity, origin=origin,
-                                  tags=tags or (), idempotency_key=key)
+            draft = None
+            if content is None:
+                if not sys.stdin.isatty():
+                    raise UsageError("no text given", hint="pcp add TEXT, pcp add --file F, or "
+                                     "pipe to `pcp add -`")
+                draft = api.new_page_draft(store)
+                run_editor(draft)
+                content = draft.read_text("utf-8")
+                if not content.strip():
+                    draft.unlink(missing_ok=True)
+                    raise UsageError("the page is empty: nothing was added")
+            try:
+                result = api.add_page(store, content, page_type=page_type, title=title,
+                                      namespace=namespace, sensitivity=sensitivity,
+                                      origin=origin, tags=tags or (), idempotency_key=key)
+            except Exception:
+                if draft is not None:
+                    note(f"Your text is kept in {draft}.")
+                raise
+            if draft is not None:
+                draft.unlink(missing_ok=True)
         write_result(result, as_json)
 
-    @app.command()
+    @app.command(epilog=examples("pcp edit pg_01M8R7A1", 'pcp edit "Tidewatch architecture"'))
+    def edit(page_id: PageArg, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+        """Edit a page's head file in $VISUAL / $EDITOR (else vi); saved changes become a revision.
+
+        The editor opens a copy of the head file (frontmatter and text). On exit the change is
+        recorded as a hand edit, or "unchanged" is reported. A broken frontmatter is reported
+        with its file and line, and the editor can be reopened; an edit not recorded is kept
+        and the next `pcp edit` of the page resumes it.
+        """
+        with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
+            session = api.begin_edit(store, page_id)
+            if session.resumed:
+                note(f"Resuming your unrecorded edit of {page_id} ({session.draft}).")
+            while True:
+                run_editor(session.draft)
+                edited = session.draft.read_text("utf-8")
+                try:
+                    api.check_edit(store, session, edited)
+                    break
+                except InvalidInput as exc:
+                    note(f"Error: {exc.message}")
+                    if not ask_yes("Reopen the editor to fix it?"):
+                        raise InvalidInput(
+                            f"{exc.message}; nothing was recorded",
+                            hint=f"your text is kept in {session.draft}; `pcp edit "
+                            f"{page_id}` reopens it") from None
+            result = api.record_edit(store, session, edited)
+        if result.status == "unchanged" and not as_json:
+            text(f"unchanged {result.page_id} ({result.revision_id})")
+            return
+        write_result(result, as_json)
+
+    @app.command(epilog=examples('pcp revise pg_01M8R7A1 "Tidewatch: four services now"',
+                                 "pcp revise pg_01M8R7A1 --file notes.md --expect rev_01M8…"))
     def revise(
-        page_id: str,
+        page_id: PageArg,
         text_arg: Annotated[str | None, typer.Argument(metavar="[TEXT]",
                                                        help="New text ('-' = stdin).")] = None,
         file: FileOpt = None,
-        expect: Annotated[str | None, typer.Option("--expect", help="Fail unless the head is "
-                                                    "this revision.")] = None,
-        title: Annotated[str | None, typer.Option("--title")] = None,
-        sensitivity: Annotated[str | None, typer.Option("--sensitivity")] = None,
-        tags: Annotated[list[str] | None, typer.Option("--tag", help="Replace the tags.")] = None,
+        expect: Annotated[str | None, typer.Option("--expect", metavar="REV",
+                                                   help="Fail unless the head is this "
+                                                   "revision.")] = None,
+        title: Annotated[str | None, typer.Option(
+            "--title", metavar="TITLE", help="A new title (default: derived again from the "
+            "new text's first line, unless the title was set by hand).")] = None,
+        sensitivity: Annotated[str | None, typer.Option("--sensitivity", metavar="LEVEL",
+                                                        help="low|medium|high")] = None,
+        tags: Annotated[list[str] | None, typer.Option("--tag", metavar="TAG",
+                                                       help="Replace the tags (repeatable)."
+                                                       )] = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Publish a new revision of a page."""
         content = read_text_input(text_arg, file)
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             result = api.revise_page(store, page_id, content=content, title=title,
                                      sensitivity=sensitivity, tags=tags,
                                      expected_revision_id=expect)
         write_result(result, as_json)
 
-    @app.command()
+    @app.command(epilog=examples("pcp show pg_01M8R7A1", 'pcp show "Tidewatch architecture"',
+                                 "pcp show 01m8r7a1 --view history --json"))
     def show(
-        page_id: str,
-        rev: Annotated[str | None, typer.Option("--rev", help="A revision id.")] = None,
+        page_id: PageArg,
+        rev: Annotated[str | None, typer.Option("--rev", metavar="REV",
+                                                help="A revision id.")] = None,
         view: Annotated[str | None, typer.Option(
-            "--view", help="manifest|payload|relations|history|facets|source_spans")] = None,
+            "--view", metavar="VIEW",
+            help="manifest|payload|relations|history|facets|source_spans")] = None,
+        full: Annotated[bool, typer.Option(
+            "--full", help="On a terminal without a pager, print all of a long text (by "
+            f"default at most {SHOW_MAX_LINES} lines).")] = False,
         as_of: AsOfOpt = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Show a page (its head revision, or --rev), or one view of it."""
+        """Show a page (its head revision, or --rev), or one view of it (through a pager)."""
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             data = api.read_page(store, page_id, revision_id=rev, view=view, as_of=as_of)
-        if as_json:
-            print_json(data)
-        elif view is None:
-            _print_page(data)
-        elif view == "payload":
-            text(data["payload"]["content"])
-        else:
-            print_json(data[view])
+        with paged():
+            if as_json:
+                print_json(data)
+            elif view is None:
+                _print_page(data, full=full)
+            elif view == "payload":
+                text(_bounded(data["payload"]["content"], full))
+            else:
+                print_json(data[view])
 
-    @app.command()
-    def history(page_id: str, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
-        """List every revision of a page, oldest first."""
+    @app.command(epilog=examples("pcp history pg_01M8R7A1", "pcp history pg_01M8R7A1 --json"))
+    def history(page_id: PageArg, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+        """List every revision of a page, oldest first (* marks the head)."""
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             store.current(page_id)
             revisions = [api.revision_summary(r) for r in store.revisions(page_id)]
             heads = [r.revision_id for r in store.graph_heads(page_id)]
         data = {"page_id": page_id, "heads": heads, "revisions": revisions}
-        emit(data, as_json, lambda: table(
-            ("revision", "created", "by", "operation", "status", "note"),
-            ((r["revision_id"] + (" *" if r["revision_id"] in heads else ""), r["created_at"],
-              f"{r['created_by']['actor_type']}:{r['created_by']['actor_id']}", r["operation"],
-              r["lifecycle_status"], r["note"] or "") for r in revisions)))
+        with paged():
+            emit(data, as_json, lambda: table(
+                ("revision", "created", "by", "operation", "status", "note"),
+                ((r["revision_id"] + (" *" if r["revision_id"] in heads else ""),
+                  r["created_at"],
+                  f"{r['created_by']['actor_type']}:{r['created_by']['actor_id']}",
+                  r["operation"], r["lifecycle_status"], r["note"] or "") for r in revisions),
+                whole=(0, 1)))
 
-    @app.command("ls")
+    @app.command("ls", epilog=examples("pcp ls --limit 20", "pcp ls --type keystone --json",
+                                       "pcp ls --namespace project:tidewatch --status archived"))
     def list_pages(
-        page_type: Annotated[list[str] | None, typer.Option("--type", help="Only this type "
-                                                             "(repeatable).")] = None,
-        namespace: Annotated[list[str] | None, typer.Option("--namespace")] = None,
+        page_type: Annotated[list[str] | None, typer.Option(
+            "--type", metavar="TYPE", help="Only this type (repeatable).",
+            autocompletion=complete_type)] = None,
+        namespace: Annotated[list[str] | None, typer.Option(
+            "--namespace", metavar="NS", help="Only this namespace (repeatable).",
+            autocompletion=complete_namespace)] = None,
         status: Annotated[list[str] | None, typer.Option(
-            "--status", help="Lifecycle status (repeatable; default active).")] = None,
+            "--status", metavar="STATUS",
+            help="Lifecycle status (repeatable; default active).")] = None,
         include_proposed: Annotated[bool, typer.Option("--include-proposed",
                                                        help="Also list proposals.")] = False,
         limit: Annotated[int | None, typer.Option(
-            "--limit", "-n", help="At most N pages; the JSON is then {pages, next_cursor}.")
+            "--limit", "-n", metavar="N",
+            help="At most N pages (the newest); the JSON is then {pages, next_cursor}.")
         ] = None,
         cursor: Annotated[str | None, typer.Option(
             "--cursor", help="Continue a previous listing (its next_cursor).")] = None,
@@ -187,7 +321,9 @@ def register(app: typer.Typer) -> None:
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """List pages (active ones by default), newest first."""
+        """List pages (active ones by default), newest first (short ids; --json: whole ones)."""
+        if limit is not None and limit < 1:
+            raise UsageError(f"--limit must be at least 1, not {limit}")
         with api.open_store(store_path) as opened:
             store = api.as_of_view(opened, as_of)
             entries, next_cursor = api.list_page_window(
@@ -195,24 +331,28 @@ def register(app: typer.Typer) -> None:
                 statuses=status or ("active",), include_proposed=include_proposed,
                 limit=limit, cursor=cursor)
             skipped = api.unreadable_pages(opened)
+            shorten = api.short_page_ids(opened) if _terminal() and not as_json else str
         for problem in skipped:
             note(f"Warning: not listed: {problem} (see `pcp doctor`)")
         rows = [api.entry_summary(e) for e in entries]
-        paged = limit is not None or cursor is not None
-        data: object = {"pages": rows, "next_cursor": next_cursor} if paged else rows
+        windowed = limit is not None or cursor is not None
+        data: object = {"pages": rows, "next_cursor": next_cursor} if windowed else rows
 
         def human() -> None:
             table(("page_id", "type", "title", "namespace", "status", "updated"),
-                  ((d["page_id"], d["type"], d["title"], d["namespace"], d["lifecycle_status"],
-                    (d["updated_at"] or "")[:10]) for d in rows))
+                  ((shorten(d["page_id"]), d["type"], d["title"], d["namespace"],
+                    d["lifecycle_status"], (d["updated_at"] or "")[:10]) for d in rows),
+                  whole=(0, 5))
             if next_cursor:
                 note(f"More: --cursor {next_cursor}")
 
-        emit(data, as_json, human)
+        with paged():
+            emit(data, as_json, human)
 
-    @app.command()
+    @app.command(epilog=examples("pcp related pg_01M8R7A1",
+                                 'pcp related "Tidewatch architecture" --depth 2 --json'))
     def related(
-        page_id: str,
+        page_id: PageArg,
         relation_type: Annotated[list[str] | None, typer.Option(
             "--type", help="Only relations of this type (repeatable; default all).")] = None,
         depth: Annotated[int, typer.Option("--depth", help="How many steps (1-5).")] = 1,
@@ -229,6 +369,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Pages related to PAGE, following relations both ways up to --depth steps."""
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             data = api.related(store, page_id, types=relation_type or (), depth=depth,
                                scopes=scope or None, include_superseded=include_superseded,
                                include_sensitive=include_sensitive, as_of=as_of)
@@ -240,13 +381,16 @@ def register(app: typer.Typer) -> None:
             arrows = {"outgoing": "->", "incoming": "<-"}
             table(("depth", "relation", "page_id", "type", "title"),
                   ((p["depth"], f"{arrows[p['via']['direction']]} {p['via']['relation_type']}",
-                    p["page_id"], p["type"], p["title"]) for p in data["pages"]))
+                    p["page_id"], p["type"], p["title"]) for p in data["pages"]),
+                  whole=(0, 2))
 
-        emit(data, as_json, human)
+        with paged():
+            emit(data, as_json, human)
 
-    @app.command()
+    @app.command(epilog=examples("pcp diff pg_01M8R7A1",
+                                 "pcp diff pg_01M8R7A1 rev_01M8R7A1 rev_01M8R9QX --json"))
     def diff(
-        page_id: str,
+        page_id: PageArg,
         rev_a: Annotated[str | None, typer.Argument(metavar="[REV_A]", help="The older "
                                                     "revision (default: the head's parent).")
                          ] = None,
@@ -257,6 +401,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """What changed between two revisions: the Markdown diff, then changed fields."""
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             data = api.diff_revisions(store, page_id, rev_a, rev_b)
 
         def human() -> None:
@@ -267,47 +412,58 @@ def register(app: typer.Typer) -> None:
             if not data["diff"] and not data["fields"]:
                 note("No changes.")
 
-        emit(data, as_json, human)
+        with paged():
+            emit(data, as_json, human)
 
-    @app.command()
+    @app.command(epilog=examples("pcp link pg_01M8R7A1 depends_on pg_01M8R9QX",
+                                 'pcp link "Tidewatch architecture" derived_from pg_01M8R9QX'))
     def link(
-        from_id: Annotated[str, typer.Argument(metavar="FROM")],
-        relation: Annotated[str, typer.Argument(metavar="RELATION")],
-        to_id: Annotated[str, typer.Argument(metavar="TO")],
-        note_text: Annotated[str | None, typer.Option("--note")] = None,
+        from_id: Annotated[str, typer.Argument(metavar="FROM", help="The page the relation "
+                                               "starts from.", autocompletion=complete_page)],
+        relation: Annotated[str, typer.Argument(metavar="RELATION", help="The relation type "
+                                                "(depends_on, derived_from, related_to, …).")],
+        to_id: Annotated[str, typer.Argument(metavar="TO", help="The page it points to.",
+                                             autocompletion=complete_page)],
+        note_text: Annotated[str | None, typer.Option("--note", metavar="TEXT",
+                                                      help="Why (kept with the relation).")
+                             ] = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Link two pages (their current revisions) with a typed relation."""
         with api.open_store(store_path) as store:
+            from_id, to_id = api.find_page(store, from_id), api.find_page(store, to_id)
             relation_obj = store.link(from_id, relation, to_id, note=note_text)
         data = relation_obj.to_dict()
         emit(data, as_json, lambda: text(
             f"linked {data['from_page_id']} -{data['relation_type']}-> {data['to_page_id']} "
             f"({data['relation_id']})"))
 
-    @app.command()
-    def archive(page_id: str, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    @app.command(epilog=examples("pcp archive pg_01M8R7A1"))
+    def archive(page_id: PageArg, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         """Archive a page: kept, hidden from current-only reads."""
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             result = api.set_lifecycle(store, page_id, "archived")
         write_result(result, as_json, "archived")
 
-    @app.command()
+    @app.command(epilog=examples('pcp tombstone pg_01M8R7A1 --reason "no longer true"'))
     def tombstone(
-        page_id: str,
-        reason: Annotated[str | None, typer.Option("--reason")] = None,
+        page_id: PageArg,
+        reason: Annotated[str | None, typer.Option("--reason", metavar="TEXT",
+                                                   help="Why (kept for audit).")] = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Tombstone a page: kept for audit, hidden from ordinary reads."""
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             result = api.set_lifecycle(store, page_id, "tombstoned", reason=reason)
         write_result(result, as_json, "tombstoned")
 
-    @app.command()
+    @app.command(epilog=examples("pcp delete pg_01M8R7A1 --yes"))
     def delete(
-        page_id: str,
+        page_id: PageArg,
         yes: Annotated[bool, typer.Option("--yes", help="Really delete, irreversibly.")] = False,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
@@ -319,13 +475,31 @@ def register(app: typer.Typer) -> None:
                 hint="add --yes to confirm, or use `pcp tombstone` to keep it for audit",
             )
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             data = store.delete(page_id)
         emit(data, as_json, lambda: text(
-            f"deleted {page_id} ({data['revisions_removed']} revisions, "
-            f"{data['relations_removed']} relations)"))
+            f"deleted {page_id} ({plural(data['revisions_removed'], 'revision')}, "
+            f"{plural(data['relations_removed'], 'relation')})"))
 
 
-def _print_page(data: dict) -> None:
+def _terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def _bounded(content: str, full: bool) -> str:
+    """All of `content`, unless it is long and would scroll past on a terminal unpaged."""
+    if full or not sys.stdout.isatty() or paging_wanted():
+        return content
+    lines = content.splitlines(keepends=True)
+    if len(lines) <= SHOW_MAX_LINES and len(content) <= SHOW_MAX_CHARS:
+        return content
+    shown = "".join(lines[:SHOW_MAX_LINES])[:SHOW_MAX_CHARS]
+    note(f"(showing {len(shown):,} of {len(content):,} characters: pipe it, use a pager, or "
+         "add --full for all of it)")
+    return shown
+
+
+def _print_page(data: dict, *, full: bool = False) -> None:
     page = data["page"]
     lines = [
         f"# {page['title'] or page['page_id']}",
@@ -344,7 +518,7 @@ def _print_page(data: dict) -> None:
     if len(data["heads"]) > 1:
         lines.append(f"diverged:  {len(data['heads'])} heads: {', '.join(data['heads'])}")
     text("\n".join(lines) + "\n")
-    text(page["payload"]["content"])
+    text(_bounded(page["payload"]["content"], full))
 
 
 def _slug(name: str) -> str:

@@ -7,17 +7,24 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, emit, text
+from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, api, emit, examples, text
 from pcp_cli.cli.pages import write_result
 from pcp_cli.errors import UsageError
 
 profile_app = typer.Typer(help="Your profile (who you are, how you work).", no_args_is_help=True)
 
 
-@profile_app.command("set")
-def profile_set(field: str, value: str, store_path: StoreOpt = None,
-                as_json: JsonOpt = False) -> None:
+@profile_app.command("set", epilog=examples(
+    'pcp profile set summary "Backend engineer in Lisbon"',
+    'pcp profile set values "clarity; kindness"'))
+def profile_set(
+    field: Annotated[str, typer.Argument(metavar="FIELD", help="The profile field (summary, "
+                                         "domain_expertise, values, …).")],
+    value: Annotated[str, typer.Argument(metavar="VALUE", help="Its value (list fields: "
+                                         "items separated by ';').")],
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Set a profile field by hand (pinned: distillation never overwrites it).
 
     List fields (domain_expertise, values) take items separated by ';'.
@@ -27,7 +34,8 @@ def profile_set(field: str, value: str, store_path: StoreOpt = None,
     write_result(result, as_json, "set")
 
 
-@profile_app.command("show")
+@profile_app.command("show", epilog=examples("pcp profile show",
+                                             "pcp profile show --format micro_prompt"))
 def profile_show(
     fmt: Annotated[str | None, typer.Option(
         "--format", "-F", help="json | markdown | micro_prompt (as `pcp export` writes them)."
@@ -64,7 +72,8 @@ def profile_show(
     emit(obj, as_json, human)
 
 
-@profile_app.command("distill")
+@profile_app.command("distill", epilog=examples("pcp profile distill --dry-run",
+                                                "pcp profile distill --json"))
 def profile_distill(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; write "
                                           "nothing.")] = False,

@@ -12,13 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli import api
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
+    api,
     console,
     emit,
+    examples,
     is_terminal,
     note,
     print_json,
@@ -30,7 +31,9 @@ EXT = "org.pcp-cli"
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples('pcp search "tidewatch queue"',
+                                 "pcp search 'type:keystone AND tag:food' --json",
+                                 "pcp search lisbon --scope 'project:*' -n 5"))
     def search(
         query: Annotated[str, typer.Argument(
             help='Words, "quoted phrases", field:value (type:keystone, tag:food, ns:work), '
@@ -95,6 +98,7 @@ def register(app: typer.Typer) -> None:
                               include_sensitive=include_sensitive, min_score=min_score,
                               scopes=scope or None, mode=mode, filters=filters,
                               cursor=cursor, as_of=as_of, depth=depth)
+            shorten = api.short_page_ids(store) if is_terminal() else str
         if as_json:
             print_json(data)
             return
@@ -108,11 +112,11 @@ def register(app: typer.Typer) -> None:
         if not data["results"]:
             note("No results.")
             return
-        _print_results(data["results"])
+        _print_results(data["results"], shorten)
         if data.get("next_cursor"):
             note(f"More: --cursor {data['next_cursor']}")
 
-    @app.command("index")
+    @app.command("index", epilog=examples("pcp index", "pcp index --rebuild"))
     def index(
         rebuild: Annotated[bool, typer.Option(
             "--rebuild", help="Build the index from scratch instead of updating it.")] = False,
@@ -125,7 +129,7 @@ def register(app: typer.Typer) -> None:
             report = api.index_store(store, rebuild=rebuild, progress=progress)
         emit(report, as_json, lambda: text(_index_line(report)))
 
-    @app.command()
+    @app.command(epilog=examples("pcp stats", "pcp stats --json"))
     def stats(as_of: AsOfOpt = None, store_path: StoreOpt = None,
               as_json: JsonOpt = False) -> None:
         """Counts of pages by type, origin, namespace and lifecycle, and their time range."""
@@ -143,7 +147,7 @@ def register(app: typer.Typer) -> None:
 
         emit(data, as_json, human)
 
-    @app.command()
+    @app.command(epilog=examples("pcp scopes", "pcp scopes --json"))
     def scopes(
         limit: Annotated[int | None, typer.Option("--limit", "-n",
                                                   help="At most N scopes.")] = None,
@@ -164,7 +168,7 @@ def register(app: typer.Typer) -> None:
 
         emit(data, as_json, human)
 
-    @app.command()
+    @app.command(epilog=examples("pcp capabilities", "pcp capabilities --json"))
     def capabilities(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         """What this store supports (search modes, read views, limits, relation types, …)."""
         with api.open_store(store_path, refresh=False) as store:
@@ -191,21 +195,24 @@ def _index_line(report: dict[str, Any]) -> str:
     return f"The search index is up to date: {report['documents']} pages."
 
 
-def _print_results(results: list[dict[str, Any]]) -> None:
+def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] = str) -> None:
     rows = []
     for r in results:
         score = f"{r['score']:.2f}" if "score" in r else "-"
-        rows.append((r["id"], r["type"], r["origin"], score, (r.get("timestamp") or "")[:10],
-                     r["snippet"], r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
+        rows.append((shorten(r["id"]), r["type"], r["origin"], score,
+                     (r.get("timestamp") or "")[:10], r["snippet"],
+                     r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
     if not is_terminal():
         for *cells, _spans in rows:
             sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
                                        for c in cells) + "\n")
         return
-    from rich.table import Table
+    from rich.table import Column, Table
     from rich.text import Text
 
-    tbl = Table("id", "type", "origin", "score", "date", "snippet", show_lines=True)
+    width = max([2, *(len(cells[0]) for *cells, _spans in rows)])
+    tbl = Table(Column("id", no_wrap=True, min_width=width), "type", "origin", "score", "date",
+                "snippet", show_lines=True)
     for *cells, spans in rows:
         snippet = Text(cells[-1])
         for start, end in spans:
@@ -225,9 +232,13 @@ def _print_capabilities(data: dict[str, Any]) -> None:
 
 def _flat(value: Any) -> str:
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(_flat(v) for v in value) or "none"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items())
+        return ", ".join(f"{k}={_flat(v)}" for k, v in value.items())
+    if isinstance(value, bool):  # people read yes/no, not Python's True/False
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
     return str(value)
 
 

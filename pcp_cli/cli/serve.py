@@ -13,11 +13,12 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, note, paged, table
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp serve --client-id claude-desktop",
+                                 "pcp serve --client-id cursor --scope project:tidewatch"))
     def serve(
         client_id: Annotated[str | None, typer.Option(
             "--client-id", help="Which client this is: selects its grant in pcp.yaml (without "
@@ -37,7 +38,8 @@ def register(app: typer.Typer) -> None:
         api.serve_mcp(store_path, client_id=client_id, scopes=scope, allow_write=allow_write,
                       log=sys.stderr)
 
-    @app.command()
+    @app.command(epilog=examples("pcp audit --client claude-desktop --since 2026-11-01",
+                                 "pcp audit --json"))
     def audit(
         client: Annotated[str | None, typer.Option(
             "--client", help="Only this client id's calls.")] = None,
@@ -54,11 +56,13 @@ def register(app: typer.Typer) -> None:
         if not records and not as_json:
             note("no MCP tool calls recorded" + (" for that filter" if client or since else ""))
             return
-        emit(records, as_json, lambda: table(
-            ("time", "client", "tool", "outcome", "results", "params"),
-            ((r.get("time"), r.get("client_id") or "-", r.get("tool"),
-              f"{r.get('outcome')}" + (f" ({r['error_code']})" if r.get("error_code") else ""),
-              r.get("result_count"), _params(r.get("params"))) for r in records)))
+        with paged():  # a log: through the pager on a terminal, as `git log` is
+            emit(records, as_json, lambda: table(
+                ("time", "client", "tool", "outcome", "results", "params"),
+                ((r.get("time"), r.get("client_id") or "-", r.get("tool"),
+                  f"{r.get('outcome')}" + (f" ({r['error_code']})" if r.get("error_code")
+                                           else ""),
+                  r.get("result_count"), _params(r.get("params"))) for r in records)))
 
 
 def _params(params: object) -> str:

@@ -3,30 +3,41 @@
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, note, table, text
+from pcp_cli.cli.editor import run_editor
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    api,
+    complete_page,
+    emit,
+    examples,
+    note,
+    table,
+    text,
+)
 from pcp_cli.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(epilog=examples("pcp status", "pcp status --json"))
     def status(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         """Show what is not settled: hand edits, diverged pages, conflicts, uncommitted files."""
         with api.open_store(store_path, readonly=True, refresh=False) as store:
             data = api.sync_status(store)
         emit(data, as_json, lambda: _print_status(data))
 
-    @app.command()
+    @app.command(epilog=examples("pcp resolve pg_01M8R7A1 --keep rev_01M8R9QX",
+                                 "pcp resolve pg_01M8R7A1 --edit"))
     def resolve(
-        page_id: str,
+        page_id: Annotated[str, typer.Argument(
+            metavar="PAGE", help="The diverged page (id, unique prefix or title).",
+            autocompletion=complete_page)],
         keep: Annotated[str | None, typer.Option(
             "--keep", metavar="REV", help="Keep this revision's state.")] = None,
         edit: Annotated[bool, typer.Option(
@@ -38,6 +49,7 @@ def register(app: typer.Typer) -> None:
         if keep is not None and edit:
             raise UsageError("give --keep REV or --edit, not both")
         with api.open_store(store_path) as store:
+            page_id = api.find_page(store, page_id)
             content = None
             if edit:
                 content = _edit(store.layout.local, api.merge_proposal(store, page_id))
@@ -46,7 +58,7 @@ def register(app: typer.Typer) -> None:
             f"{data['status']} {data['page_id']} ({data['revision_id']})"
             + (f" from {', '.join(data['parents'])}" if data["parents"] else "")))
 
-    @app.command()
+    @app.command(epilog=examples("pcp sync", 'pcp sync -m "notes from the train"'))
     def sync(
         remote: Annotated[str | None, typer.Option(
             "--remote", help="The git remote (default: the branch's upstream, else origin).")
@@ -83,20 +95,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _edit(folder: Path, proposal: str) -> str:
-    """Open $VISUAL/$EDITOR on the proposal; return what the person saved."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if not editor:
-        raise UsageError("no editor: set $EDITOR (or $VISUAL)",
-                         hint="or keep one head with `pcp resolve PAGE_ID --keep REV`")
+    """Open $VISUAL/$EDITOR (else vi) on the proposal; return what the person saved."""
     folder.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix="resolve-", suffix=".md", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(proposal)
-        proc = subprocess.run([*shlex.split(editor), name])
-        if proc.returncode != 0:
-            raise UsageError(f"the editor exited with status {proc.returncode}; nothing was "
-                             "recorded")
+        run_editor(Path(name))
         return api.strip_merge_proposal(Path(name).read_text("utf-8"))
     finally:
         Path(name).unlink(missing_ok=True)
@@ -136,7 +141,7 @@ def _print_status(data: dict[str, Any]) -> None:
     for item in (git or {}).get("uncommitted", []):
         rows.append(("uncommitted", item["status"], item["path"]))
     if rows:
-        table(("state", "page", "detail"), rows)
+        table(("state", "page", "detail"), rows, whole=(0, 1))
 
 
 def _print_sync(data: dict[str, Any]) -> None:

@@ -6,22 +6,39 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli import api
-from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, emit, note, table
+from pcp_cli.cli.output import (
+    AsOfOpt,
+    JsonOpt,
+    StoreOpt,
+    api,
+    emit,
+    examples,
+    is_terminal,
+    note,
+    paged,
+    table,
+)
 from pcp_cli.cli.pages import write_result
 
 timeline_app = typer.Typer(help="Dated events (timeline).", no_args_is_help=True)
 
 
-@timeline_app.command("add")
+@timeline_app.command("add", epilog=examples(
+    'pcp timeline add 2024-03 "Moved to Lisbon" --category move',
+    'pcp timeline add 2019 "Started at Acme" --category job --confidence 0.8'))
 def timeline_add(
-    date: Annotated[str, typer.Argument(help="YYYY, YYYY-MM or YYYY-MM-DD")],
-    summary: str,
+    date: Annotated[str, typer.Argument(metavar="DATE", help="YYYY, YYYY-MM or YYYY-MM-DD")],
+    summary: Annotated[str, typer.Argument(metavar="SUMMARY", help="What happened.")],
     category: Annotated[str, typer.Option(
-        "--category", help="job|move|milestone|publication|relationship|other")] = "other",
-    source: Annotated[str, typer.Option("--source")] = "user_stated",
-    confidence: Annotated[float | None, typer.Option("--confidence")] = None,
-    page_id: Annotated[str | None, typer.Option("--id")] = None,
+        "--category", metavar="CATEGORY",
+        help="job|move|milestone|publication|relationship|other")] = "other",
+    source: Annotated[str, typer.Option("--source", metavar="SOURCE",
+                                        help="user_stated|inferred|imported|other")
+                      ] = "user_stated",
+    confidence: Annotated[float | None, typer.Option("--confidence", metavar="0-1",
+                                                     help="How sure (0-1).")] = None,
+    page_id: Annotated[str | None, typer.Option("--id", metavar="ID",
+                                                help="Use this page id.")] = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -32,15 +49,19 @@ def timeline_add(
     write_result(result, as_json)
 
 
-@timeline_app.command("list")
+@timeline_app.command("list", epilog=examples("pcp timeline list --from 2020 --to 2024",
+                                                 "pcp timeline list -q lisbon --json"))
 def timeline_list(
     from_: Annotated[str | None, typer.Option(
-        "--from", help="Events on or after this date (YYYY, YYYY-MM or YYYY-MM-DD).")] = None,
+        "--from", metavar="DATE",
+        help="Events on or after this date (YYYY, YYYY-MM or YYYY-MM-DD).")] = None,
     to: Annotated[str | None, typer.Option(
-        "--to", help="Events on or before this date; `2024` includes all of 2024.")] = None,
+        "--to", metavar="DATE",
+        help="Events on or before this date; `2024` includes all of 2024.")] = None,
     query: Annotated[str | None, typer.Option(
-        "--query", "-q", help="Only events whose summary contains every word.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", "-n",
+        "--query", "-q", metavar="WORDS",
+        help="Only events whose summary contains every word.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", metavar="N",
                                               help="At most N events (the oldest).")] = None,
     cursor: Annotated[str | None, typer.Option(
         "--cursor", help="Continue a previous listing (its next_cursor).")] = None,
@@ -52,12 +73,15 @@ def timeline_list(
     with api.open_store(store_path) as store:
         data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
                             cursor=cursor, as_of=as_of)
+        shorten = api.short_page_ids(store) if is_terminal() and not as_json else str
     if not as_json and not data["events"]:
         note("No timeline events.")
         return
-    emit(data, as_json, lambda: table(
-        ("date", "category", "summary", "id"),
-        ((e["date"], e.get("category", ""), e["summary"], e["id"]) for e in data["events"])))
+    with paged():
+        emit(data, as_json, lambda: table(
+            ("date", "category", "summary", "id"),
+            ((e["date"], e.get("category", ""), e["summary"], shorten(e["id"]))
+             for e in data["events"]), whole=(0, 3)))
 
 
 def register(app: typer.Typer) -> None:

@@ -31,8 +31,13 @@ def last_day(date: str) -> str:
 
 
 def _check_date(name: str, value: str | None) -> None:
-    if value is not None and not _DATE.match(value):
-        raise UsageError(f"{name} {value!r} is not a date",
+    from pcp_cli.model.dates import date_problem
+
+    if value is None:
+        return
+    problem = date_problem(value)
+    if problem is not None or not _DATE.match(value):
+        raise UsageError(f"{name} {value} {problem or 'is not a date'}",
                          hint="use YYYY, YYYY-MM or YYYY-MM-DD, e.g. --from 2024-01")
 
 

@@ -29,9 +29,56 @@ ATTRIBUTES = (
 )
 
 
+STABLE_NAME = "pcp-cli"  # the console script `pip`/`pipx`/`uv tool` install beside `pcp`
+DRIVER_ARGS = "merge-file %O %A %B %P"
+
+
 def driver_command() -> str:
-    """The command git runs to merge a head file: this interpreter, so a venv works without PATH."""
-    return f"{shlex.quote(sys.executable)} -m pcp_cli merge-file %O %A %B %P"
+    """The command git runs to merge a head file.
+
+    `pcp-cli merge-file …` when a pcp-cli is on PATH: found by name when git runs it, so it
+    keeps working after the venv it was registered from is gone, as long as pcp is installed
+    somewhere on PATH (`pipx install`, `uv tool install`). The name `pcp-cli`, not `pcp`,
+    because Debian's Performance Co-Pilot also installs a `/usr/bin/pcp`. Without one on PATH,
+    this interpreter (`python -m pcp_cli`), which lasts only as long as its environment.
+    """
+    import shutil
+
+    if shutil.which(STABLE_NAME):
+        return f"{STABLE_NAME} {DRIVER_ARGS}"
+    return f"{shlex.quote(sys.executable)} -m pcp_cli {DRIVER_ARGS}"
+
+
+def driver_is_stable(command: str) -> bool:
+    return command.startswith(f"{STABLE_NAME} ")
+
+
+def driver_problem(store_root: Path) -> str | None:
+    """Why the registered merge driver would not run (None: it runs, or git is not used).
+
+    Runs the registered command's program with `--version`, as git would run it (through the
+    shell, from the repository), and expects pcp to answer.
+    """
+    import subprocess
+
+    repo = find_repo(store_root)
+    if repo is None:
+        return None
+    command = repo.config_get(f"merge.{DRIVER}.driver")
+    if not command:
+        return None  # not registered on this device: `pcp sync` copes, `pcp status` says so
+    program = command.split(" merge-file", 1)[0]
+    try:
+        proc = subprocess.run(f"{program} --version", shell=True, cwd=repo.top,
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the registered merge driver `{command}` does not run ({exc})"
+    answer = proc.stdout.decode("utf-8", "replace").strip()
+    if proc.returncode != 0 or not answer.startswith("pcp "):
+        why = "not found" if proc.returncode == 127 else (
+            f"exit status {proc.returncode}" if proc.returncode else f"it answered {answer!r}")
+        return f"the registered merge driver `{command}` no longer runs ({why})"
+    return None
 
 
 def setup_git(store_root: Path, *, create: bool = False) -> dict[str, Any] | None:
