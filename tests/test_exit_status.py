@@ -14,6 +14,7 @@ import pytest
 
 from pcp_cli.errors import ExitStatus
 from tests.conftest import cli, run_pcp, snapshot
+from tests.test_concurrency import helper_env
 
 HELPERS = Path(__file__).resolve().parent / "helpers"
 
@@ -170,3 +171,20 @@ def test_every_status_is_documented() -> None:
     table = (table + "\n\n")[: (table + "\n\n").index("\n\n")]
     documented = [int(n) for n in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)]
     assert documented == [int(s) for s in ExitStatus]
+
+
+def test_11_storage_failed(store: Path) -> None:
+    """The disk refused a write (here: the folder fsync fails with EIO): exit 11, undone."""
+    before = snapshot(store)
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, str(HELPERS / "fault_at.py"), "dirfsync", "1", "EIO", "add", "x",
+             "--store", str(store), *extra],
+            capture_output=True, text=True, env=helper_env(), timeout=120,
+        )
+        assert done.returncode == ExitStatus.STORAGE_FAILED == 11, done.stderr
+        if extra:
+            assert json.loads(done.stderr.splitlines()[0])["error"]["code"] == "storage_failed"
+        else:
+            assert done.stderr.startswith("Error: cannot write ")
+    assert snapshot(store) == before

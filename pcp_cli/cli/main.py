@@ -94,6 +94,10 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
     except BrokenPipeError:
         return ExitStatus.OK
     except Exception as exc:  # the one place an unexpected error is turned into a message
+        storage = _storage_failure(exc)
+        if storage is not None:
+            _report(storage, want_json)
+            return int(storage.exit_status)
         if STATE["traceback"]:
             raise
         message = f"{type(exc).__name__}: {exc}"
@@ -103,6 +107,27 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
             sys.stderr.write(f"Error: unexpected {message}\n")
             sys.stderr.write("Hint: rerun with --traceback and report it.\n")
         return ExitStatus.UNEXPECTED
+
+
+def _storage_failure(exc: Exception) -> PcpError | None:
+    """A disk that refused a write somewhere pcp did not wrap it (SQLite, a library): its own
+    exit status, not "unexpected"."""
+    import errno
+
+    from pcp_cli.errors import StorageFailed
+
+    codes = {errno.ENOSPC, errno.EIO, errno.EROFS, errno.EDQUOT, errno.EFBIG}
+    words = ("disk is full", "disk i/o error", "readonly database")
+    if isinstance(exc, OSError) and exc.errno in codes:
+        what = f" {exc.filename}" if exc.filename else ""
+        return StorageFailed(f"the disk refused a write{what}: {exc.strerror or exc}",
+                             hint="free some disk space (or check the disk), then run "
+                             "`pcp doctor`: pcp's writes are undone or finished by it")
+    if type(exc).__module__ == "sqlite3" and any(w in str(exc).lower() for w in words):
+        return StorageFailed(f"the disk refused a write to the catalog (.pcp/): {exc}",
+                             hint="free some disk space (or check the disk); the catalog is "
+                             "derived and rebuilt from the files, nothing in the store is lost")
+    return None
 
 
 def run(args: list[str]) -> int:

@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from pcp_cli.errors import (
     NotFound,
     PcpError,
     RevisionConflict,
+    StorageFailed,
     StoreDamaged,
     UsageError,
 )
@@ -860,10 +861,26 @@ class Store:
     def _publish(self, revision: Revision, *, old_path: Path | None = None,
                  new_revision: bool = True) -> None:
         """Revision file first, then the head file, then the catalog. Caller holds the lock."""
+        revision_path = self.layout.revision_path(revision.page_id, revision.revision_id)
         if new_revision:
-            write_new(self.layout.revision_path(revision.page_id, revision.revision_id),
-                      file_json(revision.to_dict()))
-        self.write_head(revision, old_path=old_path)
+            write_new(revision_path, file_json(revision.to_dict()))
+        try:
+            self.write_head(revision, old_path=old_path)
+        except StorageFailed as exc:
+            if not new_revision:
+                raise
+            # The head file is as it was (write_atomic undid it): take the revision back too,
+            # so the page is exactly as before and nothing unacknowledged stays published.
+            try:
+                remove_file(revision_path)
+                if not self.revision_ids(revision.page_id):
+                    with suppress(OSError):
+                        revision_path.parent.rmdir()
+                state = f"page {revision.page_id} is unchanged"
+            except (OSError, StorageFailed):
+                state = (f"revision {revision.revision_id} was published but its head file "
+                         "was not updated: `pcp doctor --fix` finishes the write")
+            raise StorageFailed(f"{exc.message.split('; ')[0]}; {state}", hint=exc.hint) from exc
 
     def write_head(self, revision: Revision, *, old_path: Path | None = None) -> None:
         """(Re)write a page's head file from a revision; moves it if the namespace changed."""
