@@ -39,6 +39,21 @@ def temp_writer_pid(name: str) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
+def writer_alive(name: str) -> bool:
+    """True when the process a temporary file's name carries is still running (and is not this
+    one): its write is in progress, not interrupted, and the file is not a leftover."""
+    pid = temp_writer_pid(name)
+    if pid is None or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, but belongs to someone else
+        return True
+    return True
+
+
 def fsync_dir(path: Path) -> None:
     """Make a rename or creation in `path` durable. Raises OSError on a real failure; ignores
     only the errors that mean this file system cannot fsync a directory."""

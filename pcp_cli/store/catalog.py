@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pcp_cli.store.files import classify
+from pcp_cli.store.layout import is_foreign_root
+
 SCHEMA_VERSION = "4"
 FULL_SCAN_MAX_PAGES = 20_000
 PENDING = "edited = 1 OR problem LIKE 'new file%'"
@@ -305,13 +308,14 @@ class Catalog:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 rel_dir = f"{rel_folder}/{entry.name}"
+                if is_foreign_root(Path(entry.path)):
+                    continue  # another store (or repository) inside this one: never ours
                 if recurse_into(rel_dir):
                     yield from self._walk(Path(entry.path), seen_dirs)
-            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                try:
-                    yield f"{rel_folder}/{entry.name}", entry.stat()
-                except OSError:
-                    continue
+            else:
+                stat, _ = classify(entry)  # symlinks and hard links are never head files
+                if stat is not None:
+                    yield f"{rel_folder}/{entry.name}", stat
 
     def _apply(
         self,

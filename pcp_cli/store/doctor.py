@@ -15,8 +15,10 @@ from typing import Any
 
 from pcp_cli.errors import PcpError
 from pcp_cli.model.ids import is_safe_id
-from pcp_cli.store.atomic import is_temp_name, remove_file
+from pcp_cli.store.atomic import is_temp_name, remove_file, writer_alive
+from pcp_cli.store.files import odd_files
 from pcp_cli.store.frontmatter import has_conflict_markers
+from pcp_cli.store.layout import is_foreign_root
 from pcp_cli.store.store import Store
 
 
@@ -46,14 +48,20 @@ KINDS = {
     "empty_revision_folder": "a revision folder with no revisions",
     "dangling_relation": "a relation naming a revision that does not exist",
     "unfinished_delete": "a page whose delete was interrupted part way",
+    "symlink": "a symlink under pages/ (never followed: it may point outside the store)",
+    "hard_link": "a file under pages/ with more than one hard link (never adopted or written "
+    "through)",
+    "invalid": "a file `pcp validate` rejects (fix it by hand)",
     "unfinished_supersede": "a keystone that supersedes another, without the supersession "
     "recorded (the old keystone's revision or the relation is missing)",
 }
 
 
 def check(store: Store, *, fix: bool = False) -> list[Finding]:
+    """Everything `pcp validate` reports, plus what only doctor sees (and can repair)."""
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
+    findings += _odd_files(store)
     store.catalog.refresh("full")
     deletes = _unfinished_deletes(store, fix)
     if fix and deletes:
@@ -64,7 +72,28 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
     findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
-    return findings
+    return findings + _validation(store, findings)
+
+
+def _validation(store: Store, findings: list[Finding]) -> list[Finding]:
+    """The problems `pcp validate` reports that no finding above already covers: one set of
+    checks, so doctor never calls a store clean that validate rejects."""
+    from pcp_cli.model.validate import validate_store
+
+    covered = {f.path for f in findings}
+    extra = []
+    for problem in validate_store(store.root):
+        if problem.path in covered or "temporary file" in problem.message:
+            continue  # temp files: doctor's own scan, which knows a live writer's from a dead one
+        message = f"line {problem.line}: {problem.message}" if problem.line else problem.message
+        extra.append(Finding("invalid", problem.path, message, fixable=False))
+    return extra
+
+
+def _odd_files(store: Store) -> list[Finding]:
+    """Symlinks and hard-linked files under pages/: never adopted, read or written through."""
+    return [Finding(odd.kind, store.layout.rel(odd.path), odd.message, fixable=False)
+            for odd in odd_files(store.layout.pages)]
 
 
 def _temp_files(store: Store, fix: bool) -> list[Finding]:
@@ -74,9 +103,10 @@ def _temp_files(store: Store, fix: bool) -> list[Finding]:
         if not folder.exists():
             continue
         for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = [d for d in dirnames if d != ".pcp" and d != ".git"]
+            dirnames[:] = [d for d in dirnames if d != ".pcp" and d != ".git"
+                           and not is_foreign_root(Path(dirpath) / d)]
             for name in filenames:
-                if is_temp_name(name):
+                if is_temp_name(name) and not writer_alive(name):
                     path = Path(dirpath) / name
                     finding = Finding("temp_file", store.layout.rel(path), KINDS["temp_file"])
                     if fix:

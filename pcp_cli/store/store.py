@@ -44,7 +44,7 @@ from pcp_cli.model.page import (
 from pcp_cli.store.atomic import is_temp_name, remove_file, write_atomic, write_new
 from pcp_cli.store.catalog import Catalog, Changes, Entry
 from pcp_cli.store.headfile import parse_head, render_head, title_from_body
-from pcp_cli.store.layout import Layout, check_namespace
+from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 
@@ -115,6 +115,18 @@ class Store:
         root = root.expanduser()
         if (root / "pcp.yaml").exists():
             raise UsageError(f"{root} is already a pcp store", hint="use it as it is")
+        outer = enclosing_store(root.resolve())
+        if outer is not None:
+            raise UsageError(
+                f"{root} is inside the pcp store {outer}: a store cannot hold another",
+                hint=f"create it outside {outer}, or add pages to {outer} under a namespace",
+            )
+        inner = nested_store(root.resolve())
+        if inner is not None:
+            raise UsageError(
+                f"{root} holds the pcp store {inner}: a store cannot hold another",
+                hint=f"create it elsewhere, or use {inner} as it is",
+            )
         manifest = Manifest.new(owner_id, namespace)
         root.mkdir(parents=True, exist_ok=True)
         layout = Layout(root.resolve())

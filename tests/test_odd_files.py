@@ -1,0 +1,157 @@
+"""Files that are not what they seem: a store inside a store, duplicate YAML keys, hard links
+and symlinks under pages/, an emptied head file, an edit that keeps the size and the mtime."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli
+
+
+def add(store: Path, text: str, *extra: str) -> dict:
+    result = cli("add", text, "--store", str(store), "--json", *extra)
+    assert result.code == 0, result.stderr
+    return result.json
+
+
+def doctor_kinds(store: Path) -> dict[str, list[dict]]:
+    found = cli("doctor", "--store", str(store), "--json").json["findings"]
+    kinds: dict[str, list[dict]] = {}
+    for finding in found:
+        kinds.setdefault(finding["kind"], []).append(finding)
+    return kinds
+
+
+# -- a store inside another store -----------------------------------------------------------
+
+def test_init_refuses_a_store_inside_another(store: Path) -> None:
+    inner = store / "pages" / "user" / "tester" / "inner"
+    result = cli("init", str(inner), "--owner", "inner")
+    assert result.code == 2, result.stderr
+    assert f"inside the pcp store {store.resolve()}" in result.stderr
+    assert not (inner / "pcp.yaml").exists()
+
+
+def test_init_refuses_a_store_around_an_existing_one(tmp_path: Path) -> None:
+    inner = tmp_path / "outer" / "projects" / "inner"
+    assert cli("init", str(inner), "--owner", "inner").code == 0
+    result = cli("init", str(tmp_path / "outer"), "--owner", "outer")
+    assert result.code == 2, result.stderr
+    assert f"holds the pcp store {inner.resolve()}" in result.stderr
+    assert not (tmp_path / "outer" / "pcp.yaml").exists()
+
+
+@pytest.mark.parametrize("marker", ["pcp.yaml", ".git"])
+def test_the_scan_never_crosses_into_a_nested_store(store: Path, marker: str) -> None:
+    """A store (or repository) made inside another's pages/ by hand, not by `pcp init`."""
+    inner = store / "pages" / "user" / "tester" / "inner"
+    if marker == "pcp.yaml":
+        import shutil
+
+        made = store.parent / "elsewhere"
+        assert cli("init", str(made), "--owner", "inner").code == 0
+        shutil.move(str(made), str(inner))
+        page = add(inner, "the inner store's page")
+        head = next((inner / "pages").rglob(f"{page['page_id']}.md"))
+    else:
+        (inner / ".git").mkdir(parents=True)
+        head = inner / "README.md"
+        head.write_text("# a repository's readme\n")
+    before = head.read_bytes()
+    listed = cli("ls", "--store", str(store), "--json")
+    assert listed.code == 0, listed.stderr
+    assert listed.json["pages"] == [] if isinstance(listed.json, dict) else listed.json == []
+    assert head.read_bytes() == before, "the inner store's head file was taken over"
+    assert not doctor_kinds(store)
+    assert cli("validate", str(store)).code == 0
+
+
+# -- links under pages/ -----------------------------------------------------------------------
+
+def test_a_hard_link_to_an_outside_file_is_refused_and_never_written_through(
+        store: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Private notes\n\nnot for the store\n")
+    link = store / "pages" / "user" / "tester" / "linked.md"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.link(outside, link)
+    listed = cli("ls", "--store", str(store), "--json")
+    assert listed.code == 0
+    assert "Private" not in listed.stdout
+    assert cli("search", "private", "--store", str(store), "--json").json["results"] == []
+    kinds = doctor_kinds(store)
+    assert [f["path"] for f in kinds["hard_link"]] == ["pages/user/tester/linked.md"]
+    assert cli("doctor", "--fix", "--store", str(store)).code == 8  # manual: reported, kept
+    assert cli("validate", str(store)).code == 5
+    assert outside.read_text() == "# Private notes\n\nnot for the store\n"
+    assert link.exists() and os.stat(link).st_nlink == 2
+
+
+def test_a_page_hard_linked_elsewhere_is_written_by_rename_never_through_the_link(
+        store: Path, tmp_path: Path) -> None:
+    page = add(store, "shared words")
+    head = next((store / "pages").rglob(f"{page['page_id']}.md"))
+    outside = tmp_path / "copy.md"
+    os.link(head, outside)
+    before = outside.read_bytes()
+    result = cli("revise", page["page_id"], "new words", "--store", str(store))
+    assert result.code == 0, result.stderr
+    assert outside.read_bytes() == before, "the revise wrote through the hard link"
+
+
+@pytest.mark.parametrize("target", ["passwd", "markdown"])
+def test_symlinks_are_flagged_by_validate_and_doctor_alike(store: Path, tmp_path: Path,
+                                                            target: str) -> None:
+    outside = tmp_path / ("passwd" if target == "passwd" else "notes.md")
+    outside.write_text("root:x:0:0:root:/root:/bin/bash\n" if target == "passwd"
+                       else "---\ntitle: outside\n---\nsecret\n")
+    link = store / "pages" / "user" / "tester" / "link.md"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside)
+    valid = cli("validate", str(store), "--json")
+    assert valid.code == 5
+    assert [p["path"] for p in valid.json["problems"]] == ["pages/user/tester/link.md"]
+    assert "symlink" in valid.json["problems"][0]["message"]
+    kinds = doctor_kinds(store)
+    assert [f["path"] for f in kinds["symlink"]] == ["pages/user/tester/link.md"]
+    assert "secret" not in cli("ls", "--store", str(store), "--json").stdout
+
+
+def test_doctor_reports_a_hand_edited_revision_file_as_validate_does(store: Path) -> None:
+    import json
+
+    page = add(store, "words")
+    path = store / "revisions" / page["page_id"] / f"{page['revision_id']}.json"
+    data = json.loads(path.read_text())
+    data["payload"]["content"] = "forged words"
+    path.write_text(json.dumps(data))
+    assert cli("validate", str(store)).code == 5
+    found = cli("doctor", "--store", str(store), "--json")
+    assert found.code == 8
+    invalid = [f for f in found.json["findings"] if f["path"] == str(path.relative_to(store))]
+    assert invalid and "content_hash" in invalid[0]["message"]
+
+
+def test_doctor_never_counts_a_live_writers_temp_file(store: Path) -> None:
+    """A temp file whose writer is still running is its write in progress, not a leftover."""
+    import subprocess
+    import sys
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder = store / "pages" / "user" / "tester"
+        folder.mkdir(parents=True, exist_ok=True)
+        live = folder / f".x.md.pcp-tmp-{sleeper.pid}"
+        live.write_text("half")
+        assert cli("doctor", "--store", str(store)).code == 0
+        assert cli("validate", str(store)).code == 0
+        assert cli("doctor", "--fix", "--store", str(store)).code == 0
+        assert live.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    kinds = doctor_kinds(store)
+    assert [f["path"] for f in kinds["temp_file"]] == [str(live.relative_to(store))]
