@@ -155,3 +155,50 @@ def test_doctor_never_counts_a_live_writers_temp_file(store: Path) -> None:
         sleeper.wait()
     kinds = doctor_kinds(store)
     assert [f["path"] for f in kinds["temp_file"]] == [str(live.relative_to(store))]
+
+
+# -- duplicate YAML keys -----------------------------------------------------------------------
+
+def test_a_duplicate_frontmatter_key_is_invalid_input_with_file_and_line(store: Path) -> None:
+    page = add(store, "my medical notes", "--title", "Medical")
+    head = next((store / "pages").rglob(f"{page['page_id']}.md"))
+    text = head.read_text()
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("sensitivity:"))
+    lines.insert(at, "sensitivity: high\n")
+    head.write_text("".join(lines))
+    rel = str(head.relative_to(store))
+    valid = cli("validate", str(store), "--json")
+    assert valid.code == 5
+    problem = valid.json["problems"][0]
+    assert problem["path"] == rel and problem["line"] == at + 2
+    assert "duplicate key 'sensitivity'" in problem["message"]
+    kinds = doctor_kinds(store)
+    assert [f["path"] for f in kinds["invalid_file"]] == [rel]
+    # never served as the low-sensitivity page it was
+    assert cli("search", "medical", "--store", str(store), "--json").json["results"] == []
+    revised = cli("revise", page["page_id"], "x", "--store", str(store))
+    assert revised.code == 5
+    assert f"{rel}:{at + 2}" in revised.stderr and "duplicate key" in revised.stderr
+    assert head.read_text().count("sensitivity:") == 2  # the person's text is kept
+
+
+def test_a_duplicate_key_in_pcp_yaml_is_invalid_input(store: Path) -> None:
+    manifest = store / "pcp.yaml"
+    manifest.write_text(manifest.read_text() + "owner_id: someone-else\n")
+    result = cli("ls", "--store", str(store))
+    assert result.code == 5, result.stderr
+    assert "pcp.yaml:" in result.stderr and "duplicate key 'owner_id'" in result.stderr
+
+
+def test_a_duplicate_key_in_imported_frontmatter_is_refused(store: Path, tmp_path: Path) -> None:
+    note = tmp_path / "note.md"
+    note.write_text("---\ntitle: One\ntags: [a]\ntitle: Two\n---\nbody\n")
+    result = cli("import", str(note), "--store", str(store))
+    # bad frontmatter skips the file (the importer's rule for any unreadable frontmatter),
+    # naming the file and the line of the second key; nothing is imported from it
+    assert result.code == 0, result.stderr
+    assert "duplicate key 'title' (first given on line 2) (line 4)" in result.stderr
+    assert "note.md" in result.stderr
+    assert cli("ls", "--store", str(store), "--json").json == [] or \
+        cli("ls", "--store", str(store), "--json").json.get("pages") == []
