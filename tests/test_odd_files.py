@@ -63,7 +63,7 @@ def test_the_scan_never_crosses_into_a_nested_store(store: Path, marker: str) ->
     before = head.read_bytes()
     listed = cli("ls", "--store", str(store), "--json")
     assert listed.code == 0, listed.stderr
-    assert listed.json["pages"] == [] if isinstance(listed.json, dict) else listed.json == []
+    assert listed.json == []
     assert head.read_bytes() == before, "the inner store's head file was taken over"
     assert not doctor_kinds(store)
     assert cli("validate", str(store)).code == 0
@@ -200,5 +200,36 @@ def test_a_duplicate_key_in_imported_frontmatter_is_refused(store: Path, tmp_pat
     assert result.code == 0, result.stderr
     assert "duplicate key 'title' (first given on line 2) (line 4)" in result.stderr
     assert "note.md" in result.stderr
-    assert cli("ls", "--store", str(store), "--json").json == [] or \
-        cli("ls", "--store", str(store), "--json").json.get("pages") == []
+    assert cli("ls", "--store", str(store), "--json").json == []
+
+
+# -- an emptied head file ----------------------------------------------------------------------
+
+def test_an_emptied_head_file_is_refused_never_a_new_junk_page(store: Path) -> None:
+    page = add(store, "words worth keeping")
+    head = next((store / "pages").rglob(f"{page['page_id']}.md"))
+    head.write_text("")
+    listed = cli("ls", "--store", str(store), "--json").json
+    assert [p["page_id"] for p in listed] == []  # unreadable for now; no junk page either
+    assert len(list((store / "revisions").iterdir())) == 2  # .gitkeep + the one page
+    kinds = doctor_kinds(store)
+    assert [f["page_id"] for f in kinds["emptied_head_file"]] == [page["page_id"]]
+    revised = cli("revise", page["page_id"], "x", "--store", str(store))
+    assert revised.code == 5 and "is empty" in revised.stderr
+    assert cli("doctor", "--fix", "--store", str(store)).code == 0
+    assert "words worth keeping" in head.read_text()
+    assert cli("doctor", "--store", str(store)).code == 0
+
+
+def test_a_head_file_stripped_of_its_frontmatter_is_a_hand_edit_of_that_page(
+        store: Path) -> None:
+    page = add(store, "old words", "--title", "Kept title")
+    head = next((store / "pages").rglob(f"{page['page_id']}.md"))
+    head.write_text("new words, no frontmatter\n")
+    shown = cli("show", page["page_id"], "--store", str(store), "--json").json["page"]
+    assert shown["payload"]["content"] == "new words, no frontmatter\n"
+    assert shown["title"] == "Kept title"
+    assert len(list((store / "revisions").iterdir())) == 2
+    history = cli("history", page["page_id"], "--store", str(store), "--json").json
+    assert len(history["revisions"]) == 2
+    assert cli("doctor", "--store", str(store)).code == 0

@@ -43,6 +43,7 @@ KINDS = {
     "new_file": "a Markdown file dropped under pages/, not yet adopted as a page",
     "conflict_markers": "a head file holding git conflict markers",
     "invalid_file": "a head file that cannot be read as a page",
+    "emptied_head_file": "a page's head file emptied (--fix rewrites it from its revisions)",
     "diverged": "a page whose revision graph has more than one head",
     "broken_revision": "a revision file that cannot be read",
     "empty_revision_folder": "a revision folder with no revisions",
@@ -199,6 +200,8 @@ def _head_files(store: Store, fix: bool) -> list[Finding]:
         path = store.root / entry.path
         if entry.problem and entry.problem.startswith("new file"):
             kind = "new_file"
+        elif entry.problem and entry.problem.endswith(" is empty") and entry.page_id:
+            kind = "emptied_head_file"
         elif entry.problem:
             try:
                 conflicted = has_conflict_markers(path.read_text("utf-8", errors="replace"))
@@ -223,7 +226,8 @@ def _fix_head(store: Store, kind: str, rel: str, page_id: str | None) -> bool:
         if kind in ("new_file", "hand_edit"):
             store._record_hand_edit(rel)
             return rel not in store.problems
-        if kind == "conflict_markers" and page_id and store.page_exists(page_id):
+        if kind in ("conflict_markers", "emptied_head_file") and page_id and \
+                store.page_exists(page_id):
             heads = store.graph_heads(page_id)
             store.write_head(heads[-1], old_path=store.root / rel)
             return True

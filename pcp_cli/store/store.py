@@ -43,7 +43,7 @@ from pcp_cli.model.page import (
 )
 from pcp_cli.store.atomic import is_temp_name, remove_file, write_atomic, write_new
 from pcp_cli.store.catalog import Catalog, Changes, Entry
-from pcp_cli.store.headfile import parse_head, render_head, title_from_body
+from pcp_cli.store.headfile import ParsedHead, parse_head, render_head, title_from_body
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
@@ -326,8 +326,7 @@ class Store:
         file_page_id = name if is_safe_id(name) else None
         folder_ns = ":".join(rel.split("/")[1:-1]) or self.default_namespace
         try:
-            parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
-                                folder_namespace=folder_ns, owner_id=self.owner_id)
+            parsed = self._parse_head(raw, rel, file_page_id, folder_ns)
         except InvalidInput as exc:
             return {"page_id": file_page_id, "problem": exc.message}
         if parsed.state is None:
@@ -346,6 +345,27 @@ class Store:
         if state.namespace != folder_ns:
             fields["edited"] = True
         return fields
+
+    def _parse_head(self, raw: bytes, rel: str, file_page_id: str | None,
+                    folder_ns: str) -> ParsedHead:
+        """parse_head, knowing the store: a file named after an existing page but without
+        frontmatter is that page's head file edited, never a new page. Emptied, it is refused
+        (doctor --fix rewrites it from the revisions); with text left, the text is the edit."""
+        parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
+                            folder_namespace=folder_ns, owner_id=self.owner_id)
+        if parsed.state is not None or file_page_id is None or parsed.frontmatter or \
+                not self.page_exists(file_page_id):
+            return parsed
+        if not parsed.body.strip():
+            raise InvalidInput(
+                f"the head file of page {file_page_id} is empty",
+                path=rel, line=1,
+                hint="`pcp doctor --fix` rewrites it from its revisions (to remove the page, "
+                "`pcp delete` it)",
+            )
+        head = self.current(file_page_id)
+        state = head.state.evolve(content=parsed.body)
+        return ParsedHead({}, parsed.body, head.revision_id, state)
 
     def refresh(self, mode: str = "auto") -> Changes:
         """Bring the catalog up to date and, when writable, record hand edits it found."""
@@ -372,8 +392,7 @@ class Store:
         name = path.name[:-3]
         folder_ns = self.layout.namespace_of(path) or self.default_namespace
         try:
-            parsed = parse_head(raw, path=rel, file_page_id=name if is_safe_id(name) else None,
-                                folder_namespace=folder_ns, owner_id=self.owner_id)
+            parsed = self._parse_head(raw, rel, name if is_safe_id(name) else None, folder_ns)
             return self._record_parsed(rel, path, parsed, folder_ns)
         except InvalidInput as exc:
             self.problems[rel] = exc.message
