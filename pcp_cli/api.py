@@ -681,9 +681,10 @@ def index_store(store: Store, *, rebuild: bool = False,
     """
     from pcp_cli.query.index_sync import catch_up, open_index
 
-    # A full stat scan whatever the size: above FULL_SCAN_MAX_PAGES a search only looks at
-    # folders, and this is how a file rewritten in place there is picked up.
-    store.refresh("full")
+    # A full scan whatever the size, comparing content hashes: above FULL_SCAN_MAX_PAGES a
+    # search only looks at folders, and a stat scan misses an edit that kept the size and the
+    # mtime; this is how either is picked up (and recorded).
+    store.refresh("verify")
     with open_index(store) as ix:
         report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
         if report.stale:

@@ -233,3 +233,39 @@ def test_a_head_file_stripped_of_its_frontmatter_is_a_hand_edit_of_that_page(
     history = cli("history", page["page_id"], "--store", str(store), "--json").json
     assert len(history["revisions"]) == 2
     assert cli("doctor", "--store", str(store)).code == 0
+
+
+# -- an edit that keeps the size and the mtime ---------------------------------------------------
+
+def _sneaky_edit(store: Path, page_id: str, old: str, new: str) -> Path:
+    assert len(old) == len(new)
+    head = next((store / "pages").rglob(f"{page_id}.md"))
+    stat = head.stat()
+    head.write_text(head.read_text().replace(old, new))
+    os.utime(head, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert head.stat().st_size == stat.st_size
+    return head
+
+
+def test_doctor_finds_an_edit_that_kept_size_and_mtime(store: Path) -> None:
+    page = add(store, "the meeting is on monday")
+    cli("ls", "--store", str(store))  # the catalog has seen the file
+    _sneaky_edit(store, page["page_id"], "monday", "friday")
+    kinds = doctor_kinds(store)
+    assert [f["page_id"] for f in kinds["hand_edit"]] == [page["page_id"]]
+    assert cli("doctor", "--fix", "--store", str(store)).code == 0
+    shown = cli("show", page["page_id"], "--store", str(store), "--json").json["page"]
+    assert "friday" in shown["payload"]["content"]
+    assert len(cli("history", page["page_id"], "--store", str(store), "--json")
+               .json["revisions"]) == 2
+
+
+def test_index_records_an_edit_that_kept_size_and_mtime(store: Path) -> None:
+    page = add(store, "the meeting is on monday")
+    assert cli("index", "--store", str(store)).code == 0
+    _sneaky_edit(store, page["page_id"], "monday", "friday")
+    assert cli("index", "--store", str(store)).code == 0
+    history = cli("history", page["page_id"], "--store", str(store), "--json").json
+    assert len(history["revisions"]) == 2
+    found = cli("search", "friday", "--store", str(store), "--json").json["results"]
+    assert [r["id"] for r in found] == [page["page_id"]]

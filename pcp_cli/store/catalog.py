@@ -2,7 +2,9 @@
 
 It answers "which pages are there, of what type, in which scope, changed since when" without
 opening every file, so `pcp ls`, stats, the micro_prompt and the search index's change scan stay
-fast on large stores. It is derived only from the files under `pages/` and can be deleted at any
+fast on large stores. A *verify* scan (`pcp doctor`, `pcp index`) also reads every file whose
+stat looks unchanged and compares content hashes, catching an edit that kept the size and put
+the mtime back. It is derived only from the files under `pages/` and can be deleted at any
 time; a missing or corrupt catalog is rebuilt by a full scan.
 
 Change detection: every row remembers the (mtime_ns, size) it was parsed at, and every folder
@@ -222,6 +224,8 @@ class Catalog:
     def refresh(self, mode: str = "auto") -> Changes:
         """Bring the catalog up to date with the files; return what changed."""
         scanned = self._db.execute("SELECT value FROM meta WHERE key='scanned'").fetchone()[0]
+        if mode == "verify":
+            return self._full_scan(verify=True)
         if scanned == "0" or mode == "full" or (
             mode == "auto" and self.count() <= FULL_SCAN_MAX_PAGES
         ):
@@ -236,17 +240,43 @@ class Catalog:
         rows = cursor.execute("SELECT path, mtime_ns, size FROM pages")
         return {path: (mtime, size) for path, mtime, size in rows}
 
-    def _full_scan(self) -> Changes:
+    def _full_scan(self, *, verify: bool = False) -> Changes:
         known = self._known()
         seen_dirs: dict[str, int] = {}
         updates: list[tuple[str, os.stat_result]] = []
+        unchanged: list[tuple[str, os.stat_result]] = []
         present: set[str] = set()
         for rel, stat in self._walk(self.pages_dir, seen_dirs):
             present.add(rel)
             if known.get(rel) != (stat.st_mtime_ns, stat.st_size):
                 updates.append((rel, stat))
+            elif verify:
+                unchanged.append((rel, stat))
+        if unchanged:
+            updates += self._rewritten(unchanged)
         removed = [path for path in known if path not in present]
         return self._apply(updates, removed, seen_dirs, replace_dirs=True)
+
+    def _rewritten(self, files: list[tuple[str, os.stat_result]]
+                   ) -> list[tuple[str, os.stat_result]]:
+        """Files whose size and mtime are what the catalog remembers but whose content is not
+        (an edit that kept the size and restored the mtime): read and compared by content
+        hash, which a stat scan cannot see."""
+        keys = ("page_id", "revision_id", "content_hash", "problem", "edited")
+        found = []
+        for rel, stat in files:
+            try:
+                raw = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            fields = self._scan(rel, raw)
+            row = self._db.execute(
+                f"SELECT {', '.join(keys)} FROM pages WHERE path=?", (rel,)).fetchone()
+            now = tuple(bool(fields.get(k)) if k == "edited" else fields.get(k) for k in keys)
+            if row is None or tuple(bool(v) if k == "edited" else v
+                                    for k, v in zip(keys, row, strict=True)) != now:
+                found.append((rel, stat))
+        return found
 
     def _fast_scan(self) -> Changes:
         dirs = {row[0]: row[1] for row in self._db.execute("SELECT path, mtime_ns FROM dirs")}

@@ -63,7 +63,7 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
     findings += _odd_files(store)
-    store.catalog.refresh("full")
+    store.catalog.refresh("verify")  # content hashes, not only sizes and mtimes
     deletes = _unfinished_deletes(store, fix)
     if fix and deletes:
         store.catalog.refresh("full")
