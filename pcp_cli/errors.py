@@ -24,6 +24,10 @@ class ExitStatus(IntEnum):
     STORAGE_FAILED = 11
 
 
+class PcpWarning(UserWarning):
+    """Something pcp repaired on its own and the person should know about (stderr, once)."""
+
+
 class PcpError(Exception):
     """Base class: a message for the person, an optional hint, and an exit status."""
 

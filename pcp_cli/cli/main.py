@@ -109,6 +109,24 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
         return ExitStatus.UNEXPECTED
 
 
+def _show_warnings() -> None:
+    """What the library repaired on its own (PcpWarning) goes to stderr as `Warning: …`."""
+    import warnings
+
+    from pcp_cli.errors import PcpWarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+        if issubclass(category, PcpWarning):
+            sys.stderr.write(f"Warning: {message}\n")
+        else:
+            original(message, category, *args, **kw)
+
+    original = getattr(warnings.showwarning, "pcp_original", warnings.showwarning)
+    show.pcp_original = original  # type: ignore[attr-defined]
+    warnings.showwarning = show
+    warnings.simplefilter("always", PcpWarning)
+
+
 def _storage_failure(exc: Exception) -> PcpError | None:
     """A disk that refused a write somewhere pcp did not wrap it (SQLite, a library): its own
     exit status, not "unexpected"."""
@@ -134,6 +152,7 @@ def run(args: list[str]) -> int:
     """Run the CLI on `args` and return the exit status (never raises)."""
     want_json = "--json" in args
     STATE["traceback"] = "--traceback" in args
+    _show_warnings()
     fast = _fast_command(args)
     if fast is not None:
         return fast

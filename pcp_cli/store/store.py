@@ -45,6 +45,7 @@ from pcp_cli.store.atomic import is_temp_name, remove_file, write_atomic, write_
 from pcp_cli.store.catalog import Catalog, Changes, Entry
 from pcp_cli.store.headfile import ParsedHead, parse_head, render_head, title_from_body
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
+from pcp_cli.store.local import heal as heal_local
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 
@@ -95,6 +96,7 @@ class Store:
         self.layout = Layout(root)
         self.root = root
         self.readonly = readonly
+        heal_local(self.layout.local)
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
