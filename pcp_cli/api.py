@@ -628,11 +628,14 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
-          suppressed: frozenset[str] = frozenset(), as_of: str | None = None) -> dict[str, Any]:
-    """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range."""
+          suppressed: frozenset[str] = frozenset(), as_of: str | None = None,
+          statuses: Sequence[str] | None = None) -> dict[str, Any]:
+    """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range
+    (of pages in `statuses` only, when given)."""
     from pcp_cli.query.stats import stats as run
 
-    data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed)
+    data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed,
+               statuses=statuses)
     if as_of is not None:
         data["filters_applied"] = {"as_of": _stamp(as_of)}
     return data
