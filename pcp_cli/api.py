@@ -37,10 +37,17 @@ def decode_input(raw: bytes, path: str) -> str:
 
 
 def check_store(store: Store, *, fix: bool = False) -> list[Any]:
-    """`pcp doctor`: the findings (fixed ones marked) for an open store."""
-    from pcp_cli.store.doctor import check
+    """`pcp doctor`: the findings (fixed ones marked) for an open store, the audit log's
+    hash chain included (never repaired: it is evidence)."""
+    from pcp_cli.mcp.audit import verify_audit
+    from pcp_cli.store.doctor import Finding, check
 
-    return check(store, fix=fix)
+    findings = check(store, fix=fix)
+    for problem in verify_audit(store.root)["problems"]:
+        findings.append(Finding("audit_log", f".pcp/{problem['file']}",
+                                f"line {problem['line']}: {problem['problem']}",
+                                fixable=False))
+    return findings
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
@@ -980,3 +987,11 @@ def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | No
     from pcp_cli.mcp.audit import read_audit
 
     return read_audit(resolve_store_root(store_path), client=client, since=since)
+
+
+def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """`pcp audit --verify`: check the log's hash chain; says where it was cut or changed."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.mcp.audit import verify_audit as verify
+
+    return verify(resolve_store_root(store_path))

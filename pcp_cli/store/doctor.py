@@ -53,6 +53,7 @@ KINDS = {
     "hard_link": "a file under pages/ with more than one hard link (never adopted or written "
     "through)",
     "invalid": "a file `pcp validate` rejects (fix it by hand)",
+    "audit_log": "the MCP audit log's hash chain is broken: a record was removed or changed",
     "unfinished_supersede": "a keystone that supersedes another, without the supersession "
     "recorded (the old keystone's revision or the relation is missing)",
 }

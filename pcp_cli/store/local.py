@@ -14,8 +14,9 @@ from pathlib import Path
 
 from pcp_cli.errors import PcpWarning
 
-# name under .pcp/ -> what it must be when it exists
-EXPECTED = {"catalog.sqlite": "file", "index": "folder", "lock": "file", "audit.jsonl": "file"}
+# name under .pcp/ -> what it must be when it exists. Not the audit log: it is a record, not
+# derived, so an unwritable one fails the MCP call instead (an unaudited answer is never given).
+EXPECTED = {"catalog.sqlite": "file", "index": "folder", "lock": "file"}
 
 
 def _is(path: Path, kind: str) -> bool:
