@@ -34,7 +34,6 @@ ROTATED_GLOB = "audit-*.jsonl"
 CREATED = "log_created"  # the `event` of the record that opens every log file
 # Rotate past this size (PCP_AUDIT_MAX_BYTES overrides it).
 MAX_BYTES = 16 * 1024 * 1024
-TAIL = 64 * 1024  # records are far shorter: the last line is always within this
 OUTCOMES = ("allowed", "refused", "error")
 # Parameters that carry page content: recorded as their size only.
 CONTENT_FIELDS = frozenset({"content", "payload", "text", "body"})
@@ -122,6 +121,20 @@ def line_hash(raw: bytes) -> str:
     return "raw:" + hashlib.sha256(raw).hexdigest()
 
 
+def _last_line(read: Any, size: int) -> tuple[bytes, bool]:
+    """The file's last line (without its newline) and whether it ended with one, reading
+    backwards from the end in growing steps (a record is usually well under 4 KiB)."""
+    step = 4096
+    while True:
+        start = max(0, size - step)
+        tail = read(size - start, start)
+        body = tail[:-1] if tail.endswith(b"\n") else tail
+        cut = body.rfind(b"\n")
+        if cut != -1 or start == 0:
+            return body[cut + 1:], tail.endswith(b"\n")
+        step *= 4
+
+
 def _line(record: Mapping[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
 
@@ -153,12 +166,12 @@ class AuditLog:
         rotated = self.rotated()
         if not rotated:
             return None
-        with open(rotated[-1], "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - TAIL))
-            tail = fh.read()
-        last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        fd = os.open(rotated[-1], os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            last, _ = _last_line(lambda n, at: os.pread(fd, n, at), size)
+        finally:
+            os.close(fd)
         return line_hash(last) if last else None
 
     def _failed(self, exc: OSError) -> AuditUnavailable:
@@ -268,10 +281,9 @@ class AuditSink:
             head = _line(created)
             prev = created["hash"]
         else:
-            tail = os.pread(self._fd, min(size, TAIL), max(0, size - TAIL))
-            last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+            last, whole = _last_line(lambda n, at: os.pread(self._fd, n, at), size)
             prev = line_hash(last)
-            if not tail.endswith(b"\n"):  # a torn last line must not swallow this record
+            if not whole:  # a torn last line must not swallow this record
                 head = b"\n"
         record = chain(record, prev)
         data = head + _line(record)
