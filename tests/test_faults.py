@@ -183,7 +183,7 @@ def _battery_commands(pages: list[str], tmp_path: Path) -> list[tuple[str, ...]]
         ("delete", pages[1], "--yes"),
         ("keystone", "add", "I like tea", "--category", "preference"),
         ("timeline", "add", "2020-05", "moved house"),
-        ("profile", "set", "display_name", "Tess"),
+        ("profile", "set", "name", "Tess"),
         ("import", str(note)),
     ]
 
@@ -216,8 +216,16 @@ def test_battery_every_write_command_under_every_fault(
             else:
                 assert done.returncode == 11, (args, op, n, done.stderr)
                 assert "Traceback" not in done.stderr
-                assert snapshot(copy) == before_all, (args, op, n)
-            survivors = [p for p in pages if args[:2] != ("delete", p)]
-            assert_healthy(copy, before if args[0] != "delete" else {}, survivors)
+                if args[0] == "delete" and "is recorded" in done.stderr:
+                    # a delete rolls forward: its event is written first, then doctor
+                    # --fix finishes what the fault stopped
+                    assert "`pcp doctor --fix` finishes the delete" in done.stderr
+                else:
+                    assert snapshot(copy) == before_all, (args, op, n, done.stderr)
+                    assert cli("doctor", "--store", str(copy)).code == 0, (args, op, n)
+            deleting = args[0] == "delete"
+            survivors = [p for p in pages if not deleting or p != args[1]]
+            assert_healthy(copy, {k: v for k, v in before.items()
+                                  if not deleting or args[1] not in k}, survivors)
             shutil.rmtree(copy)
     assert turn, f"{args}: no file operation was traced"

@@ -735,8 +735,15 @@ class Store:
                  "relation_ids": [relation.relation_id for relation in relations]},
                 actor=actor,
             )
-            self.finish_delete(page_id, revision_ids,
-                               [relation.relation_id for relation in relations])
+            try:
+                self.finish_delete(page_id, revision_ids,
+                                   [relation.relation_id for relation in relations])
+            except StorageFailed as exc:
+                raise StorageFailed(
+                    f"{exc.message.split('; ')[0]}; the delete of {page_id} is recorded "
+                    "(its page_deleted event) but not finished",
+                    hint="check the disk, then `pcp doctor --fix` finishes the delete",
+                ) from exc
             return {
                 "page_id": page_id,
                 "revisions_removed": len(revision_ids),
