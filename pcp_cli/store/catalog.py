@@ -16,6 +16,7 @@ default) does a full scan up to `FULL_SCAN_MAX_PAGES` pages and a fast one above
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -28,7 +29,7 @@ from typing import Any
 from pcp_cli.store.files import classify
 from pcp_cli.store.layout import is_foreign_root
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 FULL_SCAN_MAX_PAGES = 20_000
 PENDING = "edited = 1 OR problem LIKE 'new file%'"
 
@@ -53,6 +54,7 @@ _COLUMNS = (
     "problem",
     "edited",
     "seq",
+    "digest",
 )
 
 
@@ -80,6 +82,7 @@ class Entry:
     problem: str | None  # why the file could not be read as a page, if it could not
     edited: bool  # the file differs from its recorded revision (a hand edit not yet recorded)
     seq: int
+    digest: str | None  # SHA-256 of the file's bytes when scanned (what a verify scan compares)
 
     @property
     def is_current(self) -> bool:
@@ -110,6 +113,10 @@ class Changes:
 
 # A scanner turns (store-relative path, raw bytes, mtime_ns, size) into the row's fields.
 Scanner = Callable[[str, bytes], dict[str, Any]]
+
+
+def digest_of(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
 
 
 class Catalog:
@@ -156,7 +163,7 @@ class Catalog:
                 "content_hash TEXT, type TEXT, namespace TEXT, title TEXT, "
                 "lifecycle_status TEXT, review_status TEXT, origin TEXT, sensitivity TEXT, "
                 "tags TEXT, record TEXT, created_at TEXT, updated_at TEXT, mtime_ns INTEGER, "
-                "size INTEGER, problem TEXT, edited INTEGER, seq INTEGER)"
+                "size INTEGER, problem TEXT, edited INTEGER, seq INTEGER, digest TEXT)"
             )
             db.execute("CREATE INDEX pages_page_id ON pages(page_id)")
             db.execute("CREATE INDEX pages_type ON pages(type)")
@@ -259,22 +266,19 @@ class Catalog:
 
     def _rewritten(self, files: list[tuple[str, os.stat_result]]
                    ) -> list[tuple[str, os.stat_result]]:
-        """Files whose size and mtime are what the catalog remembers but whose content is not
-        (an edit that kept the size and restored the mtime): read and compared by content
-        hash, which a stat scan cannot see."""
-        keys = ("page_id", "revision_id", "content_hash", "problem", "edited")
+        """Files whose size and mtime are what the catalog remembers but whose bytes are not
+        (an edit that kept the size and restored the mtime): read and compared by hash, which
+        a stat scan cannot see."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        digests = dict(cursor.execute("SELECT path, digest FROM pages"))
         found = []
         for rel, stat in files:
             try:
                 raw = (self.root / rel).read_bytes()
             except OSError:
                 continue
-            fields = self._scan(rel, raw)
-            row = self._db.execute(
-                f"SELECT {', '.join(keys)} FROM pages WHERE path=?", (rel,)).fetchone()
-            now = tuple(bool(fields.get(k)) if k == "edited" else fields.get(k) for k in keys)
-            if row is None or tuple(bool(v) if k == "edited" else v
-                                    for k, v in zip(keys, row, strict=True)) != now:
+            if digests.get(rel) != digest_of(raw):
                 found.append((rel, stat))
         return found
 
@@ -362,7 +366,8 @@ class Catalog:
             except OSError:
                 continue
             fields = self._scan(rel, raw)
-            fields.update(path=rel, mtime_ns=stat.st_mtime_ns, size=stat.st_size)
+            fields.update(path=rel, mtime_ns=stat.st_mtime_ns, size=stat.st_size,
+                          digest=digest_of(raw))
             rows.append(fields)
         self._db.execute("BEGIN IMMEDIATE")
         try:

@@ -42,7 +42,7 @@ from pcp_cli.model.page import (
     now_iso,
 )
 from pcp_cli.store.atomic import is_temp_name, remove_file, write_atomic, write_new
-from pcp_cli.store.catalog import Catalog, Changes, Entry
+from pcp_cli.store.catalog import Catalog, Changes, Entry, digest_of
 from pcp_cli.store.headfile import ParsedHead, parse_head, render_head, title_from_body
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
 from pcp_cli.store.local import heal as heal_local
@@ -925,7 +925,8 @@ class Store:
     def write_head(self, revision: Revision, *, old_path: Path | None = None) -> None:
         """(Re)write a page's head file from a revision; moves it if the namespace changed."""
         head_path = self.layout.head_path(revision.state.namespace, revision.page_id)
-        write_atomic(head_path, render_head(revision))
+        rendered = render_head(revision).encode("utf-8")
+        write_atomic(head_path, rendered)
         removed: list[str] = []
         stale = {Path(self.root / e.path) for e in self.catalog.by_page_id(revision.page_id)}
         if old_path is not None:
@@ -943,6 +944,7 @@ class Store:
             created_at=revision.page_created_at,
             updated_at=revision.created_at,
             edited=False,
+            digest=digest_of(rendered),
         )
         self.catalog.record_write(self.layout.rel(head_path), fields, removed)
 
