@@ -45,10 +45,17 @@ def doctor_finding(kind: str, path: str, message: str, *, fixed: bool = False,
 
 
 def check_store(store: Store, *, fix: bool = False) -> list[Any]:
-    """`pcp doctor`: the findings (fixed ones marked) for an open store."""
-    from pcp_cli.store.doctor import check
+    """`pcp doctor`: the findings (fixed ones marked) for an open store, the audit log's
+    hash chain included (never repaired: it is evidence)."""
+    from pcp_cli.mcp.audit import verify_audit
+    from pcp_cli.store.doctor import Finding, check
 
-    return check(store, fix=fix)
+    findings = check(store, fix=fix)
+    for problem in verify_audit(store.root)["problems"]:
+        findings.append(Finding("audit_log", f".pcp/{problem['file']}",
+                                f"line {problem['line']}: {problem['problem']}",
+                                fixable=False))
+    return findings
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
@@ -739,11 +746,14 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
-          suppressed: frozenset[str] = frozenset(), as_of: str | None = None) -> dict[str, Any]:
-    """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range."""
+          suppressed: frozenset[str] = frozenset(), as_of: str | None = None,
+          statuses: Sequence[str] | None = None) -> dict[str, Any]:
+    """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range
+    (of pages in `statuses` only, when given)."""
     from pcp_cli.query.stats import stats as run
 
-    data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed)
+    data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed,
+               statuses=statuses)
     if as_of is not None:
         data["filters_applied"] = {"as_of": _stamp(as_of)}
     return data
@@ -792,9 +802,10 @@ def index_store(store: Store, *, rebuild: bool = False,
     """
     from pcp_cli.query.index_sync import catch_up, open_index
 
-    # A full stat scan whatever the size: above FULL_SCAN_MAX_PAGES a search only looks at
-    # folders, and this is how a file rewritten in place there is picked up.
-    store.refresh("full")
+    # A full scan whatever the size, comparing content hashes: above FULL_SCAN_MAX_PAGES a
+    # search only looks at folders, and a stat scan misses an edit that kept the size and the
+    # mtime; this is how either is picked up (and recorded).
+    store.refresh("verify")
     with open_index(store) as ix:
         report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
         if report.stale:
@@ -1087,3 +1098,11 @@ def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | No
     from pcp_cli.mcp.audit import read_audit
 
     return read_audit(resolve_store_root(store_path), client=client, since=since)
+
+
+def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """`pcp audit --verify`: check the log's hash chain; says where it was cut or changed."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.mcp.audit import verify_audit as verify
+
+    return verify(resolve_store_root(store_path))

@@ -21,6 +21,11 @@ class ExitStatus(IntEnum):
     STORE_DAMAGED = 8
     IMPORT_FAILED = 9
     REMOTE_FAILED = 10
+    STORAGE_FAILED = 11
+
+
+class PcpWarning(UserWarning):
+    """Something pcp repaired on its own and the person should know about (stderr, once)."""
 
 
 class PcpError(Exception):
@@ -127,3 +132,11 @@ class ImportFailed(PcpError):
 
     exit_status = ExitStatus.IMPORT_FAILED
     code = "import_failed"
+
+
+class StorageFailed(PcpError):
+    """The disk refused a write (full, I/O error, read-only): the message names the file that
+    failed and what state the store was left in."""
+
+    exit_status = ExitStatus.STORAGE_FAILED
+    code = "storage_failed"

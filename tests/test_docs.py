@@ -1,5 +1,6 @@
 """Every command has help text and is in the reference (docs/commands.md); the examples in the
-README and docs/ are what pcp prints."""
+README and docs/ are what pcp prints; and the other direction: every command and option the
+README and docs/ show really exists."""
 
 from __future__ import annotations
 
@@ -114,3 +115,61 @@ def test_every_command_has_an_example_and_no_cut_descriptions() -> None:
         listing = cli(*args).stdout.split("Commands:")[-1]
         assert "..." not in listing, listing
         assert not [line for line in listing.splitlines() if line.endswith("…")], listing
+
+
+def _documented_invocations(text: str) -> list[str]:
+    """Every `pcp …` a document shows: inline code spans and the lines of its code blocks."""
+    import re
+
+    spans = re.findall(r"`(pcp [^`]+)`", text)
+    for block in re.findall(r"^```[a-z]*\n(.*?)^```", text, re.MULTILINE | re.DOTALL):
+        spans += [line.removeprefix("$ ").strip() for line in block.splitlines()]
+    parts = [part.strip() for span in spans for part in span.split("; ")]
+    # "pcp serve: …" and "pcp 0.2.0" are what pcp prints, not commands
+    return [part for part in parts if part.startswith("pcp ") and len(part.split()) > 1
+            and not part.split()[1].endswith(":") and part.split()[1][:1].isalpha()
+            or part.startswith("pcp -")]
+
+
+def test_the_documented_commands_and_options_really_exist() -> None:
+    """Every `pcp WORD …` in the README and docs/ names a real command (and a real subcommand
+    of a group), and every `--option` shown with it is one that command takes."""
+    import shlex
+
+    root = typer.main.get_command(build_app())
+    wrong: list[str] = []
+    invocations = [(path.name, text)
+                   for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+                   for text in _documented_invocations(path.read_text(encoding="utf-8"))]
+    assert len(invocations) > 50  # the parse found the documents' commands
+    for where, text in invocations:
+        try:
+            words = shlex.split(text.split(" | ")[0].split(" # ")[0])
+        except ValueError:
+            words = text.split()
+        command: object = root
+        path = ["pcp"]
+        rest = words[1:]
+        while rest and getattr(command, "commands", None) is not None:
+            word = rest[0]
+            if word.startswith("-") or word in ("…", "..."):
+                break
+            sub = command.commands.get(word)  # type: ignore[attr-defined]
+            if sub is None:
+                if word.isupper() or word.startswith(("[", "<", "{")):
+                    break  # a placeholder for a group's subcommand
+                wrong.append(f"{where}: {text!r}: no command {' '.join([*path, word])!r}")
+                command = None
+                break
+            command, path, rest = sub, [*path, word], rest[1:]
+        if command is None or getattr(command, "commands", None) is not None:
+            continue
+        known = {"--help", "-h", "--traceback", "--version"}
+        for param in getattr(command, "params", []):
+            known.update(getattr(param, "opts", []))
+            known.update(getattr(param, "secondary_opts", []))
+        for word in rest:
+            option = word.strip("[]()`,.;").split("=", 1)[0]
+            if option.startswith("--") and len(option) > 2 and option not in known:
+                wrong.append(f"{where}: {text!r}: {' '.join(path)} has no option {option}")
+    assert not wrong, "\n".join(wrong)

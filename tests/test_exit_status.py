@@ -14,6 +14,7 @@ import pytest
 
 from pcp_cli.errors import ExitStatus
 from tests.conftest import cli, run_pcp, snapshot
+from tests.test_concurrency import helper_env
 
 HELPERS = Path(__file__).resolve().parent / "helpers"
 
@@ -134,26 +135,28 @@ def test_8_revision_with_wrong_ids(store: Path) -> None:
 
 
 def test_1_unexpected(store: Path) -> None:
-    """A real unexpected failure: `.pcp` is a file, so the catalog cannot be opened.
+    """A real unexpected failure: `relations/` is a file, so listing it fails in a way pcp does
+    not turn into a message of its own.
 
     (Making a folder unreadable does not work when the tests run as root, so this uses a file
-    where a folder must be.)
+    where a folder must be; `.pcp` a file no longer works: derived state is moved aside and
+    rebuilt.)
     """
-    add(store)
-    local = store / ".pcp"
+    page_id = add(store)["page_id"]
     import shutil
 
-    shutil.rmtree(local)
-    local.write_text("not a folder")
-    plain = cli("ls", "--store", str(store))
+    shutil.rmtree(store / "relations")
+    (store / "relations").write_text("not a folder")
+    plain = cli("show", page_id, "--view", "relations", "--store", str(store))
     assert plain.code == ExitStatus.UNEXPECTED == 1
     assert plain.stderr.startswith("Error: unexpected")
     assert "--traceback" in plain.stderr and "Traceback" not in plain.stderr
-    as_json = cli("ls", "--store", str(store), "--json")
+    as_json = cli("show", page_id, "--view", "relations", "--store", str(store), "--json")
     assert as_json.code == 1 and as_json.stdout == ""
     assert json.loads(as_json.stderr)["error"]["code"] == "unexpected"
     # --traceback shows the whole traceback (a real process, since in-process it re-raises)
-    shown = run_pcp("--traceback", "ls", "--store", str(store))
+    shown = run_pcp("--traceback", "show", page_id, "--view", "relations", "--store",
+                    str(store))
     assert shown.code == 1 and "Traceback (most recent call last)" in shown.stderr
 
 
@@ -170,3 +173,20 @@ def test_every_status_is_documented() -> None:
     table = (table + "\n\n")[: (table + "\n\n").index("\n\n")]
     documented = [int(n) for n in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)]
     assert documented == [int(s) for s in ExitStatus]
+
+
+def test_11_storage_failed(store: Path) -> None:
+    """The disk refused a write (here: the folder fsync fails with EIO): exit 11, undone."""
+    before = snapshot(store)
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, str(HELPERS / "fault_at.py"), "dirfsync", "1", "EIO", "add", "x",
+             "--store", str(store), *extra],
+            capture_output=True, text=True, env=helper_env(), timeout=120,
+        )
+        assert done.returncode == ExitStatus.STORAGE_FAILED == 11, done.stderr
+        if extra:
+            assert json.loads(done.stderr.splitlines()[0])["error"]["code"] == "storage_failed"
+        else:
+            assert done.stderr.startswith("Error: cannot write ")
+    assert snapshot(store) == before

@@ -82,6 +82,17 @@ def test_distill_on_an_empty_store_writes_nothing(store):
         "No profile is available yet in this context store.\n")
 
 
-def test_human_output(example):
-    result = cli("profile", "distill", "--store", example)
-    assert result.code == 0 and result.stdout.startswith(("revised profile", "unchanged profile"))
+def test_human_output(store):
+    """Each of the three outcomes, each on a store where it is the only right one."""
+    def human():
+        result = cli("profile", "distill", "--store", store)
+        assert result.code == 0, result.stderr
+        return result.stdout.splitlines()[0]
+
+    assert cli("keystone", "add", "My name is Bo.", "--category", "identity",
+               "--store", store).code == 0
+    assert human() == "created profile: name, summary changed, from 1 keystone revision(s)"
+    assert human() == "unchanged profile: nothing changed, from 1 keystone revision(s)"
+    assert cli("keystone", "add", "Bo is building a bakery app.", "--category", "objective",
+               "--store", store).code == 0
+    assert human() == "revised profile: primary_focus changed, from 2 keystone revision(s)"

@@ -287,7 +287,8 @@ SCHEMAS = {
 
 
 def main() -> None:
-    out = ROOT / "pcp_cli" / "model" / "schemas"
+    """`build_schemas.py [FOLDER]`: write into FOLDER (default: the package's schemas)."""
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "pcp_cli" / "model" / "schemas"
     out.mkdir(parents=True, exist_ok=True)
     for name, body in SCHEMAS.items():
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -177,6 +177,10 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
     except BrokenPipeError:
         return ExitStatus.OK
     except Exception as exc:  # the one place an unexpected error is turned into a message
+        storage = _storage_failure(exc)
+        if storage is not None:
+            _report(storage, want_json)
+            return int(storage.exit_status)
         if STATE["traceback"]:
             raise
         message = one_line(f"{type(exc).__name__}: {exc}")
@@ -188,6 +192,45 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
         return ExitStatus.UNEXPECTED
 
 
+def _show_warnings() -> None:
+    """What the library repaired on its own (PcpWarning) goes to stderr as `Warning: …`."""
+    import warnings
+
+    from pcp_cli.errors import PcpWarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+        if issubclass(category, PcpWarning):
+            sys.stderr.write(f"Warning: {message}\n")
+        else:
+            original(message, category, *args, **kw)
+
+    original = getattr(warnings.showwarning, "pcp_original", warnings.showwarning)
+    show.pcp_original = original  # type: ignore[attr-defined]
+    warnings.showwarning = show
+    warnings.simplefilter("always", PcpWarning)
+
+
+def _storage_failure(exc: Exception) -> PcpError | None:
+    """A disk that refused a write somewhere pcp did not wrap it (SQLite, a library): its own
+    exit status, not "unexpected"."""
+    import errno
+
+    from pcp_cli.errors import StorageFailed
+
+    codes = {errno.ENOSPC, errno.EIO, errno.EROFS, errno.EDQUOT, errno.EFBIG}
+    words = ("disk is full", "disk i/o error", "readonly database")
+    if isinstance(exc, OSError) and exc.errno in codes:
+        what = f" {exc.filename}" if exc.filename else ""
+        return StorageFailed(f"the disk refused a write{what}: {exc.strerror or exc}",
+                             hint="free some disk space (or check the disk), then run "
+                             "`pcp doctor`: pcp's writes are undone or finished by it")
+    if type(exc).__module__ == "sqlite3" and any(w in str(exc).lower() for w in words):
+        return StorageFailed(f"the disk refused a write to the catalog (.pcp/): {exc}",
+                             hint="free some disk space (or check the disk); the catalog is "
+                             "derived and rebuilt from the files, nothing in the store is lost")
+    return None
+
+
 def run(args: list[str]) -> int:
     """Run the CLI on `args` and return the exit status (never raises).
 
@@ -197,6 +240,7 @@ def run(args: list[str]) -> int:
     want_json = "--json" in args
     STATE["traceback"] = "--traceback" in args
     STATE["no_pager"] = False
+    _show_warnings()
     saved_cwd, saved_store = os.getcwd(), os.environ.get("PCP_STORE")
     try:
         try:

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, note, paged, table
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, note, paged, table, text
 
 
 def register(app: typer.Typer) -> None:
@@ -46,12 +46,18 @@ def register(app: typer.Typer) -> None:
         since: Annotated[str | None, typer.Option(
             "--since", help="Only calls from this date or time on (YYYY-MM-DD or ISO 8601).")
         ] = None,
+        verify: Annotated[bool, typer.Option(
+            "--verify", help="Check the log's hash chain: say where it was cut or changed "
+            "(exit 8 if it was).")] = False,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Show the log of MCP tool calls (who asked for what, when, and the outcome)."""
         from pcp_cli import api
 
+        if verify:
+            _verify(api.verify_audit(store_path), as_json)
+            return
         records = api.audit_records(store_path, client=client, since=since)
         if not records and not as_json:
             note("no MCP tool calls recorded" + (" for that filter" if client or since else ""))
@@ -63,6 +69,24 @@ def register(app: typer.Typer) -> None:
                   f"{r.get('outcome')}" + (f" ({r['error_code']})" if r.get("error_code")
                                            else ""),
                   r.get("result_count"), _params(r.get("params"))) for r in records)))
+
+
+def _verify(report: dict, as_json: bool) -> None:
+    from pcp_cli.errors import StoreDamaged
+
+    def human() -> None:
+        if report["valid"]:
+            text(f"The audit log is intact: {report['records']} record(s) in "
+                 f"{len(report['files'])} file(s), the hash chain unbroken.")
+            return
+        table(("file", "line", "problem"),
+              ((p["file"], p["line"], p["problem"]) for p in report["problems"]))
+
+    emit(report, as_json, human)
+    if not report["valid"]:
+        raise StoreDamaged(f"the audit log was cut or changed ({len(report['problems'])} "
+                           "place(s))", hint="the list above says where; the log is never "
+                           "rewritten by pcp, so keep it as evidence")
 
 
 def _params(params: object) -> str:

@@ -330,7 +330,35 @@ class SearchIndex:
                 hint="Check the permissions of the store's .pcp folder.",
             ) from exc
         self._load()
+        self._remove_orphan_generations()
         return self
+
+    def _remove_orphan_generations(self) -> None:
+        """Remove `g-*` folders left by killed rebuilds: neither current nor being built (a
+        rebuild holds the write lock while it builds, so they are left alone then)."""
+        current = self._meta.get("generation")
+        try:
+            if not any(p.name.startswith("g-") and p.name != current
+                       for p in self.directory.iterdir()):
+                return
+            lock = FileStorage(str(self.directory)).lock(LOCK)
+            if not lock.acquire(False):
+                return
+        except OSError:
+            return
+        try:
+            meta = json.loads((self.directory / META).read_text(encoding="utf-8"))
+            current = meta.get("generation") if isinstance(meta, dict) else None
+        except (OSError, ValueError):
+            current = None
+        try:
+            for p in self.directory.iterdir():
+                if p.name.startswith("g-") and p.name != current and p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+        except OSError:
+            pass
+        finally:
+            lock.release()
 
     def _load(self, retry: bool = True) -> None:
         meta_path = self.directory / META

@@ -5,11 +5,20 @@ content), when, how many results, and the outcome (`allowed | refused | error`).
 append-only (O_APPEND, flushed and fsynced per record). If a record cannot be written the call
 fails: an unaudited answer is never served.
 
-SDK-free, so a future `pcp audit [--client ID] [--since DATE] [--json]` can read it cheaply.
+The log is tamper-evident: a hash chain. Every line carries `hash` (SHA-256 of the line's
+other fields and `prev`) and `prev` (the hash of the line before it); a log file opens with a
+`log_created` record (its `prev` is the last hash of the file it continues after a rotation, or
+null for the first). Deleting, inserting or changing a line breaks the chain exactly there,
+which `verify_audit` (`pcp audit --verify`, `pcp doctor`) reports by file and line. When the log
+passes `max_bytes` it is rotated to `audit-<time>.jsonl` and the new file continues the chain.
+
+SDK-free, so `pcp audit [--client ID] [--since DATE] [--verify] [--json]` reads it cheaply.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -21,6 +30,10 @@ from typing import Any
 from pcp_cli.errors import InvalidInput, PcpError
 
 AUDIT_RELPATH = Path(".pcp") / "audit.jsonl"
+ROTATED_GLOB = "audit-*.jsonl"
+CREATED = "log_created"  # the `event` of the record that opens every log file
+# Rotate past this size (PCP_AUDIT_MAX_BYTES overrides it).
+MAX_BYTES = 16 * 1024 * 1024
 OUTCOMES = ("allowed", "refused", "error")
 # Parameters that carry page content: recorded as their size only.
 CONTENT_FIELDS = frozenset({"content", "payload", "text", "body"})
@@ -79,12 +92,87 @@ def sanitize_params(params: Mapping[str, Any] | Any) -> Any:
     return {str(k)[:MAX_STRING]: _redact(str(k), v, 1) for k, v in list(params.items())[:MAX_ITEMS]}
 
 
+def _canonical(record: Mapping[str, Any]) -> bytes:
+    return json.dumps({k: v for k, v in record.items() if k != "hash"}, ensure_ascii=False,
+                      sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def record_hash(record: Mapping[str, Any]) -> str:
+    """The hash a chained record must carry: SHA-256 of its other fields (`prev` included)."""
+    return hashlib.sha256(_canonical(record)).hexdigest()
+
+
+def chain(record: Mapping[str, Any], prev: str | None) -> dict[str, Any]:
+    """`record` linked after the line whose hash is `prev`."""
+    linked = {**{k: v for k, v in record.items() if k not in ("hash", "prev")}, "prev": prev}
+    linked["hash"] = record_hash(linked)
+    return linked
+
+
+def line_hash(raw: bytes) -> str:
+    """What the next record names as `prev` after this line: its `hash`, or, for a line that
+    is not a chained record (torn, garbled, from before the chain), a hash of its bytes."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("hash"), str):
+        return str(data["hash"])
+    return "raw:" + hashlib.sha256(raw).hexdigest()
+
+
+def _last_line(read: Any, size: int) -> tuple[bytes, bool]:
+    """The file's last line (without its newline) and whether it ended with one, reading
+    backwards from the end in growing steps (a record is usually well under 4 KiB)."""
+    step = 4096
+    while True:
+        start = max(0, size - step)
+        tail = read(size - start, start)
+        body = tail[:-1] if tail.endswith(b"\n") else tail
+        cut = body.rfind(b"\n")
+        if cut != -1 or start == 0:
+            return body[cut + 1:], tail.endswith(b"\n")
+        step *= 4
+
+
+def _line(record: Mapping[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def log_files(store_root: Path | str) -> list[Path]:
+    """Every file of the log, oldest first: the rotated ones, then the current one."""
+    path = audit_path(store_root)
+    files = sorted(path.parent.glob(ROTATED_GLOB)) if path.parent.is_dir() else []
+    return files + ([path] if path.exists() else [])
+
+
 class AuditLog:
     """Appends call records for one server session."""
 
     def __init__(self, store_root: Path | str, *, session_id: str | None = None) -> None:
         self.path = audit_path(store_root)
         self.session_id = session_id or f"ses_{secrets.token_hex(6)}"
+        self.max_bytes = int(os.environ.get("PCP_AUDIT_MAX_BYTES") or MAX_BYTES)
+
+    def _open_fd(self) -> int:
+        return os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def rotated(self) -> list[Path]:
+        """The rotated files of this log, oldest first."""
+        return sorted(self.path.parent.glob(ROTATED_GLOB))
+
+    def last_rotated_hash(self) -> str | None:
+        """The chain's last hash in the newest rotated file (where a new file continues)."""
+        rotated = self.rotated()
+        if not rotated:
+            return None
+        fd = os.open(rotated[-1], os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            last, _ = _last_line(lambda n, at: os.pread(fd, n, at), size)
+        finally:
+            os.close(fd)
+        return line_hash(last) if last else None
 
     def _failed(self, exc: OSError) -> AuditUnavailable:
         return AuditUnavailable(
@@ -98,7 +186,7 @@ class AuditLog:
         before it touches anything. Raises AuditUnavailable."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = self._open_fd()
         except OSError as exc:
             raise self._failed(exc) from exc
         return AuditSink(self, fd)
@@ -143,22 +231,87 @@ class AuditSink:
 
     def write(self, **fields: Any) -> dict[str, Any]:
         record = self._log.make_record(**fields)
-        line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
         if self._fd is None:
             raise RuntimeError("audit sink already closed")
         try:
-            # A torn last line (a crash mid-append) must not swallow this record.
-            size = os.fstat(self._fd).st_size
-            if size and os.pread(self._fd, 1, size - 1) != b"\n":
-                line = b"\n" + line
-            # One write() of the whole line: with O_APPEND, concurrent servers never interleave.
-            written = os.write(self._fd, line)
-            if written != len(line):
-                raise OSError(0, "short write to the audit log")
-            os.fsync(self._fd)
+            with self._locked():
+                record = self._append(record)
         except OSError as exc:
             raise self._log._failed(exc) from exc
         return record
+
+    @contextlib.contextmanager
+    def _locked(self) -> Any:
+        """Hold the log's lock on the file the path names now (another server may have
+        rotated the one this sink opened)."""
+        import fcntl
+
+        while True:
+            assert self._fd is not None
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                current = os.stat(self._log.path).st_ino
+            except FileNotFoundError:
+                current = None
+            if current == os.fstat(self._fd).st_ino:
+                break
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+            self._fd = self._log._open_fd()
+        try:
+            yield
+        finally:
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def _append(self, record: dict[str, Any]) -> dict[str, Any]:
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size and size >= self._log.max_bytes:
+            self._rotate()
+            size = os.fstat(self._fd).st_size  # another server may have begun the new file
+        head = b""
+        if size == 0:
+            rotated = self._log.rotated()
+            created = chain({"event": CREATED, "log_id": f"log_{secrets.token_hex(8)}",
+                             "time": now_iso(),
+                             "continues": rotated[-1].name if rotated else None},
+                            self._log.last_rotated_hash())
+            head = _line(created)
+            prev = created["hash"]
+        else:
+            last, whole = _last_line(lambda n, at: os.pread(self._fd, n, at), size)
+            prev = line_hash(last)
+            if not whole:  # a torn last line must not swallow this record
+                head = b"\n"
+        record = chain(record, prev)
+        data = head + _line(record)
+        # One write() of the whole line: with O_APPEND and the lock, never interleaved.
+        written = os.write(self._fd, data)
+        if written != len(data):
+            raise OSError(0, "short write to the audit log")
+        os.fsync(self._fd)
+        return record
+
+    def _rotate(self) -> None:
+        """Rename the full log aside (under its lock) and continue in a new file."""
+        assert self._fd is not None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        target = self._log.path.with_name(f"audit-{stamp}.jsonl")
+        os.replace(self._log.path, target)
+        with contextlib.suppress(OSError):
+            fd = os.open(self._log.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        import fcntl
+
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = self._log._open_fd()
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -202,11 +355,12 @@ def read_audit(
     error. A missing log is an empty list.
     """
     threshold = _parse_since(since)
-    path = audit_path(store_root)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return []
+    raw = b""
+    for path in log_files(store_root):
+        try:
+            raw += path.read_bytes().rstrip(b"\n") + b"\n"
+        except FileNotFoundError:  # rotated meanwhile: its records are in the next file
+            continue
     records: list[dict[str, Any]] = []
     for line in raw.split(b"\n"):
         if not line.strip():
@@ -215,7 +369,7 @@ def read_audit(
             record = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             continue
-        if not isinstance(record, dict):
+        if not isinstance(record, dict) or record.get("event") == CREATED:
             continue
         if client is not None and record.get("client_id") != client:
             continue
@@ -225,3 +379,70 @@ def read_audit(
                 continue
         records.append(record)
     return records
+
+
+def verify_audit(store_root: Path | str) -> dict[str, Any]:
+    """Check the log's hash chain across its files. `{valid, files, records, unchained,
+    problems: [{file, line, problem}]}`; a problem says where the log was cut or changed.
+
+    Lines from before the chain existed (an older pcp) are counted as `unchained`, not
+    problems, as long as they all come before the chain starts.
+    """
+    files = log_files(store_root)
+    problems: list[dict[str, Any]] = []
+    expected: str | None = None  # the hash the next record must name as its `prev`
+    started = False
+    records = unchained = 0
+
+    def problem(path: Path, line: int, text: str) -> None:
+        problems.append({"file": path.name, "line": line, "problem": text})
+
+    for index, path in enumerate(files):
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            problem(path, 0, f"cannot read: {exc.strerror or exc}")
+            continue
+        lines = raw.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        for number, line in enumerate(lines, start=1):
+            try:
+                data = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                data = None
+            if not isinstance(data, dict):
+                problem(path, number, "not a whole record (torn by a crash, or garbled)")
+                expected = line_hash(line)
+                continue
+            stated = data.get("hash")
+            if not isinstance(stated, str):
+                if started:
+                    problem(path, number, "a record without a hash inside the chain "
+                            "(inserted or rewritten by hand)")
+                else:
+                    unchained += 1
+                expected = line_hash(line)
+                continue
+            if record_hash(data) != stated:
+                problem(path, number, "changed: its hash does not match its content")
+            prev = data.get("prev")
+            if data.get("event") == CREATED:
+                if not started and index == 0 and number == 1 and prev is not None:
+                    problem(path, number, "the log continues a file that is missing "
+                            f"(the chain names an earlier log, {data.get('continues')})")
+                elif (started or unchained) and prev != expected:
+                    problem(path, number, "the chain is broken before this line: records "
+                            "were removed, or an earlier file is missing or changed")
+            else:
+                records += 1
+                if not started and not unchained:
+                    problem(path, number, "the log's beginning is missing (the first "
+                            "record is not its creation record)")
+                elif prev != expected:
+                    problem(path, number, "the chain is broken before this line: the "
+                            "record(s) before it were removed or changed")
+            started = True
+            expected = stated
+    return {"valid": not problems, "files": [p.name for p in files], "records": records,
+            "unchained": unchained, "problems": problems}

@@ -259,7 +259,9 @@ class StoreBackend:
               as_of: str | None = None) -> JSON:
         with self._reading() as store:
             hidden = self._hidden(store, grant, suppressed)
-            data = api.stats(store, scopes=self._scopes(grant), suppressed=hidden, as_of=as_of)
+            # only what the client may read: a tombstoned page is withdrawn, not counted
+            data = api.stats(store, scopes=self._scopes(grant), suppressed=hidden, as_of=as_of,
+                             statuses=READABLE_STATUSES)
         self._check_namespaces(grant, data.get("by_namespace"))
         return data
 

@@ -59,8 +59,10 @@ def errors_for(name: str, data: Any) -> list[str]:
 
 def validate_store(root: Path) -> list[Problem]:
     from pcp_cli.render.portable import portable_object
+    from pcp_cli.store.atomic import is_temp_name, writer_alive
+    from pcp_cli.store.files import walk_pages
     from pcp_cli.store.frontmatter import decode, load_mapping, split
-    from pcp_cli.store.layout import Layout
+    from pcp_cli.store.layout import Layout, is_foreign_root
 
     layout = Layout(root)
     problems: list[Problem] = []
@@ -78,8 +80,9 @@ def validate_store(root: Path) -> list[Problem]:
         problems.append(Problem("pcp.yaml", f"cannot read: {exc.strerror}"))
 
     # head files
-    for path in sorted(layout.pages.rglob("*.md")) if layout.pages.exists() else []:
-        if any(part.startswith(".") for part in path.relative_to(layout.pages).parts):
+    for path, _stat, odd in walk_pages(layout.pages):
+        if odd is not None:
+            problems.append(Problem(rel(path), odd.message))
             continue
         try:
             text = decode(path.read_bytes(), rel(path))
@@ -151,9 +154,10 @@ def validate_store(root: Path) -> list[Problem]:
                      for e in errors_for(f"v1/{name}", obj)]
 
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in (".pcp", ".git")]
+        dirnames[:] = [d for d in dirnames if d not in (".pcp", ".git")
+                       and (dirpath == str(root) or not is_foreign_root(Path(dirpath) / d))]
         for name in filenames:
-            if ".pcp-tmp-" in name:
+            if is_temp_name(name) and not writer_alive(name):
                 problems.append(Problem(rel(Path(dirpath) / name),
                                         "temporary file from an interrupted write "
                                         "(`pcp doctor --fix` removes it)"))

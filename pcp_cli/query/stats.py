@@ -28,11 +28,13 @@ def _visible(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[s
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
-          suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+          suppressed: frozenset[str] = frozenset(),
+          statuses: Sequence[str] | None = None) -> dict[str, Any]:
     """`{schema_version, total, by_type, by_origin, by_namespace, by_lifecycle,
     time_range: {earliest, latest}}` over every affirmed page the caller may see, in any
-    lifecycle state; the time range spans the pages' creation and last revision times."""
-    entries = _visible(store, scopes, suppressed)
+    lifecycle state (or only `statuses`: an MCP client never counts a tombstoned page it may
+    not read); the time range spans the pages' creation and last revision times."""
+    entries = _visible(store, scopes, suppressed, statuses)
     counters = {key: Counter[str]() for key in ("by_type", "by_origin", "by_namespace",
                                                "by_lifecycle")}
     times: list[str] = []

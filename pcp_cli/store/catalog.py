@@ -2,7 +2,9 @@
 
 It answers "which pages are there, of what type, in which scope, changed since when" without
 opening every file, so `pcp ls`, stats, the micro_prompt and the search index's change scan stay
-fast on large stores. It is derived only from the files under `pages/` and can be deleted at any
+fast on large stores. A *verify* scan (`pcp doctor`, `pcp index`) also reads every file whose
+stat looks unchanged and compares content hashes, catching an edit that kept the size and put
+the mtime back. It is derived only from the files under `pages/` and can be deleted at any
 time; a missing or corrupt catalog is rebuilt by a full scan.
 
 Change detection: every row remembers the (mtime_ns, size) it was parsed at, and every folder
@@ -14,6 +16,7 @@ default) does a full scan up to `FULL_SCAN_MAX_PAGES` pages and a fast one above
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -23,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "4"
+from pcp_cli.store.files import classify
+from pcp_cli.store.layout import is_foreign_root
+
+SCHEMA_VERSION = "5"
 FULL_SCAN_MAX_PAGES = 20_000
 PENDING = "edited = 1 OR problem LIKE 'new file%'"
 
@@ -48,6 +54,7 @@ _COLUMNS = (
     "problem",
     "edited",
     "seq",
+    "digest",
 )
 
 
@@ -75,6 +82,7 @@ class Entry:
     problem: str | None  # why the file could not be read as a page, if it could not
     edited: bool  # the file differs from its recorded revision (a hand edit not yet recorded)
     seq: int
+    digest: str | None  # SHA-256 of the file's bytes when scanned (what a verify scan compares)
 
     @property
     def is_current(self) -> bool:
@@ -105,6 +113,10 @@ class Changes:
 
 # A scanner turns (store-relative path, raw bytes, mtime_ns, size) into the row's fields.
 Scanner = Callable[[str, bytes], dict[str, Any]]
+
+
+def digest_of(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
 
 
 class Catalog:
@@ -151,7 +163,7 @@ class Catalog:
                 "content_hash TEXT, type TEXT, namespace TEXT, title TEXT, "
                 "lifecycle_status TEXT, review_status TEXT, origin TEXT, sensitivity TEXT, "
                 "tags TEXT, record TEXT, created_at TEXT, updated_at TEXT, mtime_ns INTEGER, "
-                "size INTEGER, problem TEXT, edited INTEGER, seq INTEGER)"
+                "size INTEGER, problem TEXT, edited INTEGER, seq INTEGER, digest TEXT)"
             )
             db.execute("CREATE INDEX pages_page_id ON pages(page_id)")
             db.execute("CREATE INDEX pages_type ON pages(type)")
@@ -219,6 +231,8 @@ class Catalog:
     def refresh(self, mode: str = "auto") -> Changes:
         """Bring the catalog up to date with the files; return what changed."""
         scanned = self._db.execute("SELECT value FROM meta WHERE key='scanned'").fetchone()[0]
+        if mode == "verify":
+            return self._full_scan(verify=True)
         if scanned == "0" or mode == "full" or (
             mode == "auto" and self.count() <= FULL_SCAN_MAX_PAGES
         ):
@@ -233,17 +247,40 @@ class Catalog:
         rows = cursor.execute("SELECT path, mtime_ns, size FROM pages")
         return {path: (mtime, size) for path, mtime, size in rows}
 
-    def _full_scan(self) -> Changes:
+    def _full_scan(self, *, verify: bool = False) -> Changes:
         known = self._known()
         seen_dirs: dict[str, int] = {}
         updates: list[tuple[str, os.stat_result]] = []
+        unchanged: list[tuple[str, os.stat_result]] = []
         present: set[str] = set()
         for rel, stat in self._walk(self.pages_dir, seen_dirs):
             present.add(rel)
             if known.get(rel) != (stat.st_mtime_ns, stat.st_size):
                 updates.append((rel, stat))
+            elif verify:
+                unchanged.append((rel, stat))
+        if unchanged:
+            updates += self._rewritten(unchanged)
         removed = [path for path in known if path not in present]
         return self._apply(updates, removed, seen_dirs, replace_dirs=True)
+
+    def _rewritten(self, files: list[tuple[str, os.stat_result]]
+                   ) -> list[tuple[str, os.stat_result]]:
+        """Files whose size and mtime are what the catalog remembers but whose bytes are not
+        (an edit that kept the size and restored the mtime): read and compared by hash, which
+        a stat scan cannot see."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        digests = dict(cursor.execute("SELECT path, digest FROM pages"))
+        found = []
+        for rel, stat in files:
+            try:
+                raw = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            if digests.get(rel) != digest_of(raw):
+                found.append((rel, stat))
+        return found
 
     def _fast_scan(self) -> Changes:
         dirs = {row[0]: row[1] for row in self._db.execute("SELECT path, mtime_ns FROM dirs")}
@@ -305,13 +342,14 @@ class Catalog:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 rel_dir = f"{rel_folder}/{entry.name}"
+                if is_foreign_root(Path(entry.path)):
+                    continue  # another store (or repository) inside this one: never ours
                 if recurse_into(rel_dir):
                     yield from self._walk(Path(entry.path), seen_dirs)
-            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                try:
-                    yield f"{rel_folder}/{entry.name}", entry.stat()
-                except OSError:
-                    continue
+            else:
+                stat, _ = classify(entry)  # symlinks and hard links are never head files
+                if stat is not None:
+                    yield f"{rel_folder}/{entry.name}", stat
 
     def _apply(
         self,
@@ -328,7 +366,8 @@ class Catalog:
             except OSError:
                 continue
             fields = self._scan(rel, raw)
-            fields.update(path=rel, mtime_ns=stat.st_mtime_ns, size=stat.st_size)
+            fields.update(path=rel, mtime_ns=stat.st_mtime_ns, size=stat.st_size,
+                          digest=digest_of(raw))
             rows.append(fields)
         self._db.execute("BEGIN IMMEDIATE")
         try:

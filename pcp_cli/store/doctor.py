@@ -15,8 +15,10 @@ from typing import Any
 
 from pcp_cli.errors import PcpError
 from pcp_cli.model.ids import is_safe_id
-from pcp_cli.store.atomic import is_temp_name, remove_file
+from pcp_cli.store.atomic import is_temp_name, remove_file, writer_alive
+from pcp_cli.store.files import odd_files
 from pcp_cli.store.frontmatter import has_conflict_markers
+from pcp_cli.store.layout import is_foreign_root
 from pcp_cli.store.store import Store
 
 
@@ -41,20 +43,28 @@ KINDS = {
     "new_file": "a Markdown file dropped under pages/, not yet adopted as a page",
     "conflict_markers": "a head file holding git conflict markers",
     "invalid_file": "a head file that cannot be read as a page",
+    "emptied_head_file": "a page's head file emptied (--fix rewrites it from its revisions)",
     "diverged": "a page whose revision graph has more than one head",
     "broken_revision": "a revision file that cannot be read",
     "empty_revision_folder": "a revision folder with no revisions",
     "dangling_relation": "a relation naming a revision that does not exist",
     "unfinished_delete": "a page whose delete was interrupted part way",
+    "symlink": "a symlink under pages/ (never followed: it may point outside the store)",
+    "hard_link": "a file under pages/ with more than one hard link (never adopted or written "
+    "through)",
+    "invalid": "a file `pcp validate` rejects (fix it by hand)",
+    "audit_log": "the MCP audit log's hash chain is broken: a record was removed or changed",
     "unfinished_supersede": "a keystone that supersedes another, without the supersession "
     "recorded (the old keystone's revision or the relation is missing)",
 }
 
 
 def check(store: Store, *, fix: bool = False) -> list[Finding]:
+    """Everything `pcp validate` reports, plus what only doctor sees (and can repair)."""
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
-    store.catalog.refresh("full")
+    findings += _odd_files(store)
+    store.catalog.refresh("verify")  # content hashes, not only sizes and mtimes
     deletes = _unfinished_deletes(store, fix)
     if fix and deletes:
         store.catalog.refresh("full")
@@ -64,7 +74,28 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
     findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
-    return findings
+    return findings + _validation(store, findings)
+
+
+def _validation(store: Store, findings: list[Finding]) -> list[Finding]:
+    """The problems `pcp validate` reports that no finding above already covers: one set of
+    checks, so doctor never calls a store clean that validate rejects."""
+    from pcp_cli.model.validate import validate_store
+
+    covered = {f.path for f in findings}
+    extra = []
+    for problem in validate_store(store.root):
+        if problem.path in covered or "temporary file" in problem.message:
+            continue  # temp files: doctor's own scan, which knows a live writer's from a dead one
+        message = f"line {problem.line}: {problem.message}" if problem.line else problem.message
+        extra.append(Finding("invalid", problem.path, message, fixable=False))
+    return extra
+
+
+def _odd_files(store: Store) -> list[Finding]:
+    """Symlinks and hard-linked files under pages/: never adopted, read or written through."""
+    return [Finding(odd.kind, store.layout.rel(odd.path), odd.message, fixable=False)
+            for odd in odd_files(store.layout.pages)]
 
 
 def _temp_files(store: Store, fix: bool) -> list[Finding]:
@@ -74,9 +105,10 @@ def _temp_files(store: Store, fix: bool) -> list[Finding]:
         if not folder.exists():
             continue
         for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = [d for d in dirnames if d != ".pcp" and d != ".git"]
+            dirnames[:] = [d for d in dirnames if d != ".pcp" and d != ".git"
+                           and not is_foreign_root(Path(dirpath) / d)]
             for name in filenames:
-                if is_temp_name(name):
+                if is_temp_name(name) and not writer_alive(name):
                     path = Path(dirpath) / name
                     finding = Finding("temp_file", store.layout.rel(path), KINDS["temp_file"])
                     if fix:
@@ -169,6 +201,8 @@ def _head_files(store: Store, fix: bool) -> list[Finding]:
         path = store.root / entry.path
         if entry.problem and entry.problem.startswith("new file"):
             kind = "new_file"
+        elif entry.problem and entry.problem.endswith(" is empty") and entry.page_id:
+            kind = "emptied_head_file"
         elif entry.problem:
             try:
                 conflicted = has_conflict_markers(path.read_text("utf-8", errors="replace"))
@@ -193,7 +227,8 @@ def _fix_head(store: Store, kind: str, rel: str, page_id: str | None) -> bool:
         if kind in ("new_file", "hand_edit"):
             store._record_hand_edit(rel)
             return rel not in store.problems
-        if kind == "conflict_markers" and page_id and store.page_exists(page_id):
+        if kind in ("conflict_markers", "emptied_head_file") and page_id and \
+                store.page_exists(page_id):
             heads = store.graph_heads(page_id)
             store.write_head(heads[-1], old_path=store.root / rel)
             return True

@@ -26,7 +26,28 @@ _Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class _StrictLoader(_Loader):  # type: ignore[misc, valid-type]
-    """Safe loader without YAML 1.1 surprises: dates stay strings, only true/false are bool."""
+    """Safe loader without YAML 1.1 surprises: dates stay strings, only true/false are bool,
+    and a key given twice in one mapping is an error (YAML's "last one wins" would let a
+    second `sensitivity:` line silently override the first)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    earlier = first.get(key)
+                except TypeError:  # an unhashable key: the base class reports it
+                    break
+                if earlier is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None,
+                        f"duplicate key {str(key)[:80]!r} (first given on line "
+                        f"{{line}}{earlier})",
+                        key_node.start_mark,
+                    )
+                first[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
 
 
 _StrictLoader.yaml_implicit_resolvers = {
@@ -111,6 +132,9 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line
         problem = (exc.problem or exc.context or "invalid YAML").strip()
+        # a duplicate key names its first line relative to the block: make it the file's
+        problem = re.sub(r"\{line\}(\d+)", lambda m: str(first_line + int(m.group(1)) - 1),
+                         problem)
         raise InvalidInput(f"invalid YAML: {problem}", path=path, line=line) from None
     except yaml.YAMLError as exc:
         raise InvalidInput(f"invalid YAML: {exc}", path=path, line=first_line) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,37 @@ EVENTS = "events"
 LOCAL = ".pcp"
 
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
+# Folders that mark another store or repository: nothing of pcp's crosses into them.
+FOREIGN_MARKERS = (MANIFEST, ".git")
+# How many folders `pcp init` looks through for a store below the new one.
+NEST_SCAN_MAX_DIRS = 20_000
+
+
+def is_foreign_root(folder: Path) -> bool:
+    """True when `folder` holds its own `pcp.yaml` or `.git`: another store (or repository)
+    that a scan of the enclosing store must not cross into."""
+    return any(os.path.lexists(os.path.join(folder, m)) for m in FOREIGN_MARKERS)
+
+
+def enclosing_store(folder: Path) -> Path | None:
+    """The nearest store folder strictly above `folder` (None if there is none)."""
+    for parent in folder.parents:
+        if (parent / MANIFEST).is_file():
+            return parent
+    return None
+
+
+def nested_store(folder: Path) -> Path | None:
+    """A store folder somewhere below `folder` (None if none within NEST_SCAN_MAX_DIRS)."""
+    if not folder.is_dir():
+        return None
+    for seen, (dirpath, dirnames, filenames) in enumerate(os.walk(folder), start=1):
+        if seen > NEST_SCAN_MAX_DIRS:
+            return None
+        if dirpath != str(folder) and MANIFEST in filenames:
+            return Path(dirpath)
+        dirnames[:] = [d for d in dirnames if d not in (LOCAL, ".git")]
+    return None
 
 
 def check_namespace(namespace: object) -> str:

@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from pcp_cli.errors import (
     NotFound,
     PcpError,
     RevisionConflict,
+    StorageFailed,
     StoreDamaged,
     UsageError,
 )
@@ -41,9 +42,10 @@ from pcp_cli.model.page import (
     now_iso,
 )
 from pcp_cli.store.atomic import is_temp_name, remove_file, write_atomic, write_new
-from pcp_cli.store.catalog import Catalog, Changes, Entry
-from pcp_cli.store.headfile import parse_head, render_head, title_from_body
-from pcp_cli.store.layout import Layout, check_namespace
+from pcp_cli.store.catalog import Catalog, Changes, Entry, digest_of
+from pcp_cli.store.headfile import ParsedHead, parse_head, render_head, title_from_body
+from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
+from pcp_cli.store.local import heal as heal_local
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 
@@ -94,6 +96,7 @@ class Store:
         self.layout = Layout(root)
         self.root = root
         self.readonly = readonly
+        heal_local(self.layout.local)
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
@@ -114,6 +117,18 @@ class Store:
         root = root.expanduser()
         if (root / "pcp.yaml").exists():
             raise UsageError(f"{root} is already a pcp store", hint="use it as it is")
+        outer = enclosing_store(root.resolve())
+        if outer is not None:
+            raise UsageError(
+                f"{root} is inside the pcp store {outer}: a store cannot hold another",
+                hint=f"create it outside {outer}, or add pages to {outer} under a namespace",
+            )
+        inner = nested_store(root.resolve())
+        if inner is not None:
+            raise UsageError(
+                f"{root} holds the pcp store {inner}: a store cannot hold another",
+                hint=f"create it elsewhere, or use {inner} as it is",
+            )
         manifest = Manifest.new(owner_id, namespace)
         root.mkdir(parents=True, exist_ok=True)
         layout = Layout(root.resolve())
@@ -313,8 +328,7 @@ class Store:
         file_page_id = name if is_safe_id(name) else None
         folder_ns = ":".join(rel.split("/")[1:-1]) or self.default_namespace
         try:
-            parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
-                                folder_namespace=folder_ns, owner_id=self.owner_id)
+            parsed = self._parse_head(raw, rel, file_page_id, folder_ns)
         except InvalidInput as exc:
             return {"page_id": file_page_id, "problem": exc.message}
         if parsed.state is None:
@@ -333,6 +347,27 @@ class Store:
         if state.namespace != folder_ns:
             fields["edited"] = True
         return fields
+
+    def _parse_head(self, raw: bytes, rel: str, file_page_id: str | None,
+                    folder_ns: str) -> ParsedHead:
+        """parse_head, knowing the store: a file named after an existing page but without
+        frontmatter is that page's head file edited, never a new page. Emptied, it is refused
+        (doctor --fix rewrites it from the revisions); with text left, the text is the edit."""
+        parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
+                            folder_namespace=folder_ns, owner_id=self.owner_id)
+        if parsed.state is not None or file_page_id is None or parsed.frontmatter or \
+                not self.page_exists(file_page_id):
+            return parsed
+        if not parsed.body.strip():
+            raise InvalidInput(
+                f"the head file of page {file_page_id} is empty",
+                path=rel, line=1,
+                hint="`pcp doctor --fix` rewrites it from its revisions (to remove the page, "
+                "`pcp delete` it)",
+            )
+        head = self.current(file_page_id)
+        state = head.state.evolve(content=parsed.body)
+        return ParsedHead({}, parsed.body, head.revision_id, state)
 
     def refresh(self, mode: str = "auto") -> Changes:
         """Bring the catalog up to date and, when writable, record hand edits it found."""
@@ -359,8 +394,7 @@ class Store:
         name = path.name[:-3]
         folder_ns = self.layout.namespace_of(path) or self.default_namespace
         try:
-            parsed = parse_head(raw, path=rel, file_page_id=name if is_safe_id(name) else None,
-                                folder_namespace=folder_ns, owner_id=self.owner_id)
+            parsed = self._parse_head(raw, rel, name if is_safe_id(name) else None, folder_ns)
             return self._record_parsed(rel, path, parsed, folder_ns)
         except InvalidInput as exc:
             self.problems[rel] = exc.message
@@ -701,8 +735,15 @@ class Store:
                  "relation_ids": [relation.relation_id for relation in relations]},
                 actor=actor,
             )
-            self.finish_delete(page_id, revision_ids,
-                               [relation.relation_id for relation in relations])
+            try:
+                self.finish_delete(page_id, revision_ids,
+                                   [relation.relation_id for relation in relations])
+            except StorageFailed as exc:
+                raise StorageFailed(
+                    f"{exc.message.split('; ')[0]}; the delete of {page_id} is recorded "
+                    "(its page_deleted event) but not finished",
+                    hint="check the disk, then `pcp doctor --fix` finishes the delete",
+                ) from exc
             return {
                 "page_id": page_id,
                 "revisions_removed": len(revision_ids),
@@ -860,15 +901,32 @@ class Store:
     def _publish(self, revision: Revision, *, old_path: Path | None = None,
                  new_revision: bool = True) -> None:
         """Revision file first, then the head file, then the catalog. Caller holds the lock."""
+        revision_path = self.layout.revision_path(revision.page_id, revision.revision_id)
         if new_revision:
-            write_new(self.layout.revision_path(revision.page_id, revision.revision_id),
-                      file_json(revision.to_dict()))
-        self.write_head(revision, old_path=old_path)
+            write_new(revision_path, file_json(revision.to_dict()))
+        try:
+            self.write_head(revision, old_path=old_path)
+        except StorageFailed as exc:
+            if not new_revision:
+                raise
+            # The head file is as it was (write_atomic undid it): take the revision back too,
+            # so the page is exactly as before and nothing unacknowledged stays published.
+            try:
+                remove_file(revision_path)
+                if not self.revision_ids(revision.page_id):
+                    with suppress(OSError):
+                        revision_path.parent.rmdir()
+                state = f"page {revision.page_id} is unchanged"
+            except (OSError, StorageFailed):
+                state = (f"revision {revision.revision_id} was published but its head file "
+                         "was not updated: `pcp doctor --fix` finishes the write")
+            raise StorageFailed(f"{exc.message.split('; ')[0]}; {state}", hint=exc.hint) from exc
 
     def write_head(self, revision: Revision, *, old_path: Path | None = None) -> None:
         """(Re)write a page's head file from a revision; moves it if the namespace changed."""
         head_path = self.layout.head_path(revision.state.namespace, revision.page_id)
-        write_atomic(head_path, render_head(revision))
+        rendered = render_head(revision).encode("utf-8")
+        write_atomic(head_path, rendered)
         removed: list[str] = []
         stale = {Path(self.root / e.path) for e in self.catalog.by_page_id(revision.page_id)}
         if old_path is not None:
@@ -886,6 +944,7 @@ class Store:
             created_at=revision.page_created_at,
             updated_at=revision.created_at,
             edited=False,
+            digest=digest_of(rendered),
         )
         self.catalog.record_write(self.layout.rel(head_path), fields, removed)
 

@@ -36,8 +36,13 @@ def test_appends_one_json_line_per_call(tmp_path, monkeypatch):
     _record(log)
     _record(log, tool="pcp_stats", params={}, result_count=None, outcome="refused",
             error_code="not_found")
-    lines = audit_path(tmp_path).read_text().splitlines()
-    assert [json.loads(line) for line in lines] == [
+    lines = [json.loads(line) for line in audit_path(tmp_path).read_text().splitlines()]
+    created, *calls = lines
+    assert created["event"] == "log_created" and created["prev"] is None
+    assert created["log_id"].startswith("log_") and created["continues"] is None
+    for before, after in zip(lines, lines[1:], strict=False):
+        assert after["prev"] == before["hash"]  # the chain
+    assert [{k: v for k, v in r.items() if k not in ("prev", "hash")} for r in calls] == [
         {
             "time": "2026-11-30T10:00:00.000Z",
             "session_id": "ses_1",

@@ -1,0 +1,72 @@
+"""Which files under `pages/` are the store's head files, and which are not what they seem.
+
+One walk, shared by the catalog's change scan, `pcp validate` and `pcp doctor`, so the three
+never disagree about what a file is. A head file is a regular `.md` file with one link, in a
+folder that is not hidden and holds no store or repository of its own. A symlink or a file with
+more than one hard link is refused (it may be, or become, some other file: pcp never reads or
+writes through it); a folder with its own `pcp.yaml` or `.git` is another store's and skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pcp_cli.store.layout import is_foreign_root
+
+
+@dataclass(frozen=True)
+class OddFile:
+    kind: str  # symlink | hard_link
+    path: Path
+    message: str
+
+
+def classify(entry: os.DirEntry[str]) -> tuple[os.stat_result | None, OddFile | None]:
+    """(its stat, None) for a head file; (None, why) for an odd one; (None, None) to skip."""
+    if not entry.name.endswith(".md"):
+        return None, None
+    path = Path(entry.path)
+    if entry.is_symlink():
+        try:
+            target = os.path.realpath(path)
+        except OSError:  # pragma: no cover
+            target = "?"
+        return None, OddFile("symlink", path, f"a symlink (to {target}): pcp never reads or "
+                             "writes through links under pages/; replace it with a real file")
+    if not entry.is_file(follow_symlinks=False):
+        return None, None
+    try:
+        stat = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None, None
+    if stat.st_nlink > 1:
+        return None, OddFile("hard_link", path, f"a file with {stat.st_nlink} hard links: it "
+                             "may be another file too, so pcp neither adopts it nor writes "
+                             "through it; copy it (`cp FILE tmp && mv tmp FILE`) to make it "
+                             "its own")
+    return stat, None
+
+
+def walk_pages(pages: Path) -> Iterator[tuple[Path, os.stat_result | None, OddFile | None]]:
+    """Every candidate file under `pages/`, deepest folders last: (path, stat, odd)."""
+    try:
+        entries = sorted(os.scandir(pages), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if not is_foreign_root(Path(entry.path)):
+                yield from walk_pages(Path(entry.path))
+            continue
+        stat, odd = classify(entry)
+        if stat is not None or odd is not None:
+            yield Path(entry.path), stat, odd
+
+
+def odd_files(pages: Path) -> list[OddFile]:
+    return [odd for _, _, odd in walk_pages(pages) if odd is not None]

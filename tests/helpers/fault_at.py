@@ -1,0 +1,89 @@
+"""Run a pcp command with one file-system fault injected at the Nth call of an operation:
+
+    python fault_at.py OP N FAULT PCP_ARG...
+
+OP is `write`, `fsync` (a file's), `rename` or `dirfsync` (a folder's fsync), as
+`pcp_cli.store.atomic` performs them; FAULT is `EIO`, `ENOSPC` or `kill` (SIGKILL just before
+the operation). With OP `trace` (N and FAULT ignored), every operation is logged instead, one
+`op path` line each, to the file named by `PCP_FAULT_TRACE`.
+
+The patch lives in this child process only (a stand-in for the `os` module that
+`pcp_cli.store.atomic` sees); pcp itself has no test hook. The command's exit status is this
+process's; `finished after K calls` goes to stderr so a test can tell whether N was reached.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import stat
+import sys
+import types
+
+from pcp_cli.cli.main import run
+from pcp_cli.store import atomic
+
+
+class FaultyOs(types.ModuleType):
+    def __init__(self, op: str, n: int, fault: str) -> None:
+        super().__init__("os")
+        self._op, self._n, self._fault = op, n, fault
+        self.calls = 0
+        self._paths: dict[int, str] = {}
+        trace = os.environ.get("PCP_FAULT_TRACE")
+        self._trace = open(trace, "a", encoding="utf-8") if trace else None  # noqa: SIM115
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def _hit(self, op: str, path: object) -> None:
+        if self._trace is not None:
+            self._trace.write(f"{op} {path}\n")
+            self._trace.flush()
+        if op != self._op:
+            return
+        self.calls += 1
+        if self.calls != self._n:
+            return
+        if self._fault == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        code = getattr(errno, self._fault)
+        raise OSError(code, os.strerror(code), str(path))
+
+    def open(self, path, flags, mode=0o777, *a, **kw):  # type: ignore[no-untyped-def]
+        fd = os.open(path, flags, mode, *a, **kw)
+        self._paths[fd] = str(path)
+        return fd
+
+    def close(self, fd):  # type: ignore[no-untyped-def]
+        self._paths.pop(fd, None)
+        return os.close(fd)
+
+    def write(self, fd, data):  # type: ignore[no-untyped-def]
+        self._hit("write", self._paths.get(fd, fd))
+        return os.write(fd, data)
+
+    def fsync(self, fd):  # type: ignore[no-untyped-def]
+        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
+        self._hit("dirfsync" if is_dir else "fsync", self._paths.get(fd, fd))
+        return os.fsync(fd)
+
+    def replace(self, src, dst, *a, **kw):  # type: ignore[no-untyped-def]
+        self._hit("rename", dst)
+        return os.replace(src, dst, *a, **kw)
+
+
+def main() -> None:
+    op, n, fault, args = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    fake = FaultyOs(op, n, fault)
+    atomic.os = fake  # type: ignore[attr-defined]
+    code = run(args)
+    sys.stderr.write(f"finished after {fake.calls} calls\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()
