@@ -199,7 +199,7 @@ def _relevance_scores(unscored: int, total: int) -> str:
         return "present"
     why = "matched only exact fields (id:, type:, tag: ...), which are not ranked"
     if unscored == total:
-        return f"absent: every result {why}; they come in store order"
+        return f"absent: every result {why}; they come in index order"
     return (f"partial: {unscored} of {total} results {why}; they have no score and come "
             "after the scored ones")
 

@@ -79,6 +79,7 @@ def _build(directory: Path, pages: list) -> SearchIndex:  # type: ignore[type-ar
 word_sets = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pages=stores(), words=word_sets, limit=st.integers(min_value=1, max_value=30),
        flt=st.sampled_from(FILTERS), boosted=st.sampled_from([W.BOOSTED, 1, 2]))
@@ -106,6 +107,7 @@ def test_an_or_query_finds_the_union_of_its_words_in_score_order(
             ix.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pages=stores(), a=word_sets, b=word_sets, limit=st.integers(min_value=1, max_value=30),
        flt=st.sampled_from(FILTERS))
