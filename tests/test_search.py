@@ -288,6 +288,13 @@ def test_adding_an_or_word_never_returns_fewer_pages(store: Path) -> None:
         assert scores == sorted(scores, reverse=True)
 
 
+def test_not_never_returns_a_page_with_the_excluded_word(store: Path) -> None:
+    add(store, "shell only")
+    add(store, "tide shell")
+    pool = add(store, "tide pool")
+    assert ids(search(store, "tide NOT shell")) == [pool]  # was: "tide shell" too
+
+
 # -- field-only matches are score-less: kept, labelled, never dropped by --min-score ------------
 def test_an_exact_id_match_is_kept_by_min_score_and_labelled(example: Path) -> None:
     data = search(example, "id:ks-001", "--min-score", "0.5")

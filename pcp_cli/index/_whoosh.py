@@ -66,6 +66,7 @@ from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer  # noqa: E402
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema  # noqa: E402
 from whoosh.filedb.filestore import FileStorage  # noqa: E402
 from whoosh.index import LockError  # noqa: E402
+from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
 from whoosh.qparser.syntax import GroupNode  # noqa: E402
 
@@ -342,8 +343,32 @@ class _Unscored(Q.WrappingQuery):
         return m if isinstance(m, NullMatcherClass) else WrappingMatcher(m, boost=0.0)
 
 
+class _AndNotMatcher(AndNotMatcher):  # type: ignore[misc]
+    def _find_first(self) -> None:
+        if self.a.is_active() and self.b.is_active():
+            self._find_next()
+
+
+class _AndNot(Q.AndNot):
+    """whoosh's AndNot, with a matcher that checks the first positive document too.
+
+    whoosh's AndNotMatcher only compares the two sides' first documents when they are equal:
+    if the excluded side starts earlier, the first positive document is served even when it
+    is excluded (`tide NOT shell` returned a page saying "tide shell" whenever another
+    "shell" page came before it in the index).
+    """
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        scored = self.a.matcher(searcher, context)
+        excluded = self.b.matcher(searcher, searcher.boolean_context())
+        if not excluded.is_active():
+            return scored
+        return _AndNotMatcher(scored, excluded)
+
+
 def _unscored(q: Q.Query) -> Q.Query:
-    """`q` with each subquery that `_ExactFieldsUnscored` marked (boost 0) made `_Unscored`.
+    """`q` with each subquery that `_ExactFieldsUnscored` marked (boost 0) made `_Unscored`,
+    and each AndNot made `_AndNot`.
 
     An OR above one becomes whoosh's DefaultOr (a tree of union matchers): on a small index
     whoosh otherwise pre-loads an OR's scores into an array and treats a score of 0 as "no
@@ -351,7 +376,9 @@ def _unscored(q: Q.Query) -> Q.Query:
     """
     if getattr(q, "boost", 1.0) == 0.0:
         return _Unscored(q.with_boost(1.0))
-    if isinstance(q, Q.BinaryQuery):  # AndNot, AndMaybe, ...: their own constructor
+    if isinstance(q, Q.AndNot):
+        return _AndNot(_unscored(q.a), _unscored(q.b))
+    if isinstance(q, Q.BinaryQuery):  # AndMaybe, ...: their own constructor
         return q.__class__(_unscored(q.a), _unscored(q.b))
     if isinstance(q, Q.CompoundQuery):
         subs = [_unscored(sub) for sub in q.subqueries]
@@ -764,12 +791,16 @@ class SearchIndex:
                 # Nothing is admitted. (Never hand whoosh an empty filter set: it reads an
                 # empty set as "no filter" and would return pages the filter excludes.)
                 return []
-            plain = _plain_terms(user_q) if sort == "relevance" else None
-            groups = _plain_groups(user_q) if sort == "relevance" and not plain else None
+            plain = groups = None
+            if sort == "relevance":
+                # (`narrowed` may come out empty: only pcp's own loops read it, never whoosh.)
+                core, narrowed = _narrow(searcher, user_q, allowed)
+                plain = _plain_terms(core)
+                groups = _plain_groups(core) if plain is None else None
             if plain is not None:
-                ranked = _rank_terms(searcher, plain, allowed, limit)
+                ranked = _rank_terms(searcher, plain, narrowed, limit)
             elif groups is not None:
-                ranked = _rank_and(searcher, groups, allowed, limit)
+                ranked = _rank_and(searcher, groups, narrowed, limit)
             elif sort == "relevance":
                 ranked = _whoosh_top(searcher, user_q, allowed, limit)
             else:
@@ -927,6 +958,47 @@ def _term_docs(searcher: Any, fieldname: str, text: str) -> set[int] | None:
             docs.difference_update(deleted)
         out.update(docs if not offset else (d + offset for d in docs))
     return out
+
+
+def _narrow(searcher: Any, q: Q.Query, allowed: Any) -> tuple[Q.Query, Any]:
+    """Peel off the parts of `q` that only say which documents qualify, as a smaller
+    `allowed`: the `_Unscored` terms of an AND (`type:note budget`) and the NOT of an AndNot
+    (`budget NOT draft`). Neither adds to whoosh's score (an AndNot scores its positive side),
+    so ranking what is left among the narrowed documents is the same ranking. Returns `q` and
+    `allowed` unchanged when a part is not a plain term query (`_docset` cannot read it)."""
+    if isinstance(q, Q.AndNot):
+        core, narrowed = _narrow(searcher, q.a, allowed)
+        excluded = _docset(searcher, _unwrap(q.b))
+        if excluded is None:
+            return q, allowed
+        if narrowed is None:
+            narrowed = set(range(searcher.reader().doc_count_all()))
+        return core, narrowed - excluded
+    if type(q) is Q.And:
+        filters = [sub for sub in q.subqueries if isinstance(sub, _Unscored)]
+        rest = [sub for sub in q.subqueries if not isinstance(sub, _Unscored)]
+        if not filters or len(rest) != 1:
+            return q, allowed
+        narrowed = allowed
+        for sub in filters:
+            docs = _docset(searcher, sub.child)
+            if docs is None:
+                return q, allowed
+            narrowed = docs if narrowed is None else narrowed & docs
+        core, narrowed = _narrow(searcher, rest[0], narrowed)
+        return core, narrowed
+    return q, allowed
+
+
+def _unwrap(q: Q.Query) -> Q.Query:
+    """`q` without `_Unscored` wrappers (which change scores, not matches)."""
+    if isinstance(q, _Unscored):
+        return _unwrap(q.child)
+    if type(q) in (Q.Or, Q.DefaultOr):
+        return Q.Or([_unwrap(sub) for sub in q.subqueries])
+    if type(q) is Q.And:
+        return Q.And([_unwrap(sub) for sub in q.subqueries])
+    return q
 
 
 def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:

@@ -62,15 +62,21 @@ def ids(hits: list) -> list[str]:  # type: ignore[type-arg]
 def whoosh_reference(ix: SearchIndex, query: str, flt: IndexFilter) -> list[tuple[str, float]]:
     """Every document `query` matches under `flt`, scored by whoosh's own BM25F scorer and
     collector with nothing pruned (limit=None), best first, ties by docnum: the ranking any
-    `limit` of pcp's search must be the top of."""
+    `limit` of pcp's search must be the top of.
+
+    A top-level NOT is applied here as a set difference, independently of any AndNot matcher
+    (whoosh's own serves excluded pages, see `_whoosh._AndNot`)."""
+    from whoosh import query as Q
     from whoosh import scoring
 
+    q = ix._parse(query)
     with ix._ix.searcher(weighting=scoring.BM25F()) as searcher:
-        results = searcher.search(
-            ix._parse(query), limit=None, filter=ix._allowed(searcher, flt)
-        )
-        items = sorted(((h.score, h.docnum, h["hit"][0]) for h in results),
-                       key=lambda t: (-t[0], t[1]))
+        excluded: set[int] = set()
+        if isinstance(q, Q.AndNot):
+            excluded, q = set(searcher.docs_for_query(q.b)), q.a
+        results = searcher.search(q, limit=None, filter=ix._allowed(searcher, flt))
+        items = sorted(((h.score, h.docnum, h["hit"][0]) for h in results
+                        if h.docnum not in excluded), key=lambda t: (-t[0], t[1]))
     return [(page_id, score) for score, _, page_id in items]
 
 

@@ -43,6 +43,17 @@ def test_the_issue_regression_ocean_or_kelp(tmp_path: Path) -> None:
             assert found[0] == "kelp"  # the rare word weighs more
 
 
+@pytest.mark.parametrize("query", ["tide NOT shell", "tide AND NOT shell",
+                                   '"tide pool" NOT shell', "type:note tide NOT shell"])
+def test_not_never_serves_an_excluded_page(tmp_path: Path, query: str) -> None:
+    # whoosh's AndNotMatcher served the first "tide" page although it says "shell", because
+    # an earlier page said "shell" (it only compared the two sides' first pages when equal)
+    docs = [doc("a", "shell only"), doc("b", "tide pool shell"), doc("c", "tide pool here")]
+    with SearchIndex.open_or_create(tmp_path / "ix") as ix:
+        ix.rebuild(docs)
+        assert ids(ix.search(query, filter=ALL)) == ["c"]
+
+
 def _pages(draw: st.DrawFn) -> list:  # type: ignore[type-arg]
     n = draw(st.integers(min_value=3, max_value=40))
     pages = []
