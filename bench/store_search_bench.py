@@ -1,6 +1,7 @@
 """End-to-end search benchmark on a real, synthetic pcp store.
 
     python bench/store_search_bench.py [-n 10000] [--work DIR] [--skip-default] [--keep]
+        [--reuse-index] [--queries tuned|fresh] [--repeat 3] [--per-query]
 
 Generates a store (revision files + head files written directly, with gen_corpus.py's Zipfian
 English vocabulary, ~3% long conversation transcripts, ~3% CJK pages), then measures in one run:
@@ -9,11 +10,16 @@ English vocabulary, ~3% long conversation transcripts, ~3% CJK pages), then meas
   (tuned) against whoosh 2.7.4's default writer settings on the same documents;
 - one page edited by hand (rewritten in place, and replaced by rename as editors and git do):
   the extra time of the next search (store refresh + index catch-up) over an unchanged one;
-- in-process `api.search` p50/p95 over 50 fixed queries, snippets included (index current),
-  and the same with the per-call store open + change scan that the MCP server does;
+- in-process `api.search` p50/p95 over 50 fixed queries (`--queries fresh`: 25 others, picked
+  by word rank, that no ranking code was tuned on), snippets included (index current), each
+  query's median of `--repeat` runs after a warm-up run, as wall time and as this process's CPU
+  time (steadier on a loaded machine); and the same with the per-call store open + change
+  scan that the MCP server does;
 - whole-process `python -m pcp_cli search Q --store S --json` wall time against `rg -l -i`
   over the store's pages/ folder, for the plain-word queries.
 
+`--reuse-index` keeps an existing store and its index and measures searches only (no build,
+no edited page), so one store can be measured with two versions of the code in turn.
 Prints one JSON object. Not a test.
 """
 
@@ -56,6 +62,21 @@ from pcp_cli.store.store import Store  # noqa: E402
 # Plain-word queries: the lookups `rg -l -i` can do the same way (any of the words).
 RG_QUERIES = ["time", "people", "memory", "garden recipe", "travel budget", "piano coffee",
               "marathon doctor", "library notebook", "生存", "nonexistentword"]
+
+
+def fresh_queries(vocab: list[str]) -> tuple[list[str], list[str]]:
+    """A second query set no ranking code was tuned on: words picked by their Zipf rank in the
+    generated vocabulary (rank 0 is on nearly every page, rank 20,000 on a handful), mixing a
+    very common word with a rare one (where issue #10's lost matches were), ANDs, NOT, a
+    phrase and field terms. Returns (all queries, the plain-word ones for `rg`)."""
+    w = vocab.__getitem__
+    plain = [w(1), w(8), w(120), w(2000), w(20000), f"{w(0)} {w(5000)}", f"{w(2)} {w(700)}",
+             f"{w(10)} {w(40)}", f"{w(4)} {w(9)}", f"{w(1)} {w(50)} {w(3000)}"]
+    others = [w(3), w(30), w(500), w(8000), f"{w(6)} {w(11)} {w(13)} {w(14)}",
+              f"{w(2)} OR {w(900)}", f"{w(3)} AND {w(60)}", f"({w(5)} OR {w(70)}) AND {w(12)}",
+              f"{w(7)} NOT {w(15)}", f'"{w(0)} {w(1)}"', f"type:note {w(7)}",
+              f"tag:music {w(300)}", f"ns:work {w(15)}", "type:keystone", f"{w(1)} {w(16000)}"]
+    return plain + others, plain
 
 
 def gen_store(root: Path, n: int, seed: int = 7) -> None:
@@ -155,6 +176,13 @@ def main() -> None:
     ap.add_argument("--skip-default", action="store_true",
                     help="skip the build with whoosh's default settings")
     ap.add_argument("--keep", action="store_true", help="keep the generated store")
+    ap.add_argument("--reuse-index", action="store_true",
+                    help="keep the store's index and measure searches only (no build, no edit)")
+    ap.add_argument("--queries", choices=("tuned", "fresh"), default="tuned",
+                    help="the 50 queries the ranking was tuned on, or a fresh set by word rank")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="in-process runs per query (after a warm-up run); the median counts")
+    ap.add_argument("--per-query", action="store_true", help="print each query's times")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="pcp-store-bench-"))
     root = work / f"store-{args.n}"
@@ -163,6 +191,14 @@ def main() -> None:
     if not (root / "pcp.yaml").exists():
         t, _ = timed(gen_store, root, args.n)
         res["generate_s"] = round(t, 1)
+    queries, rg_queries = QUERIES, RG_QUERIES
+    if args.queries == "fresh":
+        queries, rg_queries = fresh_queries(vocabulary(random.Random(7), 50_000))
+    res["queries"] = args.queries
+    opts = {"repeat": args.repeat, "per_query_out": args.per_query}
+    if args.reuse_index:
+        measure_search(root, res, queries, rg_queries, **opts)
+        return
     shutil.rmtree(root / ".pcp", ignore_errors=True)
     size = sum(p.stat().st_size for p in (root / "pages").rglob("*.md"))
     res["pages_mb"] = round(size / 1e6, 1)
@@ -207,17 +243,42 @@ def main() -> None:
         res[f"edit_{mode}_extra_ms"] = ms(t - statistics.median(base))
         res[f"edit_{mode}_found"] = data["count"] == 1
 
+    measure_search(root, res, queries, rg_queries, **opts)
+    if not args.keep and args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure_search(root: Path, res: dict[str, object], queries: list[str],
+                   rg_queries: list[str], *, repeat: int = 1, per_query_out: bool = False,
+                   ) -> None:
+    """In-process `api.search` latency and whole-process `pcp search` against `rg -l -i`."""
     # -- in-process latency ----------------------------------------------------------------
+    # Wall time, and CPU time of this process (steadier on a loaded machine); each query's
+    # median of `repeat` runs after one warm-up run.
     with api.open_store(root, readonly=True) as s:
         api.search(s, "warm up")
-        times = []
-        for q in QUERIES:
-            t, _ = timed(api.search, s, q)
-            times.append(t)
+        times, cpus, per_query = [], [], {}
+        for q in queries:
+            api.search(s, q)
+            walls, cpu = [], []
+            for _ in range(repeat):
+                c0 = time.process_time()
+                t, data = timed(api.search, s, q)
+                cpu.append(time.process_time() - c0)
+                walls.append(t)
+            times.append(statistics.median(walls))
+            cpus.append(statistics.median(cpu))
+            per_query[q] = {"wall_ms": ms(times[-1]), "cpu_ms": ms(cpus[-1]),
+                            "count": data["count"]}
     res["inproc_p50_ms"] = ms(pct(times, 50))
     res["inproc_p95_ms"] = ms(pct(times, 95))
     res["inproc_max_ms"] = ms(max(times))
-    times = [timed(search_once, root, q)[0] for q in QUERIES]
+    res["inproc_cpu_p50_ms"] = ms(pct(cpus, 50))
+    res["inproc_cpu_p95_ms"] = ms(pct(cpus, 95))
+    res["inproc_cpu_max_ms"] = ms(max(cpus))
+    if per_query_out:
+        res["per_query"] = per_query
+    times = [timed(search_once, root, q)[0] for q in queries]
     res["inproc_with_open_p50_ms"] = ms(pct(times, 50))
     res["inproc_with_open_p95_ms"] = ms(pct(times, 95))
 
@@ -228,7 +289,7 @@ def main() -> None:
                    env=env, cwd=ROOT, check=True)
     pcp_t, rg_t = [], []
     rg = shutil.which("rg")
-    for q in RG_QUERIES:
+    for q in rg_queries:
         t0 = time.perf_counter()
         subprocess.run(cmd + [q, "--store", str(root), "--json"], capture_output=True,
                        env=env, cwd=ROOT, check=True)
@@ -250,8 +311,6 @@ def main() -> None:
     res["python_startup_ms"] = ms(time.perf_counter() - t0)
     res["load_after"] = os.getloadavg()
     print(json.dumps(res, indent=1))
-    if not args.keep and args.work is None:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -269,14 +269,69 @@ def test_whole_process_search(example):
     assert bad.code == 2 and "Hint:" in bad.stderr
 
 
-def test_filters_applied_reports_an_approximate_ranking(store: Path) -> None:
-    # "garden" is on every page, "compost" on one: the very common word only re-ranks the rarer
-    # word's candidates, and the envelope says so; a rare word alone is ranked exactly.
-    for n in range(6):
-        cli("add", f"Garden note {n} about beds and paths", "--store", store)
-    cli("add", "Garden compost heap, turned weekly", "--store", store)
-    exact = cli("search", "compost", "--store", store, "--json").json
-    assert exact["count"] == 1 and "ranking" not in exact["filters_applied"]
-    mixed = cli("search", "compost garden", "--store", store, "--json").json
-    assert mixed["filters_applied"]["ranking"].startswith("approximate: ")
-    assert [r["id"] for r in mixed["results"]][0] == exact["results"][0]["id"]
+def test_adding_an_or_word_never_returns_fewer_pages(store: Path) -> None:
+    # issue #10: 12 pages for "ocean", then 1 for "ocean OR kelp" and "ocean kelp", labelled
+    # "approximate: very common words only re-ranked the best candidates of the rarer words"
+    for n in range(12):
+        add(store, f"The ocean is deep and wide, note {n}", "--title", f"Ocean {n}")
+    kelp = add(store, "Kelp forests grow tall", "--title", "Forest")
+    add(store, "Nothing to see here", "--title", "Misc")
+    ocean = search(store, "ocean", "--limit", "25")
+    assert ocean["count"] == 12
+    for query in ("ocean OR kelp", "ocean kelp"):
+        data = search(store, query, "--limit", "25")
+        assert data["count"] == 13, query
+        assert set(ids(data)) == set(ids(ocean)) | {kelp}
+        assert "ranking" not in data["filters_applied"]
+        assert data["filters_applied"]["relevance_scores"] == "present"
+        scores = [r["score"] for r in data["results"]]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_not_never_returns_a_page_with_the_excluded_word(store: Path) -> None:
+    add(store, "shell only")
+    add(store, "tide shell")
+    pool = add(store, "tide pool")
+    assert ids(search(store, "tide NOT shell")) == [pool]  # was: "tide shell" too
+
+
+# -- field-only matches are score-less: kept, labelled, never dropped by --min-score ------------
+def test_an_exact_id_match_is_kept_by_min_score_and_labelled(example: Path) -> None:
+    data = search(example, "id:ks-001", "--min-score", "0.5")
+    assert ids(data) == ["ks-001"]  # was dropped: every field match scored a constant 0.0909
+    result = data["results"][0]
+    assert "score" not in result
+    assert result["extensions"]["org.pcp-cli"]["score"].startswith("absent: ")
+    assert not list(RESULT_VALIDATOR.iter_errors(result))
+    filters = data["filters_applied"]
+    assert filters["unscored_kept"] == 1
+    assert filters["relevance_scores"].startswith("absent: ")
+
+
+@pytest.mark.parametrize("query", ["type:keystone", "tag:tidewatch", "ns:project:tidewatch"])
+def test_field_only_queries_carry_no_score(example: Path, query: str) -> None:
+    data = search(example, query, "--limit", "25")
+    assert data["results"], query
+    assert all("score" not in r for r in data["results"])
+    assert all(not list(RESULT_VALIDATOR.iter_errors(r)) for r in data["results"])
+    assert data["filters_applied"]["relevance_scores"].startswith("absent: ")
+    floor = search(example, query, "--limit", "25", "--min-score", "0.9")
+    assert ids(floor) == ids(data)  # a relevance floor never drops a score-less result
+
+
+def test_words_beside_a_field_term_are_scored_by_the_words_alone(example: Path) -> None:
+    both = search(example, "type:keystone tidewatch")
+    words = {r["id"]: r["score"] for r in search(example, "tidewatch", "--type", "keystone",
+                                                    "--limit", "25")["results"]}
+    assert both["results"] and both["filters_applied"]["relevance_scores"] == "present"
+    for r in both["results"]:
+        assert r["score"] == words[r["id"]]  # the type: term adds nothing to the score
+
+
+def test_mixed_scored_and_score_less_results_say_partial(example: Path) -> None:
+    data = search(example, "id:ks-001 OR tidewatch", "--limit", "25")
+    assert ids(data)[-1] == "ks-001"  # score-less: after every scored result
+    assert "score" not in data["results"][-1]
+    assert all("score" in r for r in data["results"][:-1]) and data["count"] > 1
+    assert data["filters_applied"]["relevance_scores"].startswith(
+        f"partial: 1 of {data['count']} results matched only exact fields")

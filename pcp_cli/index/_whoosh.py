@@ -66,10 +66,12 @@ from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer  # noqa: E402
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema  # noqa: E402
 from whoosh.filedb.filestore import FileStorage  # noqa: E402
 from whoosh.index import LockError  # noqa: E402
+from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
+from whoosh.qparser.syntax import GroupNode  # noqa: E402
 
 from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
-from pcp_cli.index.text import analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
 from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
     FORMAT_VERSION,
@@ -89,18 +91,15 @@ MP_THRESHOLD = 2000
 # The fields plain words search, and the ones a hit can report as matched.
 DEFAULT_FIELDS = ("body", "tag")
 HIT_FIELDS = ("title", "body", "tag")
-# A word whose body term is in more than this share of the documents is "common": it does not
-# pick candidates when a rarer word is present (see _rank_terms).
+# A word whose body term is in more than this share of the documents is "common": the rarer
+# words' documents are scored first, and its postings read in full only if a page without a
+# rarer word could still reach the top (see _rank_terms).
 COMMON_DF = 0.5
-# How many of the rarer words' best candidates a common word's score is added to.
+# How many of the rarer words' best documents that first pass scores completely.
 BOOSTED = 50
-# A query of common words only is scored exactly up to this many postings; beyond, only
-# documents in the first share of every WINDOW docnums, the share sized to about this many.
-COMMON_SCAN = 30_000
-# How `_rank_terms` ranked, when not exactly (reported in the search's filters_applied).
-RERANKED = "very common words only re-ranked the best candidates of the rarer words"
-SAMPLED = "only very common words: candidates sampled evenly across the store"
-WINDOW = 4096
+# Slack on the upper bound that decides whether that first pass was enough: float sums in
+# another order differ in the last bits, and a bound must never be a hair too low.
+BOUND_SLACK = 1e-9
 
 
 class PcpTokenizer(Tokenizer):
@@ -295,6 +294,119 @@ def _atomic_write(path: Path, data: str) -> None:
     os.replace(tmp, path)
 
 
+class _ExactFieldsUnscored:
+    """A query parser plugin: a `field:value` term the person wrote on an exact-value field
+    (`id:`, `type:`, `tag:`, `namespace:` ...) matches but adds nothing to the score. It marks
+    such terms with a boost of 0, which `_unscored` then makes a real zero score.
+
+    Such a term says which pages qualify, not how relevant they are: whoosh would otherwise
+    give every match the same made-up score (1.0 on an ID field; BM25 over a page's few tags),
+    which `--min-score` then used to drop an exact id match. Words, and `title:`/`body:`
+    terms, are scored as before. Runs after whoosh applies the explicit field names (filter
+    priority 100) and before plain words are spread over the default fields (110), so a plain
+    word that also searches `tag` keeps its score.
+    """
+
+    def taggers(self, parser: Any) -> list[Any]:
+        return []
+
+    def filters(self, parser: Any) -> list[Any]:
+        return [(self._unscore, 105)]
+
+    def _unscore(self, parser: Any, group: Any) -> Any:
+        for node in group:
+            if isinstance(node, GroupNode):
+                self._unscore(parser, node)
+            elif (
+                getattr(node, "has_fieldname", False)
+                and node.fieldname is not None
+                and node.fieldname not in TEXT_FIELDS
+            ):
+                node.set_boost(0.0)
+        return group
+
+
+class _Unscored(Q.WrappingQuery):
+    """Matches what its child matches, with a score of 0: a filter, not a relevance signal.
+
+    (whoosh's ConstantScoreQuery cannot give 0, its list matcher reads a weight of 0 as "none
+    given" and scores 1; and a boost of 0 is dropped by a prefix that expands to one term.)
+    """
+
+    def _rewrap(self, child: Q.Query) -> Q.Query:
+        return self.__class__(child)
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        from whoosh.matching import NullMatcherClass, WrappingMatcher
+
+        m = self.child.matcher(searcher, context)
+        return m if isinstance(m, NullMatcherClass) else WrappingMatcher(m, boost=0.0)
+
+
+class _AndNotMatcher(AndNotMatcher):  # type: ignore[misc]
+    def _find_first(self) -> None:
+        if self.a.is_active() and self.b.is_active():
+            self._find_next()
+
+
+class _AndNot(Q.AndNot):
+    """whoosh's AndNot, with a matcher that checks the first positive document too.
+
+    whoosh's AndNotMatcher only compares the two sides' first documents when they are equal:
+    if the excluded side starts earlier, the first positive document is served even when it
+    is excluded (`tide NOT shell` returned a page saying "tide shell" whenever another
+    "shell" page came before it in the index).
+    """
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        scored = self.a.matcher(searcher, context)
+        excluded = self.b.matcher(searcher, searcher.boolean_context())
+        if not excluded.is_active():
+            return scored
+        return _AndNotMatcher(scored, excluded)
+
+
+def _unscored(q: Q.Query) -> Q.Query:
+    """`q` with each subquery that `_ExactFieldsUnscored` marked (boost 0) made `_Unscored`,
+    and each AndNot made `_AndNot`.
+
+    An OR above one becomes whoosh's DefaultOr (a tree of union matchers): on a small index
+    whoosh otherwise pre-loads an OR's scores into an array and treats a score of 0 as "no
+    match", which lost the unscored matches.
+    """
+    if getattr(q, "boost", 1.0) == 0.0:
+        return _Unscored(q.with_boost(1.0))
+    if isinstance(q, Q.AndNot):
+        return _AndNot(_unscored(q.a), _unscored(q.b))
+    if isinstance(q, Q.BinaryQuery):  # AndMaybe, ...: their own constructor
+        return q.__class__(_unscored(q.a), _unscored(q.b))
+    if isinstance(q, Q.CompoundQuery):
+        subs = [_unscored(sub) for sub in q.subqueries]
+        if subs == q.subqueries:
+            return q
+        cls = Q.DefaultOr if isinstance(q, Q.Or) else q.__class__
+        return cls(subs, boost=q.boost)
+    return q
+
+
+def _whoosh_top(searcher: Any, q: Q.Query, allowed: Any, limit: int) -> list[tuple[int, float]]:
+    """The top `limit` (docnum, score) of any query, by whoosh's own matchers and scorer, with
+    every matching document scored: no block-quality skipping and no matcher replacement.
+
+    whoosh's default top-N collector prunes with per-term quality bounds and replaces matchers
+    as the threshold rises; measured on the bench store it dropped pages that belonged in the
+    top 10 (`thing school family student` lost its best page, even with optimize=False), so
+    its `limit` is not used for relevance.
+    """
+    from whoosh.collectors import FilterCollector, TopCollector
+
+    collector: Any = TopCollector(limit, usequality=False, replace=0)
+    if allowed is not None:
+        collector = FilterCollector(collector, allowed)
+    searcher.search_with_collector(q, collector)
+    return [(hit.docnum, float(hit.score or 0.0)) for hit in collector.results()]
+
+
 class SearchIndex:
     """A full-text index of pages, opened on a folder it owns. Not thread-safe; one per thread.
 
@@ -305,7 +417,6 @@ class SearchIndex:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.needs_rebuild: str | None = None
-        self.last_ranking = "exact"  # how the last search ranked (see _rank_terms)
         self.created = False
         self._meta: dict[str, Any] = {}
         self._ix: Any = None
@@ -660,7 +771,9 @@ class SearchIndex:
         if self._parser is None:
             # Plain OR, ranked by BM25F: a page with more of the words scores higher anyway.
             # OrGroup.factory(0.9) ranks a little better but doubles matching time in whoosh.
-            self._parser = MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup)
+            parser = MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup)
+            parser.add_plugin(_ExactFieldsUnscored())
+            self._parser = parser
         return self._parser
 
     def _parse(self, query: str) -> Q.Query:
@@ -670,9 +783,7 @@ class SearchIndex:
             parsed = self._get_parser().parse(text)
         except Exception as exc:
             raise UsageError(f"Could not parse the query: {exc}") from exc
-        if explicit_or(text):
-            return parsed
-        return _restrict(parsed)
+        return _unscored(parsed if explicit_or(text) else _restrict(parsed))
 
     def search(
         self,
@@ -708,25 +819,30 @@ class SearchIndex:
                 # Nothing is admitted. (Never hand whoosh an empty filter set: it reads an
                 # empty set as "no filter" and would return pages the filter excludes.)
                 return []
-            # Not terms=True: whoosh would then record the matching terms of every candidate
-            # document; the fields that matched are worked out for the returned hits only.
-            kwargs: dict[str, Any] = {"limit": limit, "filter": allowed}
-            if sort != "relevance":
-                kwargs.update(sortedby="timestamp", reverse=sort == "newest")
-            plain = _plain_terms(user_q) if sort == "relevance" else None
-            groups = _plain_groups(user_q) if sort == "relevance" and not plain else None
-            self.last_ranking = "exact"
+            plain = groups = None
+            if sort == "relevance":
+                # (`narrowed` may come out empty: only pcp's own loops read it, never whoosh.)
+                core, narrowed = _narrow(searcher, user_q, allowed)
+                plain = _plain_terms(core)
+                groups = _plain_groups(core) if plain is None else None
             if plain is not None:
-                ranked, self.last_ranking = _rank_terms(searcher, plain, allowed, limit)
+                ranked = _rank_terms(searcher, plain, narrowed, limit)
             elif groups is not None:
-                ranked = _rank_and(searcher, groups, allowed, limit)
+                ranked = _rank_and(searcher, groups, narrowed, limit)
+            elif sort == "relevance":
+                ranked = _whoosh_top(searcher, user_q, allowed, limit)
             else:
-                results = searcher.search(user_q, **kwargs)
+                # Not terms=True: whoosh would then record the matching terms of every
+                # candidate; the fields that matched are worked out for the returned hits only.
+                results = searcher.search(
+                    user_q,
+                    limit=limit,
+                    filter=allowed,
+                    sortedby="timestamp",
+                    reverse=sort == "newest",
+                )
                 # Sorted by date, whoosh puts the sort key where the score goes: no score then.
-                ranked = [
-                    (hit.docnum, float(hit.score or 0.0) if sort == "relevance" else 0.0)
-                    for hit in results
-                ]
+                ranked = [(hit.docnum, 0.0) for hit in results]
             matched = _matched_terms(searcher, [d for d, _ in ranked], asked)
             hits = []
             for docnum, raw in ranked:
@@ -872,6 +988,47 @@ def _term_docs(searcher: Any, fieldname: str, text: str) -> set[int] | None:
     return out
 
 
+def _narrow(searcher: Any, q: Q.Query, allowed: Any) -> tuple[Q.Query, Any]:
+    """Peel off the parts of `q` that only say which documents qualify, as a smaller
+    `allowed`: the `_Unscored` terms of an AND (`type:note budget`) and the NOT of an AndNot
+    (`budget NOT draft`). Neither adds to whoosh's score (an AndNot scores its positive side),
+    so ranking what is left among the narrowed documents is the same ranking. Returns `q` and
+    `allowed` unchanged when a part is not a plain term query (`_docset` cannot read it)."""
+    if isinstance(q, Q.AndNot):
+        core, narrowed = _narrow(searcher, q.a, allowed)
+        excluded = _docset(searcher, _unwrap(q.b))
+        if excluded is None:
+            return q, allowed
+        if narrowed is None:
+            narrowed = set(range(searcher.reader().doc_count_all()))
+        return core, narrowed - excluded
+    if type(q) is Q.And:
+        filters = [sub for sub in q.subqueries if isinstance(sub, _Unscored)]
+        rest = [sub for sub in q.subqueries if not isinstance(sub, _Unscored)]
+        if not filters or len(rest) != 1:
+            return q, allowed
+        narrowed = allowed
+        for sub in filters:
+            docs = _docset(searcher, sub.child)
+            if docs is None:
+                return q, allowed
+            narrowed = docs if narrowed is None else narrowed & docs
+        core, narrowed = _narrow(searcher, rest[0], narrowed)
+        return core, narrowed
+    return q, allowed
+
+
+def _unwrap(q: Q.Query) -> Q.Query:
+    """`q` without `_Unscored` wrappers (which change scores, not matches)."""
+    if isinstance(q, _Unscored):
+        return _unwrap(q.child)
+    if type(q) in (Q.Or, Q.DefaultOr):
+        return Q.Or([_unwrap(sub) for sub in q.subqueries])
+    if type(q) is Q.And:
+        return Q.And([_unwrap(sub) for sub in q.subqueries])
+    return q
+
+
 def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:
     """The (field, text) terms of a query that is one word-field term or a plain OR of them
     (what unquoted words parse to), else None."""
@@ -934,44 +1091,67 @@ def _rank_and(
 
 def _rank_terms(
     searcher: Any, terms: list[tuple[str, str]], allowed: Any, limit: int
-) -> tuple[list[tuple[int, float]], str]:
-    """The top `limit` (docnum, score) for an OR of terms, and how exact that ranking is.
+) -> list[tuple[int, float]]:
+    """The top `limit` (docnum, score) for an OR of terms: exactly the top `limit` of every
+    document `allowed` admits that holds any of the terms, scored as whoosh's BM25F scores them
+    (the sum of each term's score), ties by docnum.
 
-    The second value is "exact", RERANKED or SAMPLED (see below), for the caller to report.
-
-    Exactly whoosh's ranking, unless a word is very common (its `body` term is in more than
-    COMMON_DF of the documents, like "time" in 98% of pages): scoring those documents is most
-    of the cost and says little about them. Then:
-
-    - with at least one rarer word, the rarer words (and all `tag` terms) rank the
-      candidates, and the common words only add their score to the best BOOSTED of those
-      (reading just the posting blocks that hold them);
-    - with common words only, all are scored exactly while that is at most COMMON_SCAN
-      postings; beyond that only documents in evenly spread docnum windows (a fixed share of
-      every WINDOW documents, spread over the whole index) are candidates, scored exactly.
+    One shortcut, taken only when it provably changes nothing: when some words are very common
+    (their `body` term is in more than COMMON_DF of the documents, like "time" on 98% of
+    pages) and others are not, the rarer words' best BOOSTED documents are scored first,
+    common words included. If the `limit`-th best of those beats anything a document outside
+    them could score (the next rarer-word score plus the most the common words can add, from
+    whoosh's own per-term bound), that is the answer; otherwise every posting is scored.
     """
     reader = searcher.reader()
     n = reader.doc_count_all() or 1
-    dfs = {t: reader.doc_frequency(*t) for t in terms if t[0] == "body"}
-    common = {t for t, df in dfs.items() if df > COMMON_DF * n}
+    common = [t for t in terms if t[0] == "body" and reader.doc_frequency(*t) > COMMON_DF * n]
+    rarer = [t for t in terms if t not in common]
+    if common and rarer:
+        ranked = _rank_rarer_first(searcher, rarer, common, allowed, limit)
+        if ranked is not None:
+            return ranked
     acc: dict[int, float] = {}
-    how = "exact"
-    if not common:
-        _accumulate(searcher, terms, acc, allowed)
-    elif len(common) < len(dfs):
-        _accumulate(searcher, [t for t in terms if t not in common], acc, allowed)
-        acc = dict(_top(acc, max(BOOSTED, 3 * limit)))
-        if acc:
-            _accumulate(searcher, [t for t in terms if t in common], acc, acc, candidates=True)
-        how = RERANKED
-    else:
-        total = sum(dfs.values())
-        window = None
-        if total > COMMON_SCAN:
-            window = (WINDOW, max(256, WINDOW * COMMON_SCAN // total))
-            how = SAMPLED
-        _accumulate(searcher, terms, acc, allowed, window=window)
-    return _top(acc, limit), how
+    _accumulate(searcher, terms, acc, allowed)
+    return _top(acc, limit)
+
+
+def _rank_rarer_first(
+    searcher: Any,
+    rarer: list[tuple[str, str]],
+    common: list[tuple[str, str]],
+    allowed: Any,
+    limit: int,
+) -> list[tuple[int, float]] | None:
+    """`_rank_terms`'s shortcut: the exact top `limit`, or None when it cannot be proven."""
+    acc: dict[int, float] = {}
+    _accumulate(searcher, rarer, acc, allowed)
+    keep = max(BOOSTED, 3 * limit)
+    best = _top(acc, keep + 1)
+    if len(best) < limit:
+        return None  # too few documents hold a rarer word: the top needs common-only ones
+    outside = best[keep][1] if len(best) > keep else 0.0  # best rarer score left out
+    scored = dict(best[:keep])
+    _accumulate(searcher, common, scored, scored, candidates=True)
+    top = _top(scored, limit)
+    bound = (outside + _max_score(searcher, common)) * (1 + BOUND_SLACK)
+    return top if top[-1][1] > bound else None
+
+
+def _max_score(searcher: Any, terms: list[tuple[str, str]]) -> float:
+    """An upper bound on what `terms` can add to any one document's score: the sum of each
+    term's `max_quality()` (whoosh's bound from the term's highest weight and shortest field
+    length), the largest over the segments."""
+    total = 0.0
+    weighting = searcher.weighting
+    for fn, text in terms:
+        tb = searcher.schema[fn].to_bytes(text)
+        most = 0.0
+        for sub, _ in searcher.leaf_searchers():
+            if (fn, tb) in sub.reader():
+                most = max(most, sub.postings(fn, tb, weighting=weighting).max_quality())
+        total += most
+    return total
 
 
 def _accumulate(
@@ -981,7 +1161,6 @@ def _accumulate(
     allowed: Any,
     *,
     candidates: bool = False,
-    window: tuple[int, int] | None = None,
 ) -> None:
     """Add each term's BM25F contribution to `acc` (global docnum -> score).
 
@@ -990,7 +1169,6 @@ def _accumulate(
     contributions summed per document (term by term, as whoosh's array union does), with the
     same scorer; documents outside `allowed` are never scored. `candidates`: only documents
     already in `acc` are scored, and posting blocks holding none of them are not decoded.
-    `window` (period, share): only local docnums d with d % period < share.
     """
     from whoosh.codec.whoosh3 import W3LeafMatcher
     from whoosh.matching.wrappers import FilterMatcher
@@ -1027,16 +1205,10 @@ def _accumulate(
                     if candidates:
                         at = bisect.bisect_left(wanted, lo)
                         upto = bisect.bisect_right(wanted, hi, at)
-                        skip = at == upto
-                    elif window is not None:
-                        period, share = window
-                        skip = lo % period >= share and hi // period == lo // period
-                    else:
-                        skip = False
-                    lo = hi + 1
-                    if skip:
-                        m._next_block()
-                        continue
+                        lo = hi + 1
+                        if at == upto:
+                            m._next_block()
+                            continue
                     if m._ids is None:
                         m._read_ids()
                     if m._weights is None:
@@ -1057,8 +1229,6 @@ def _accumulate(
                         g = d + offset
                         if (allowed is not None and g not in allowed) or d in deleted:
                             continue
-                        if window is not None and d % window[0] >= window[1]:
-                            continue
                         tf = weights[i]
                         nm = norm[lengths[d] if d < nlen else 0]
                         acc[g] = get(g, 0.0) + idf * ((tf * k1p1) / (tf + nm))
@@ -1067,11 +1237,7 @@ def _accumulate(
                 while m.is_active():
                     d = m.id()
                     g = d + offset
-                    if not (
-                        (allowed is not None and g not in allowed)
-                        or d in deleted
-                        or (window is not None and d % window[0] >= window[1])
-                    ):
+                    if not ((allowed is not None and g not in allowed) or d in deleted):
                         acc[g] = get(g, 0.0) + m.score()
                     m.next()
 

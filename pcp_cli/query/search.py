@@ -135,7 +135,6 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             # Damage found only while reading (a truncated segment): rebuild once and retry.
             report = ensure_current(store, ix)
             hits = ix.search(query, filter=flt, limit=fetch)
-        ranking = getattr(ix, "last_ranking", "exact")
     if narrowing and narrowing.past:
         hits = _merge_past(store, hits, query, flt, narrowing, fetch)
     words = query_words(query)
@@ -148,6 +147,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         if hit.page_id in suppressed or hit.page_id in seen:
             continue
         seen.add(hit.page_id)
+        # A hit that matched only exact fields (id:, type:, tag: ...) has no score: it is kept
+        # and labelled, never dropped by the relevance floor (v1 §4.2).
         scored = hit.score_raw > 0
         if min_score is not None and scored and hit.score < min_score:
             continue
@@ -180,7 +181,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     if min_score is not None:
         filters["unscored_kept"] = unscored
     filters.update(
-        relevance_scores="present",
+        relevance_scores=_relevance_scores(unscored, len(results)),
         scopes=None if scopes is None else list(scopes),
         scope_filtering="before_ranking",
     )
@@ -188,10 +189,19 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         filters["suppressed"] = len(suppressed)
     if report.stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
-    if ranking != "exact":  # never imply an exact ranking that did not run
-        filters["ranking"] = f"approximate: {ranking}"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
             "filters_applied": filters, "results": results}
+
+
+def _relevance_scores(unscored: int, total: int) -> str:
+    """What `filters_applied.relevance_scores` says: never "present" when a result has none."""
+    if not unscored:
+        return "present"
+    why = "matched only exact fields (id:, type:, tag: ...), which are not ranked"
+    if unscored == total:
+        return f"absent: every result {why}; they come in index order"
+    return (f"partial: {unscored} of {total} results {why}; they have no score and come "
+            "after the scored ones")
 
 
 PAST_INDEXES = "asof-index"

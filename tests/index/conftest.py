@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pcp_cli.index import IndexDoc, SearchIndex
+from pcp_cli.index import IndexDoc, IndexFilter, SearchIndex
 
 
 def doc(page_id: str, body: str = "", **kw: object) -> IndexDoc:
@@ -57,3 +57,46 @@ def ix(index_dir: Path) -> Iterator[SearchIndex]:
 
 def ids(hits: list) -> list[str]:  # type: ignore[type-arg]
     return [h.page_id for h in hits]
+
+
+def whoosh_reference(ix: SearchIndex, query: str, flt: IndexFilter) -> list[tuple[str, float]]:
+    """Every document `query` matches under `flt`, scored by whoosh's own BM25F scorer and
+    collector with nothing pruned (limit=None), best first, ties by docnum: the ranking any
+    `limit` of pcp's search must be the top of.
+
+    A top-level NOT is applied here as a set difference, independently of any AndNot matcher
+    (whoosh's own serves excluded pages, see `_whoosh._AndNot`)."""
+    from whoosh import query as Q
+    from whoosh import scoring
+
+    q = ix._parse(query)
+    with ix._ix.searcher(weighting=scoring.BM25F()) as searcher:
+        excluded: set[int] = set()
+        if isinstance(q, Q.AndNot):
+            excluded, q = set(searcher.docs_for_query(q.b)), q.a
+        results = searcher.search(q, limit=None, filter=ix._allowed(searcher, flt))
+        items = sorted(((h.score, h.docnum, h["hit"][0]) for h in results
+                        if h.docnum not in excluded), key=lambda t: (-t[0], t[1]))
+    return [(page_id, score) for score, _, page_id in items]
+
+
+def close(a: float, b: float) -> bool:
+    """Equal but for float sums taken in another order (whoosh's union tree vs term order)."""
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def assert_exact_top(ours: list[tuple[str, float]], reference: list[tuple[str, float]],
+                     limit: int) -> None:
+    """`ours` is the top `limit` of `reference`: as many results, each with its reference
+    score, the same score at every rank, and the same page at every rank that is not a tie."""
+    want = reference[:limit]
+    assert len(ours) == len(want), (len(ours), len(want))
+    assert len({p for p, _ in ours}) == len(ours)
+    score_of = dict(reference)
+    for i, ((page, score), (ref_page, ref_score)) in enumerate(zip(ours, want, strict=True)):
+        assert page in score_of and close(score_of[page], score), (i, page)
+        assert close(score, ref_score), (i, page, score, ref_page, ref_score)
+        tied = [s for j, (_, s) in enumerate(reference[: limit + 1]) if j != i
+                and close(s, ref_score)]
+        if not tied:
+            assert page == ref_page, (i, page, ref_page)
