@@ -79,7 +79,8 @@ def fresh_queries(vocab: list[str]) -> tuple[list[str], list[str]]:
     return plain + others, plain
 
 
-def gen_store(root: Path, n: int, seed: int = 7) -> None:
+def gen_store(root: Path, n: int, seed: int = 7, long_share: float | None = None) -> None:
+    """`long_share`: the share of long conversation transcripts (default: gen_corpus's ~3%)."""
     store = Store.init(root, owner_id="usr_bench", namespace="personal")
     rng = random.Random(seed)
     vocab = vocabulary(rng, 50_000)
@@ -89,6 +90,9 @@ def gen_store(root: Path, n: int, seed: int = 7) -> None:
     for i in range(n):
         page_id = f"pg_{i:07d}"
         ptype = weighted(rng, TYPES)
+        if long_share is not None:
+            ptype = "conversation" if rng.random() < long_share else (
+                "note" if ptype == "conversation" else ptype)
         ns = weighted(rng, NAMESPACES)
         if ptype == "conversation":
             turns = [("**User:** " if t % 2 == 0 else "**Assistant:** ")

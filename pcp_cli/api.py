@@ -793,28 +793,56 @@ def offered_operations(names: Sequence[str], *, front_end: str) -> list[str]:
                               else OPERATION_COMMANDS)
 
 
-def index_store(store: Store, *, rebuild: bool = False,
-                progress: Any = None) -> dict[str, Any]:
-    """`pcp index [--rebuild]`: bring the search index up to date (or build it from scratch).
+def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
+                text: bool = True, vectors: bool | None = None,
+                rebuild_vectors: bool | None = None,
+                vector_progress: Any = None) -> dict[str, Any]:
+    """`pcp index [--rebuild]`: bring the search index and the semantic vectors up to date (or
+    build them from scratch).
 
-    Returns `{rebuilt, reason, updated, removed, stale, documents}`. `progress(n)` is called as
-    documents are indexed during a rebuild.
+    Returns `{rebuilt, reason, updated, removed, stale, documents, vectors}`: the text index's
+    report, and under `vectors` the vector index's `{rebuilt, reason, embedded, fields_only,
+    removed, stale, documents, chunks, model}` — or `{installed: false, hint}` without the
+    semantic extra. `vectors=None` means "if the extra is installed"; `rebuild_vectors=None`
+    follows `rebuild`. `progress(n)` / `vector_progress(n)` are called during a rebuild.
     """
-    from pcp_cli.query.index_sync import catch_up, open_index
+    from pcp_cli.errors import IndexUnavailable
+    from pcp_cli.semantic import INSTALL_HINT, installed
 
     # A full scan whatever the size, comparing content hashes: above FULL_SCAN_MAX_PAGES a
     # search only looks at folders, and a stat scan misses an edit that kept the size and the
     # mtime; this is how either is picked up (and recorded).
     store.refresh("verify")
-    with open_index(store) as ix:
-        report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
-        if report.stale:
-            from pcp_cli.errors import IndexUnavailable
+    data: dict[str, Any] = {}
+    if text:
+        from pcp_cli.query.index_sync import catch_up, open_index
 
-            raise IndexUnavailable("The search index is being written by another pcp process.",
-                                   hint="Wait for it to finish and run `pcp index` again.")
-        report.documents = ix.doc_count()
-    return report.to_dict()
+        with open_index(store) as ix:
+            report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
+            if report.stale:
+                raise IndexUnavailable(
+                    "The search index is being written by another pcp process.",
+                    hint="Wait for it to finish and run `pcp index` again.")
+            report.documents = ix.doc_count()
+        data = report.to_dict()
+    if vectors is None:
+        vectors = installed()
+    if not vectors:
+        data["vectors"] = {"installed": installed(), "hint": INSTALL_HINT}
+        return data
+    from pcp_cli.query.vector_sync import catch_up as vectors_catch_up
+    from pcp_cli.query.vector_sync import open_vectors
+
+    with open_vectors(store) as (vix, embedder):
+        vreport = vectors_catch_up(store, vix, embedder,
+                                   force_rebuild=rebuild if rebuild_vectors is None
+                                   else rebuild_vectors, progress=vector_progress,
+                                   count=True)
+    if vreport.stale:
+        raise IndexUnavailable("The vector index is being written by another pcp process.",
+                               hint="Wait for it to finish and run `pcp index` again.")
+    data["vectors"] = vreport.to_dict()
+    return data
 
 
 def index_missing(store: Store) -> bool:
@@ -823,6 +851,13 @@ def index_missing(store: Store) -> bool:
     from pcp_cli.query.index_sync import index_missing as missing
 
     return missing(store)
+
+
+def vectors_missing(store: Store) -> bool:
+    """True when the store has no semantic vectors yet (the next semantic search embeds it)."""
+    from pcp_cli.query.vector_sync import vectors_exist
+
+    return not vectors_exist(store)
 
 
 def index_pages_count(store: Store) -> int:
@@ -834,16 +869,27 @@ def after_import(store: Store) -> None:
     """Called by `pcp import` after it wrote: bring the search index up to date now, so the
     first search after a large import does not pay for it. Only if the index already exists
     (a store nobody searches never builds one)."""
-    from pcp_cli.errors import IndexUnavailable
+    from pcp_cli.errors import IndexUnavailable, PcpError
     from pcp_cli.query.index_sync import catch_up, index_dir, open_index
 
-    if not (index_dir(store) / "meta.json").exists():
-        return
-    try:
-        with open_index(store) as ix:
-            catch_up(store, ix)
-    except IndexUnavailable:
-        pass  # the import itself succeeded; the next search catches up (or says why not)
+    if (index_dir(store) / "meta.json").exists():
+        try:
+            with open_index(store) as ix:
+                catch_up(store, ix)
+        except IndexUnavailable:
+            pass  # the import itself succeeded; the next search catches up (or says why not)
+    from pcp_cli.query.vector_sync import vectors_exist
+    from pcp_cli.semantic import installed
+
+    if vectors_exist(store) and installed():
+        from pcp_cli.query.vector_sync import catch_up as vectors_catch_up
+        from pcp_cli.query.vector_sync import open_vectors
+
+        try:
+            with open_vectors(store) as (vix, embedder):
+                vectors_catch_up(store, vix, embedder)
+        except PcpError:
+            pass  # the same: the next semantic search catches up (or says why not)
 
 
 # -- import (pcp import) ----------------------------------------------------------------------

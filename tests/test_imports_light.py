@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("whoosh", "jsonschema", "mcp")
+HEAVY = ("whoosh", "jsonschema", "mcp", "numpy", "wordllama")
 
 PROBE = f"""
 import json, sys

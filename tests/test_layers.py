@@ -22,6 +22,8 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "typer": ("cli/",),
     "rich": ("cli/",),
     "click": ("cli/",),
+    "numpy": ("semantic/",),
+    "wordllama": ("semantic/",),
 }
 
 

@@ -81,8 +81,6 @@ def test_modes_each_match_their_own_way(store, pages):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--mode", "semantic"], "not available"),
-    (["--mode", "hybrid"], "not available"),
     (["--mode", "fuzzy"], "unknown mode"),
     (["--status", "tombstoned"], "never returned"),
     (["--relation-type", "reviewz"], "unknown relation type"),

@@ -75,7 +75,11 @@ def test_capabilities(example):
     for key in ("search", "read_views", "limits", "relation_types", "operations",
                 "conflict_detection", "durable_deletion", "store_id", "owner_id"):
         assert key in data, key
-    assert data["search"]["modes"] == ["auto", "text", "exact", "temporal", "graph"]
+    from pcp_cli.semantic import installed
+
+    semantic = ["semantic", "hybrid"] if installed() else []
+    assert data["search"]["modes"] == ["auto", "text", "exact", "temporal", "graph", *semantic]
+    assert bool(data["search"]["semantic"]) == installed()
     assert data["limits"] == {"search_default": 10, "search_max": 25, "snippet_chars": 240}
     assert "supersedes" in data["relation_types"]
     assert set(data["read_views"]) == {"manifest", "payload", "relations", "history", "facets",

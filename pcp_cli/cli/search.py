@@ -55,7 +55,9 @@ def register(app: typer.Typer) -> None:
         mode: Annotated[str, typer.Option(
             "--mode", help="text (ranked), exact (the phrase or identifier literally), "
             "temporal (by observed time; the query * lists every page), graph (matches, then "
-            "what their relations reach), or auto (picks one and says which).")] = "text",
+            "what their relations reach), semantic (by meaning), hybrid (words and meaning "
+            "fused; both need the semantic extra), or auto (picks one and says which; "
+            "hybrid for a question when the extra is installed).")] = "text",
         relation_type: Annotated[list[str] | None, typer.Option(
             "--relation-type", help="Only pages with a relation of this type, either "
             "direction; in graph mode, the relations to follow (repeatable).")] = None,
@@ -92,6 +94,9 @@ def register(app: typer.Typer) -> None:
                 from pcp_cli.cli.main import BUILDING_NOTE
 
                 note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
+            if not as_json and mode in ("semantic", "hybrid") and api.vectors_missing(store):
+                note(f"Embedding {api.index_pages_count(store)} pages for semantic search "
+                     "(once; later searches embed only what changed)…")
             data = api.search(store, query, limit=limit, types=page_type or (),
                               exclude_types=exclude_type or (),
                               include_superseded=include_superseded,
@@ -123,11 +128,16 @@ def register(app: typer.Typer) -> None:
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Bring the search index (.pcp/index/) up to date with the store's files."""
-        with api.open_store(store_path) as store, _progress_bar(
-                api.index_pages_count(store)) as progress:
-            report = api.index_store(store, rebuild=rebuild, progress=progress)
-        emit(report, as_json, lambda: text(_index_line(report)))
+        """Bring the search index (.pcp/index/) and, with the semantic extra, the vectors
+        (.pcp/vectors/) up to date with the store's files."""
+        with api.open_store(store_path) as store:
+            total = api.index_pages_count(store)
+            with _progress_bar(total) as progress, _progress_bar(
+                    total, "embedding") as vector_progress:
+                report = api.index_store(store, rebuild=rebuild, progress=progress,
+                                         vector_progress=vector_progress)
+        emit(report, as_json, lambda: text(_index_line(report) + "\n"
+                                           + _vectors_line(report["vectors"])))
 
     @app.command(epilog=examples("pcp stats", "pcp stats --json"))
     def stats(as_of: AsOfOpt = None, store_path: StoreOpt = None,
@@ -195,6 +205,20 @@ def _index_line(report: dict[str, Any]) -> str:
     return f"The search index is up to date: {report['documents']} pages."
 
 
+def _vectors_line(report: dict[str, Any]) -> str:
+    if "installed" in report:
+        return ("Semantic vectors: not built (the semantic extra is not installed; "
+                f"{report['hint']}).")
+    counts = f"{report['documents']} pages, {report['chunks']} passages, {report['model']}"
+    if report["rebuilt"]:
+        return f"Rebuilt the semantic vectors ({report['reason']}): {counts}."
+    if report["embedded"] or report["removed"] or report["fields_only"]:
+        return (f"Updated the semantic vectors: {report['embedded']} page(s) embedded, "
+                f"{report['fields_only']} with changed fields only, {report['removed']} "
+                f"removed; {counts}.")
+    return f"The semantic vectors are up to date: {counts}."
+
+
 def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] = str) -> None:
     rows = []
     for r in results:
@@ -243,7 +267,8 @@ def _flat(value: Any) -> str:
 
 
 @contextmanager
-def _progress_bar(total: int) -> Iterator[Callable[[int], None] | None]:
+def _progress_bar(total: int,
+                  label: str = "indexing") -> Iterator[Callable[[int], None] | None]:
     """A rich progress bar of pages indexed, on stderr, when stderr is a terminal. It shows only
     if a rebuild runs long enough to report progress (every 1,000 pages)."""
     if not sys.stderr.isatty():
@@ -257,7 +282,7 @@ def _progress_bar(total: int) -> Iterator[Callable[[int], None] | None]:
         TimeRemainingColumn,
     )
 
-    bar = Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(),
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                    TimeRemainingColumn(), console=console(stderr=True), transient=True)
     task = bar.add_task("index", total=total or None)
     started = False

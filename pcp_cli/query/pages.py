@@ -6,8 +6,9 @@
   whose title or text contains it, case-insensitively, punctuation included), `temporal` (the
   matches ordered by observed time, oldest first; the query `*` means every page in the
   window), `graph` (the best text matches, then the pages their relations reach, both
-  directions), and `auto`, which picks one of those and says which and why. `semantic` and
-  `hybrid` are refused until this store has a semantic index.
+  directions), `semantic` and `hybrid` (by meaning, and both fused: pcp_cli/query/semantic.py;
+  they need the semantic extra and say how to install it without), and `auto`, which picks
+  one of those and says which and why.
 - `filters`: `relation_types` (pages at either end of such a relation; in graph mode, the
   relations to follow), `lifecycle_status` (never `tombstoned`), `types`, `origins`,
   `namespaces`, `observed_from` / `observed_to` (observed time, see `observed.py`), `tags`.
@@ -37,10 +38,16 @@ if TYPE_CHECKING:
     from pcp_cli.store.catalog import Entry
     from pcp_cli.store.store import Store
 
-MODES = ("auto", "text", "exact", "temporal", "graph")
-# Modes the protocol names that need a semantic index this store does not have yet.
-UNAVAILABLE_MODES = ("semantic", "hybrid")
-MATCH_CHANNELS = ("text", "exact", "temporal", "graph")
+MODES = ("auto", "text", "exact", "temporal", "graph", "semantic", "hybrid")
+# The modes that need the semantic extra (pip install 'pcp-cli[semantic]').
+SEMANTIC_MODES = ("semantic", "hybrid")
+
+
+def unavailable_modes() -> tuple[str, ...]:
+    from pcp_cli.semantic import installed
+
+    return () if installed() else SEMANTIC_MODES
+MATCH_CHANNELS = ("text", "exact", "temporal", "graph", "semantic", "both")
 FILTERS = ("relation_types", "lifecycle_status", "types", "origins", "namespaces",
            "observed_from", "observed_to", "tags")
 SEARCHABLE_STATUSES = ("active", "superseded", "archived")
@@ -200,10 +207,14 @@ def search_pages(
 ) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results,
     next_cursor}` (see the module docstring)."""
-    if mode in UNAVAILABLE_MODES:
-        raise UsageError(f"mode {mode} is not available: this store has no semantic index",
-                         hint=f"use one of: {', '.join(MODES)}")
-    if mode not in MODES:
+    from pcp_cli.query import semantic
+
+    if mode in SEMANTIC_MODES:
+        semantic.require_extra()  # never a quiet fallback to keywords
+        if as_of is not None:
+            raise UsageError(f"mode {mode} searches the store as it is now, not --as-of",
+                             hint="leave out --as-of, or use --mode text")
+    elif mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}", hint=f"one of: {', '.join(MODES)}")
     f = check_filters(filters)
     nothing = False
@@ -218,10 +229,14 @@ def search_pages(
         raise UsageError(f"depth must be 1 to {MAX_DEPTH}, not {depth!r}")
     stamp = parse_as_of(as_of) if as_of is not None else None
     used, reason = (mode, "asked for") if mode != "auto" else choose_mode(query, f)
+    if mode == "auto" and as_of is None:
+        used, reason = semantic.auto(query, used, reason)
     if query.strip() == ALL_PAGES and used != "temporal":
         raise UsageError("the query * (every page) works in temporal mode only",
                          hint="add --mode temporal (and --from/--to), or search for words")
-    if query.strip() != ALL_PAGES:
+    if used == "semantic" and not query.strip():
+        text_search.check_and_rewrite_query(query)  # the usual "empty query" error
+    elif query.strip() != ALL_PAGES and used != "semantic":
         text_search.check_and_rewrite_query(query if used != "exact" else
                                             '"' + _literal(query).replace('"', " ") + '"')
     statuses = f["lifecycle_status"] or (text_search.WITH_SUPERSEDED if include_superseded
@@ -277,7 +292,18 @@ def search_pages(
         next_cursor = cursors.encode("search", request, position + capped, current) \
             if more else None
     else:
-        if used == "exact":
+        if used in SEMANTIC_MODES:
+            flt = text_search.index_filter(
+                store, types=types, exclude_types=exclude_types,
+                include_superseded=include_superseded, include_sensitive=include_sensitive,
+                scopes=scopes, narrowing=narrowing)
+            everything, base = semantic.channel(
+                store, current, query, used, ranked, flt, select,
+                position + capped + len(suppressed) + max(text_search.SLACK,
+                                                          semantic.FUSION_DEPTH))
+            everything = [r for r in everything if r["id"] not in suppressed and (
+                min_score is None or "score" not in r or r["score"] >= min_score)]
+        elif used == "exact":
             everything, base = _exact(current, query, select, ranked, every)
         elif used == "temporal":
             everything, base = _temporal(current, query, select, ranked, every)

@@ -127,7 +127,7 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
     from pcp_cli.index.text import FIELD_ALIASES
     from pcp_cli.query.cursor import MAX_POSITION
     from pcp_cli.query.graph import MAX_DEPTH, MAX_PAGES
-    from pcp_cli.query.pages import FILTERS, MATCH_CHANNELS, MODES, UNAVAILABLE_MODES
+    from pcp_cli.query.pages import FILTERS, MATCH_CHANNELS, MODES, unavailable_modes
     from pcp_cli.query.search import DEFAULT_LIMIT, MAX_LIMIT, READ_VIEWS, SNIPPET_CHARS
 
     data: dict[str, Any] = {
@@ -137,8 +137,8 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
         "default_namespace": store.default_namespace,
         "protocols": {"portable_context_protocol": "1.1", "paged_context_protocol": "0.4"},
         "search": {
-            "modes": list(MODES),
-            "unavailable_modes": list(UNAVAILABLE_MODES),
+            "modes": [m for m in MODES if m not in unavailable_modes()],
+            "unavailable_modes": list(unavailable_modes()),
             "match_channels": list(MATCH_CHANNELS),
             "engine": "whoosh (BM25F), English stemming, CJK character bigrams",
             "index_format": FORMAT_VERSION,
@@ -150,7 +150,7 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
                         "min_score", "scopes", "cursor", "as_of", "depth"],
             "scores": "relevance in [0, 1]; not comparable across queries",
             "observed_time": "record observed_at, date or created_at, else the page's creation",
-            "semantic": False,
+            "semantic": _semantic(),
         },
         "read_views": list(READ_VIEWS),
         "as_of": {"supported": True,
@@ -178,3 +178,16 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
     if operations is not None:
         data["operations"] = list(operations)
     return data
+
+
+def _semantic() -> dict[str, Any] | bool:
+    """What the semantic channel is here (False without the extra), without loading it."""
+    from pcp_cli.semantic import installed
+
+    if not installed():
+        return False
+    from pcp_cli.query.semantic import RRF_K
+    from pcp_cli.semantic.embedder import WordLlamaEmbedder
+
+    return {"model": WordLlamaEmbedder.name, "dimensions": WordLlamaEmbedder.dim,
+            "fusion": f"reciprocal rank fusion, k={RRF_K}", "vectors": ".pcp/vectors/"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pcp_cli.render
 
-HEAVY = ("whoosh", "jsonschema", "mcp", "rich", "typer", "yaml")
+HEAVY = ("whoosh", "jsonschema", "mcp", "rich", "typer", "yaml", "numpy", "wordllama")
 RENDER = Path(pcp_cli.render.__file__).parent
 ALLOWED_PACKAGE_MODULES = (
     "pcp_cli.render",
