@@ -36,7 +36,7 @@ from pcp_cli.model.page import Actor, PageState, canonical_json, title_from
 from pcp_cli.profile_ops import PROFILE_PAGE_ID, V1_ID, V1_SUPERSEDES
 from pcp_cli.store.store import Store, page_id_for_key
 
-ACTOR = Actor("importer", "archive")
+ACTOR = Actor("tool", "pcp-import-archive")
 KIND = "pcp.full-archive"
 IMPORT_HASH = "v1_import"
 STATUS_TO_LIFECYCLE = {"active": "active", "superseded": "superseded"}
