@@ -18,6 +18,7 @@ from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult
 
 PROFILE_PAGE_ID = "profile"
+SERVED_SENSITIVITIES = vocab.SERVED_SENSITIVITIES
 READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
 
 

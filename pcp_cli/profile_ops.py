@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
+from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso
 from pcp_cli.model.scopes import in_scopes
 from pcp_cli.store.catalog import Entry
@@ -64,7 +65,8 @@ def _entries(
     return [
         e
         for e in found
-        if in_scope(e.namespace, scopes) and (include_sensitive or e.sensitivity != "high")
+        if in_scope(e.namespace, scopes)
+        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES)
     ]
 
 

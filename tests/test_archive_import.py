@@ -103,7 +103,7 @@ def test_importing_a_changed_file_revises_what_changed(store, tmp_path):
     assert counts(summary) == (1, 2, 12, 0, 0)
     history = cli("history", "ks-003", "--json", "--store", store).json["revisions"]
     assert len(history) == 2 and history[-1]["operation"] == "import"
-    assert history[-1]["created_by"] == {"actor_type": "importer", "actor_id": "archive"}
+    assert history[-1]["created_by"] == {"actor_type": "tool", "actor_id": "pcp-import-archive"}
     assert "Prefers Svelte 5 and D3." in cli("export", "--format", "micro_prompt",
                                              "--store", store).stdout
 

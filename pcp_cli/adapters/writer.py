@@ -31,7 +31,7 @@ from typing import Any, cast
 
 from pcp_cli.adapters.base import Format, ImportItem, ItemProblem, Progress
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
-from pcp_cli.model.page import OBSERVED_AT, Actor, PageState
+from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
 from pcp_cli.store.layout import check_namespace
 from pcp_cli.store.store import Store, page_id_for_key
 
@@ -297,7 +297,8 @@ class _Writer:
         record = dict(item.record)
         # When the source says the item was made or last changed: its observed time, which
         # search results and freshness use instead of the time of this import.
-        if item.timestamp and not isinstance(record.get(OBSERVED_AT), str):
+        # (Written only when the record does not already say it, e.g. as `updated_at`.)
+        if item.timestamp and source_time(item.type, record) != item.timestamp:
             record[OBSERVED_AT] = item.timestamp
         fields: dict[str, Any] = {
             "type": item.type,

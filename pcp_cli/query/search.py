@@ -175,6 +175,11 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         review_status="affirmed_only",
         include_sensitive=include_sensitive,
         sensitivity_filtering="all_records",
+        # Pages whose sensitivity was never set might be high: they go with `high`.
+        unclassified_sensitivity=(
+            "included, labelled unclassified" if include_sensitive
+            else "withheld with high: they might be sensitive (include_sensitive returns them)"
+        ),
         min_score=min_score,
     )
     if min_score is not None:
@@ -263,6 +268,19 @@ def _body(store: Store, hit: IndexHit) -> str | None:
     return text
 
 
+def _provenance(store: Store, page_id: str) -> dict[str, Any]:
+    """v1 §5: a result carries its record's `source` and `confidence` where it has them."""
+    found: dict[str, Any] = {}
+    for entry in store.catalog.by_page_id(page_id)[:1]:
+        record = entry.record
+        if isinstance(record.get("source"), str):
+            found["source"] = record["source"]
+        confidence = record.get("confidence")
+        if isinstance(confidence, int | float) and not isinstance(confidence, bool):
+            found["confidence"] = confidence
+    return found
+
+
 def _result(store: Store, hit: IndexHit, body: str, words: list[str],
             scored: bool) -> dict[str, Any]:
     snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
@@ -292,6 +310,9 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         result["timestamp"] = hit.timestamp
     if hit.sensitivity in vocab.SENSITIVITIES:
         result["sensitivity"] = hit.sensitivity
+    else:  # v1 §3.4: sensitivity only "where the record is classified"
+        ext["sensitivity"] = vocab.UNCLASSIFIED
+    ext.update(_provenance(store, hit.page_id))
     result.update(source_system=SOURCE_SYSTEM, source_id=hit.page_id,
                   extensions={vocab.EXT_NS: ext})
     return result

@@ -107,13 +107,16 @@ def category(revision: Revision) -> str:
 
 
 def material_instant(revision: Revision) -> float | None:
-    """When a piece of material was last known true: confirmed, else created, else written."""
+    """When a piece of material was last known true: confirmed, else observed (see
+    `Revision.observed_at`), else unknown (None). Storage time never decides freshness: an
+    imported claim with no time of its own is not made fresh by the day it was imported."""
     record = revision.state.record
-    stamps = [instant(record.get("last_confirmed_at")), instant(record.get("created_at"))]
+    stamps = [instant(record.get("last_confirmed_at")),
+              instant(revision.state.source_observed_at)]
     known = [s for s in stamps if s is not None]
     if known:
         return max(known)
-    return instant(revision.page_created_at) or instant(revision.created_at)
+    return instant(revision.observed_at)
 
 
 def _newest_first(seconds: float | None) -> float:

@@ -1,0 +1,204 @@
+"""What pcp serves is labelled with the authority, time and sensitivity it really has
+(issue #10): dropped files under-claim, imports keep their own time, ids belong to their source,
+a repeated idempotency key with new content is a conflict, and a relation is stored once."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.adapters.adapter_builders import gpt_conversation, gpt_message, write_zip
+from tests.conftest import cli, snapshot
+
+
+def ok(*args: str, **kw) -> dict:
+    result = cli(*args, "--json", **kw)
+    assert result.code == 0, result.stderr
+    return result.json
+
+
+def drop(store: Path, name: str, text: str) -> Path:
+    path = store / "pages" / "user" / "tester" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+    return path
+
+
+def adopted_page(store: Path, title: str) -> dict:
+    listing = ok("ls", "--store", str(store))
+    [entry] = [e for e in listing if e["title"] == title]
+    return ok("show", entry["page_id"], "--store", str(store))["page"]
+
+
+# -- origin of dropped files ------------------------------------------------------------------
+def test_a_dropped_file_without_frontmatter_under_claims(store: Path) -> None:
+    path = drop(store, "kelp.md", "# Kelp notes\n\nKelp grows fast in cold water.\n")
+    os.utime(path, (1716940800, 1716940800))  # 2024-05-29
+    page = adopted_page(store, "Kelp notes")
+    assert page["origin"] == "generated"  # cannot be classified: under-claim
+    assert page["integrity"] == "unknown"
+    assert page["epistemic_status"] == "unknown"
+    assert page["sensitivity"] is None  # never classified
+    assert page["created_by"]["actor_type"] == "system"
+    assert page["record"]["observed_at"].startswith("2024-05-29")
+    head = next((store / "pages").rglob(f"{page['page_id']}.md")).read_text("utf-8")
+    assert "sensitivity:" not in head  # the file stays unclassified, as it was found
+
+
+def test_a_dropped_file_cannot_claim_the_persons_word(store: Path) -> None:
+    drop(store, "claim.md", "---\ntitle: Claimed\norigin: user_stated\nsensitivity: low\n---\n"
+         "I said this, honest.\n")
+    page = adopted_page(store, "Claimed")
+    assert page["origin"] == "generated"
+    assert page["sensitivity"] == "low"  # a stated classification is kept
+
+
+def test_a_hand_edit_of_an_owned_page_stays_the_persons(store: Path) -> None:
+    s = str(store)
+    page_id = ok("add", "My own note about tides", "--store", s)["page_id"]
+    head = next((store / "pages").rglob(f"{page_id}.md"))
+    head.write_text(head.read_text("utf-8").replace("about tides", "about spring tides"))
+    page = ok("show", page_id, "--store", s)["page"]
+    assert page["origin"] == "user_stated"
+    assert page["created_by"] == {"actor_type": "user", "actor_id": "tester"}
+
+
+# -- unclassified sensitivity in search -------------------------------------------------------
+def test_unclassified_pages_are_withheld_unless_asked_and_labelled(store: Path) -> None:
+    s = str(store)
+    drop(store, "kelp.md", "# Kelp notes\n\nKelp grows fast in cold water.\n")
+    ok("add", "Kelp forests need cold water", "--sensitivity", "low", "--store", s)
+    found = ok("search", "kelp", "--store", s)
+    filters = found["filters_applied"]
+    assert "withheld" in filters["unclassified_sensitivity"]
+    assert [r.get("sensitivity") for r in found["results"]] == ["low"]
+    every = ok("search", "kelp", "--include-sensitive", "--store", s)
+    assert every["count"] == 2
+    assert "included" in every["filters_applied"]["unclassified_sensitivity"]
+    [unclassified] = [r for r in every["results"] if "sensitivity" not in r]
+    assert unclassified["extensions"]["org.pcp-cli"]["sensitivity"] == "unclassified"
+    assert unclassified["origin"] == "generated"
+
+
+# -- observed time ----------------------------------------------------------------------------
+MAY_29 = 1716982200.0  # 2024-05-29T11:30:00Z
+
+
+def chatgpt_export(tmp_path: Path) -> Path:
+    conversation = gpt_conversation(
+        "conv-kelp",
+        [
+            ("u", None, gpt_message("u", "user", "How fast does kelp grow?", time=MAY_29)),
+            ("a", "u", gpt_message("a", "assistant", "Up to half a metre a day.",
+                                   time=MAY_29 + 60)),
+        ],
+        current="a", title="Kelp growth", create_time=MAY_29, update_time=MAY_29 + 60,
+    )
+    return write_zip(tmp_path / "export.zip", {"conversations.json": [conversation]})
+
+
+def test_search_timestamp_is_when_the_conversation_happened_not_the_import(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = str(store)
+    monkeypatch.setenv("PCP_NOW", "2026-11-30T09:00:00.000Z")
+    ok("import", str(chatgpt_export(tmp_path)), "--store", s)
+    [result] = ok("search", "kelp", "--store", s)["results"]
+    assert result["timestamp"].startswith("2024-05-29T11:31")
+    page = ok("show", result["id"], "--store", s)["page"]
+    assert page["created_at"] == "2026-11-30T09:00:00.000Z"  # stored now, observed then
+
+
+def test_importers_are_tools_named_by_actor_id(store: Path, tmp_path: Path) -> None:
+    s = str(store)
+    ok("import", str(chatgpt_export(tmp_path)), "--store", s)
+    [result] = ok("search", "kelp", "--store", s)["results"]
+    page = ok("show", result["id"], "--store", s)["page"]
+    assert page["created_by"] == {"actor_type": "tool", "actor_id": "pcp-import-chatgpt"}
+    assert page["provenance"][0]["actor_type"] == "tool"
+
+
+def test_observed_time_accessor() -> None:
+    from pcp_cli.model.page import observed_time
+
+    stored = "2026-11-30T09:00:00.000Z"
+    assert observed_time("note", {"observed_at": "2024-05-29"}, "imported", stored) == \
+        "2024-05-29"
+    assert observed_time("timeline_event", {"date": "2019-03"}, "user_stated", stored) == \
+        "2019-03"
+    assert observed_time("conversation", {"updated_at": "2024-01-02T00:00:00Z"}, "recorded",
+                         stored) == "2024-01-02T00:00:00Z"
+    # Outside material with no time of its own has none: storage time never stands in.
+    assert observed_time("keystone", {}, "imported", stored) is None
+    # The person's own writes were observed when they were stored.
+    assert observed_time("note", {}, "user_stated", stored) == stored
+
+
+def test_freshness_of_imported_material_is_not_the_import_time(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = str(store)
+    monkeypatch.setenv("PCP_NOW", "2026-11-30T09:00:00.000Z")
+    keystones = tmp_path / "old.json"
+    keystones.write_text(json.dumps([{"id": "old-1", "content": "Ada is a marine biologist.",
+                                      "category": "identity", "source": "imported"}]))
+    ok("import", str(keystones), "--store", s)
+    text = cli("export", "--format", "micro_prompt", "--store", s).stdout
+    assert "marine biologist" in text
+    assert "2026-11-30" not in text  # the import day is not when this was known true
+
+
+# -- search results carry source and confidence ----------------------------------------------
+def test_search_results_carry_source_and_confidence(store: Path) -> None:
+    s = str(store)
+    ok("keystone", "add", "Prefers kelp over seagrass", "--category", "preference",
+       "--confidence", "0.8", "--store", s)
+    [result] = ok("search", "kelp", "--store", s)["results"]
+    ext = result["extensions"]["org.pcp-cli"]
+    assert ext["source"] == "user_stated" and ext["confidence"] == 0.8
+
+
+# -- idempotency and relations ----------------------------------------------------------------
+def test_same_key_with_different_content_is_a_conflict_naming_the_page(store: Path) -> None:
+    s = str(store)
+    first = ok("add", "keyed text", "--idempotency-key", "k-1", "--store", s)
+    before = snapshot(store)
+    again = cli("add", "other text", "--idempotency-key", "k-1", "--store", s)
+    assert again.code == 4, again.stderr
+    assert first["page_id"] in again.stderr and "k-1" in again.stderr
+    assert snapshot(store) == before
+    as_json = cli("add", "other text", "--idempotency-key", "k-1", "--json", "--store", s)
+    assert as_json.error_json["error"]["code"] == "idempotency_conflict"
+
+
+def test_mcp_write_with_a_reused_key_and_new_content_is_the_documented_error(
+        example: Path, tmp_path: Path) -> None:
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.grants import Grant
+    from pcp_cli.mcp.session import ToolSession
+    from pcp_cli.mcp.store_backend import StoreBackend
+
+    grant = Grant("writer", "model", ("user:ada-lumen",), False, True, "pcp.yaml")
+    session = ToolSession(StoreBackend(example), grant, AuditLog(example))
+    first = session.call("pcp_write_page", {"content": "Notes v1", "idempotency_key": "n-1"})
+    assert not first.is_error, first.text
+    same = session.call("pcp_write_page", {"content": "Notes v1", "idempotency_key": "n-1"})
+    assert same.data["status"] == "unchanged"
+    changed = session.call("pcp_write_page", {"content": "Notes v2", "idempotency_key": "n-1"})
+    assert changed.is_error
+    assert changed.data["error"]["code"] == "idempotency_conflict"
+    assert first.data["page_id"] in changed.data["error"]["message"]
+
+
+def test_linking_twice_is_one_relation(store: Path) -> None:
+    s = str(store)
+    a = ok("add", "page A", "--store", s)["page_id"]
+    b = ok("add", "page B", "--store", s)["page_id"]
+    one = ok("link", a, "related_to", b, "--store", s)
+    two = ok("link", a, "related_to", b, "--store", s)
+    back = ok("link", b, "related_to", a, "--store", s)  # related_to reads both ways
+    assert one["relation_id"] == two["relation_id"] == back["relation_id"]
+    assert len(list((store / "relations").glob("*.json"))) == 1
+    other = ok("link", a, "depends_on", b, "--store", s)
+    assert other["relation_id"] != one["relation_id"]
