@@ -33,6 +33,9 @@ DISTILL_ACTOR = Actor("system", "distill")
 # page was imported under when that id could not be the page id (see adapters/archive.py).
 V1_ID = "v1_id"
 V1_SUPERSEDES = "v1_supersedes"
+# The source a page was imported from (`store:<store_id>` or `file:<name>`): v1 ids are
+# unique only within their source (see adapters/archive.py).
+V1_SOURCE = "v1_source"
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -165,12 +168,15 @@ def export_archive(
         generated_at or now_iso(),
     )
     records = {rev.page_id: rev.state.record for rev in keystones}
+    given = _given_back_ids([obj["id"] for obj in data["keystones"]], records)
     for obj in data["keystones"]:
         record = records.get(obj["id"], {})
-        if isinstance(record.get(V1_SUPERSEDES), str):
+        target = obj.get("supersedes")
+        if isinstance(target, str) and target in given:
+            obj["supersedes"] = given[target]
+        elif isinstance(record.get(V1_SUPERSEDES), str):
             obj["supersedes"] = record[V1_SUPERSEDES]
-        if isinstance(record.get(V1_ID), str):
-            obj["id"] = record[V1_ID]
+        obj["id"] = given[obj["id"]]
     data["keystones"].sort(
         key=lambda o: (instant(o.get("created_at")) or float("-inf"), o["id"])
     )
@@ -179,13 +185,41 @@ def export_archive(
             e.page_id: e.record
             for e in _entries(store, "timeline_event", scopes=scopes,
                               include_sensitive=include_sensitive)
+            if e.page_id
         }
+        given = _given_back_ids([obj["id"] for obj in data["timeline_events"]], event_records)
         for obj in data["timeline_events"]:
-            original = event_records.get(obj["id"], {}).get(V1_ID)
-            if isinstance(original, str):
-                obj["id"] = original
+            obj["id"] = given[obj["id"]]
         data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
+    # Who these ids belong to: importing this file elsewhere maps them per source, and
+    # importing it back here finds the same pages (adapters/archive.py).
+    data["extensions"] = {vocab.EXT_NS: {"store_id": store.manifest.store_id}}
     return data
+
+
+def _given_back_ids(page_ids: Sequence[str], records: dict[str, dict[str, Any]]
+                    ) -> dict[str, str]:
+    """Page id -> the v1 id to export: the id it was imported under, unless two pages (from
+    two sources) were imported under the same id; then the ones not holding it as their page
+    id are exported under their page id, so every id in the file stays unique."""
+    wanted: dict[str, str] = {}
+    for page_id in page_ids:
+        original = records.get(page_id, {}).get(V1_ID)
+        wanted[page_id] = original if isinstance(original, str) else page_id
+    holders: dict[str, list[str]] = {}
+    for page_id, original in wanted.items():
+        holders.setdefault(original, []).append(page_id)
+    given: dict[str, str] = {}
+    for original, group in holders.items():
+        for page_id in group:
+            if len(group) == 1 or page_id == original:
+                given[page_id] = original
+            else:
+                given[page_id] = page_id
+    used: dict[str, int] = {}
+    for value in given.values():
+        used[value] = used.get(value, 0) + 1
+    return {pid: (value if used[value] == 1 else pid) for pid, value in given.items()}
 
 
 def export_text(

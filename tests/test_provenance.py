@@ -202,3 +202,65 @@ def test_linking_twice_is_one_relation(store: Path) -> None:
     assert len(list((store / "relations").glob("*.json"))) == 1
     other = ok("link", a, "depends_on", b, "--store", s)
     assert other["relation_id"] != one["relation_id"]
+
+
+# -- imported ids belong to their source ------------------------------------------------------
+def test_another_sources_id_never_addresses_the_persons_page(store: Path, tmp_path: Path) -> None:
+    from tests.conftest import V1_EXAMPLES
+
+    s = str(store)
+    ok("import", str(V1_EXAMPLES / "full-archive.example.json"), "--store", s)
+    own = ok("show", "ks-001", "--store", s)["page"]
+    bob = tmp_path / "bob.json"
+    bob.write_text(json.dumps([{"id": "ks-001",
+                                "content": "A totally different person (Bob) likes jazz."}]))
+    summary = ok("import", str(bob), "--store", s)
+    assert (summary["created"], summary["revised"]) == (1, 0)
+    after = ok("show", "ks-001", "--store", s)["page"]
+    assert after["revision_id"] == own["revision_id"]  # Ada's keystone untouched
+    [bobs] = [e for e in ok("keystone", "list", "--store", s) if "Bob" in e["content"]]
+    assert bobs["id"] != "ks-001"
+    # re-importing the same source is idempotent, and finds the mapped page again
+    again = ok("import", str(bob), "--store", s)
+    assert (again["created"], again["revised"], again["unchanged"]) == (0, 0, 1)
+    # a newer version of Bob's file revises Bob's page, still not Ada's
+    bob.write_text(json.dumps([{"id": "ks-001", "content": "Bob likes jazz and blues."}]))
+    newer = ok("import", str(bob), "--store", s)
+    assert (newer["created"], newer["revised"]) == (0, 1)
+    assert ok("show", "ks-001", "--store", s)["page"]["revision_id"] == own["revision_id"]
+    # both keep their v1 id on export where it is unique; the clash is exported apart
+    exported = json.loads(cli("export", "--format", "archive", "--store", s).stdout)
+    ids = [k["id"] for k in exported["keystones"]]
+    assert len(ids) == len(set(ids)) and "ks-001" in ids
+    assert next(k for k in exported["keystones"] if k["id"] == "ks-001")["content"].startswith(
+        "Ada is")
+
+
+def test_a_mapped_id_round_trips_on_export(store: Path, tmp_path: Path) -> None:
+    s = str(store)
+    ok("keystone", "add", "My own first claim", "--id", "k-7", "--store", s)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"id": "k-7", "content": "Someone else's claim"}]))
+    ok("import", str(other), "--store", s)
+    exported = json.loads(cli("export", "--format", "archive", "--store", s).stdout)
+    by_content = {k["content"]: k["id"] for k in exported["keystones"]}
+    assert by_content["My own first claim"] == "k-7"
+    assert by_content["Someone else's claim"] != "k-7"  # unique in the file
+    # a store's own export imported back finds its own pages: no page is added
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(exported))
+    back = ok("import", str(path), "--store", s)
+    assert back["created"] == 0
+    assert len(ok("keystone", "list", "--store", s)) == 2
+
+
+def test_the_only_holder_of_a_source_id_exports_it(store: Path, tmp_path: Path) -> None:
+    s = str(store)
+    ok("keystone", "add", "Mine", "--id", "k-1", "--store", s)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"id": "k-1", "content": "Theirs"},
+                                 {"id": "k-2", "content": "Also theirs"}]))
+    ok("import", str(other), "--store", s)
+    exported = json.loads(cli("export", "--format", "archive", "--store", s).stdout)
+    assert sorted(k["id"] for k in exported["keystones"] if k["content"] != "Theirs") == [
+        "k-1", "k-2"]
