@@ -307,12 +307,28 @@ def add_page(
     record: dict[str, Any] | None = None,
     page_id: str | None = None,
     epistemic_status: str = "asserted",
+    derived_from: Sequence[str] = (),
 ) -> WriteResult:
+    """WritePage. A derived type (`summary`) must name the pages it was derived from
+    (`derived_from`, page ids): it is stored as a derivation (operation `derive`, integrity
+    `derived`) pointing to their current revisions, never as a derivation of nothing."""
     _check_enum("type", page_type, vocab.PAGE_TYPES)
     _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
     _check_enum("origin", origin, vocab.ORIGINS)
     if not content.strip():
         raise UsageError("the page has no content", hint="give TEXT, --file F, or pipe text to -")
+    inputs: tuple[str, ...] = ()
+    if page_type in vocab.DERIVED_TYPES:
+        if not derived_from:
+            raise UsageError(
+                f"a {page_type} is derived from other pages: name them",
+                hint="pass the page ids it summarises (`--derived-from PAGE`, or "
+                "`derived_from` over MCP), or write it as a note",
+            )
+        inputs = tuple(store.current(pid).revision_id for pid in dict.fromkeys(derived_from))
+    elif derived_from:
+        raise UsageError(f"--derived-from is for derived pages ({', '.join(vocab.DERIVED_TYPES)})",
+                         hint="use `pcp link` to relate other pages")
     state = store.new_state(
         content,
         page_id=_given_id(page_id),
@@ -325,8 +341,11 @@ def add_page(
         review_status=review_status,
         record=record or {},
         epistemic_status=epistemic_status,
+        integrity="derived" if inputs else "verbatim",
     )
-    return store.write_page(state, actor=actor, idempotency_key=idempotency_key)
+    return store.write_page(state, actor=actor, idempotency_key=idempotency_key,
+                            operation="derive" if inputs else "write",
+                            input_revision_ids=inputs)
 
 
 def revise_page(

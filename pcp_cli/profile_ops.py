@@ -75,12 +75,26 @@ def _entries(
 
 def profile_page(store: Store, *, scopes: Sequence[str] = (),
                  include_sensitive: bool = False) -> Revision | None:
-    """The active, affirmed profile page in scope (the page `profile` when there are several)."""
+    """The active, affirmed profile page in scope (the page `profile` when there are several),
+    without its stale distilled fields (see `profile_state`)."""
+    return profile_state(store, scopes=scopes, include_sensitive=include_sensitive)[0]
+
+
+def profile_state(store: Store, *, scopes: Sequence[str] = (),
+                  include_sensitive: bool = False) -> tuple[Revision | None, list[str]]:
+    """(the profile as it may be served, the distilled fields left out as stale).
+
+    A distilled field whose keystones are no longer current (superseded since, say) is not
+    served by any rendering until `pcp profile distill` derives it again.
+    """
+    from pcp_cli.render.select import fresh_profile
+
     entries = _entries(store, "profile", scopes=scopes, include_sensitive=include_sensitive)
     if not entries:
-        return None
+        return None, []
     preferred = [e for e in entries if e.page_id == PROFILE_PAGE_ID] or entries
-    return _as_distilled(_load(store, preferred[0]))
+    profile = _as_distilled(_load(store, preferred[0]))
+    return fresh_profile(profile, current_keystones(store, scopes=scopes))
 
 
 def _as_distilled(revision: Revision) -> Revision:
@@ -136,7 +150,14 @@ def profile_object(store: Store, *, scopes: Sequence[str] = (),
     """The strict v1 profile object (just `schema_version` when there is no profile)."""
     from pcp_cli.render.portable import profile_object as render_profile
 
-    return render_profile(profile_page(store, scopes=scopes, include_sensitive=include_sensitive))
+    profile, stale = profile_state(store, scopes=scopes, include_sensitive=include_sensitive)
+    obj = render_profile(profile)
+    if stale:  # say what was left out, and why, where the profile is shown
+        ext = obj.setdefault("extensions", {})
+        ext[vocab.EXT_NS] = {**ext.get(vocab.EXT_NS, {}), "stale_fields_left_out": stale,
+                             "stale_reason": "distilled from keystones that are no longer "
+                             "current; run `pcp profile distill`"}
+    return obj
 
 
 def export_archive(
@@ -313,9 +334,16 @@ def distill_profile(store: Store, *, actor: Actor | None = None,
                                        source_note=note,
                                        input_revision_ids=result.input_revision_ids)
         else:
+            # A derived revision is what it is, whatever the page held before (an imported
+            # profile): generated, derived, affirmed, pointing to the keystones it came from.
+            record = dict(result.record)
+            dropped = [k for k in current.state.record if k not in record]
             written = store.revise(
                 current.page_id,
-                changes={"content": result.summary, "record": result.record},
+                changes={"content": result.summary,
+                         "record": {**record, **dict.fromkeys(dropped)},
+                         "origin": "generated", "integrity": "derived",
+                         "epistemic_status": "asserted"},
                 actor=actor,
                 operation="derive",
                 note=note,
@@ -326,11 +354,12 @@ def distill_profile(store: Store, *, actor: Actor | None = None,
 
 
 def _current_profile_any_state(store: Store) -> Revision | None:
-    """The profile page whatever its review state (its pinned list must be honoured)."""
+    """The store's own profile page (`profile`), whatever its state (its pinned list must be
+    honoured). Never another profile page: an importer's profile proposal is the review
+    queue's, and distillation does not land on it."""
     if store.page_exists(PROFILE_PAGE_ID):
         return store.current(PROFILE_PAGE_ID)
-    entries = store.entries(types=("profile",), review=None)
-    return _load(store, entries[0]) if entries else None
+    return None
 
 
 # -- the review queue -------------------------------------------------------------------------
@@ -368,25 +397,83 @@ def review_item(revision: Revision) -> dict[str, Any]:
     }
 
 
+# Page types an importer or an AI client may propose; every one is reviewable in `pcp review`.
+REVIEWABLE_TYPES = ("keystone", "profile")
+
+
+def profile_review_item(revision: Revision) -> dict[str, Any]:
+    """The review shape of a profile proposal: the fields it would set on your profile."""
+    item = review_item(revision)
+    record = revision.state.record
+    fields = {k: record[k] for k in vocab.PROFILE_FIELDS if k != "summary" and record.get(k)}
+    item.update(kind="profile", category="profile", fields=fields,
+                content="; ".join(f"{k}: {v}" for k, v in fields.items())
+                or item["content"])
+    return item
+
+
 def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Proposed keystones awaiting review, oldest first."""
-    entries = _entries(store, "keystone", scopes=scopes, include_sensitive=True,
-                       review=("proposed",))
-    items = [review_item(_load(store, e)) for e in entries]
+    """Everything proposed and awaiting review (keystones and profile proposals), oldest
+    first: exactly what an import counts as `proposals`."""
+    items = []
+    for page_type in REVIEWABLE_TYPES:
+        entries = _entries(store, page_type, scopes=scopes, include_sensitive=True,
+                           review=("proposed",))
+        for entry in entries:
+            revision = _load(store, entry)
+            items.append(profile_review_item(revision) if page_type == "profile"
+                         else {**review_item(revision), "kind": "keystone"})
     return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
 
 
 def _proposal(store: Store, page_id: str) -> Revision:
     revision = store.current(page_id)
     state = revision.state
-    if state.type != "keystone":
-        raise UsageError(f"{page_id} is a {state.type}, not a keystone")
+    if state.type not in REVIEWABLE_TYPES:
+        raise UsageError(f"{page_id} is a {state.type}, not a proposal",
+                         hint="`pcp review` lists the proposals")
     if state.review_status != "proposed":
-        raise UsageError(f"keystone {page_id} is not awaiting review (it is "
+        raise UsageError(f"{state.type} {page_id} is not awaiting review (it is "
                          f"{state.review_status})", hint="`pcp review` lists the proposals")
     if state.lifecycle_status != "active":
-        raise UsageError(f"keystone {page_id} is {state.lifecycle_status}")
+        raise UsageError(f"{state.type} {page_id} is {state.lifecycle_status}")
     return revision
+
+
+def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResult:
+    """A profile proposal accepted: its fields go onto your profile page (`profile`), approved
+    by you and pinned so distillation never overwrites them; the proposal itself is kept,
+    affirmed and superseded by the profile, linked to it."""
+    record = proposal.state.record
+    fields = {k: record[k] for k in vocab.PROFILE_FIELDS if k != "summary" and record.get(k)}
+    if not fields:
+        raise UsageError(f"profile proposal {proposal.page_id} sets no profile field",
+                         hint=f"reject it: `pcp review reject {proposal.page_id}`")
+    when = now_iso()
+    note = f"accepted profile proposal {proposal.page_id} ({', '.join(fields)})"
+    if store.page_exists(PROFILE_PAGE_ID):
+        current = store.current(PROFILE_PAGE_ID)
+        pinned = sorted(set(current.state.record.get("pinned") or []) | set(fields))
+        profile = store.revise(PROFILE_PAGE_ID, changes={
+            "record": {**fields, "pinned": pinned}, "origin": "approved",
+            "lifecycle_status": "active", "review_status": "affirmed"},
+            actor=actor, note=note, input_revision_ids=(proposal.revision_id,))
+    else:
+        state = store.new_state("", page_id=PROFILE_PAGE_ID, type="profile", title="Profile",
+                                origin="approved", epistemic_status="affirmed",
+                                sensitivity=proposal.state.sensitivity or "medium",
+                                record={**fields, "pinned": sorted(fields)})
+        profile = store.write_page(state, actor=actor, source_note=note,
+                                   input_revision_ids=(proposal.revision_id,))
+    store.revise(proposal.page_id, changes={
+        "review_status": "affirmed", "lifecycle_status": "superseded",
+        "record": {"affirmed_by": actor.actor_id, "affirmed_at": when,
+                   "superseded_by": PROFILE_PAGE_ID}},
+        expected_revision_id=proposal.revision_id, actor=actor,
+        note=f"accepted into {PROFILE_PAGE_ID} by {actor.actor_id}")
+    store.link(PROFILE_PAGE_ID, "derived_from", proposal.page_id, actor=actor,
+               to_revision_id=proposal.revision_id)
+    return profile
 
 
 def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
@@ -397,6 +484,8 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
     actor = actor or store.user
     with store.locked():
         proposal = _proposal(store, page_id)
+        if proposal.state.type == "profile":
+            return _accept_profile(store, proposal, actor)
         old: Revision | None = None
         target = proposal.state.record.get("supersedes")
         if isinstance(target, str) and target and store.page_exists(target):

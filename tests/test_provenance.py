@@ -264,3 +264,171 @@ def test_the_only_holder_of_a_source_id_exports_it(store: Path, tmp_path: Path) 
     exported = json.loads(cli("export", "--format", "archive", "--store", s).stdout)
     assert sorted(k["id"] for k in exported["keystones"] if k["content"] != "Theirs") == [
         "k-1", "k-2"]
+
+
+# -- the micro_prompt and profile say what is true now ----------------------------------------
+def micro_prompt(store: Path) -> str:
+    result = cli("export", "--format", "micro_prompt", "--store", str(store))
+    assert result.code == 0, result.stderr
+    return result.stdout
+
+
+def keystone(store: Path, text: str, *extra: str) -> str:
+    return ok("keystone", "add", text, *extra, "--store", str(store))["page_id"]
+
+
+def test_distilled_preferences_are_said_once(store: Path) -> None:
+    s = str(store)
+    keystone(store, "Ada is a marine biologist.", "--category", "identity")
+    keystone(store, "Prefers morning deep work blocks.", "--category", "preference")
+    keystone(store, "Never schedule meetings on Fridays.", "--category", "constraint")
+    ok("profile", "distill", "--store", s)
+    text = micro_prompt(store)
+    assert text.count("morning deep work") == 1, text
+    assert text.count("meetings on Fridays") == 1, text
+
+
+def test_a_superseded_keystone_never_leaks_through_a_distilled_field(store: Path) -> None:
+    s = str(store)
+    keystone(store, "Ada is a marine biologist.", "--category", "identity")
+    old = keystone(store, "Prefers long detailed explanations.", "--category", "preference")
+    ok("profile", "distill", "--store", s)
+    assert "long detailed explanations" in micro_prompt(store)
+    keystone(store, "Prefers short bullet answers.", "--category", "preference",
+             "--supersedes", old)
+    text = micro_prompt(store)
+    assert "long detailed explanations" not in text, text
+    assert "short bullet answers" in text
+    shown = ok("profile", "show", "--store", s)
+    assert "long detailed" not in json.dumps(shown)
+    left_out = shown["extensions"]["org.pcp-cli"]["stale_fields_left_out"]
+    assert left_out and "pcp profile distill" in shown["extensions"]["org.pcp-cli"][
+        "stale_reason"]
+    human = cli("profile", "show", "--store", s)
+    assert "stale" in human.stdout + human.stderr
+    # distilling again derives the field from what is true now
+    ok("profile", "distill", "--store", s)
+    shown = ok("profile", "show", "--store", s)
+    assert "short bullet answers" in json.dumps(shown) and "extensions" not in shown or \
+        "stale_fields_left_out" not in shown.get("extensions", {}).get("org.pcp-cli", {})
+
+
+def test_competing_focus_claims_print_only_the_newest_highest_authority_one(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claims = [
+        ("2026-01-01T00:00:00.000Z", "Focus is finishing the kelp atlas.", "user_stated"),
+        ("2026-02-01T00:00:00.000Z", "Focus is selling seaweed snacks.", "imported"),
+        ("2026-03-01T00:00:00.000Z", "Focus is learning the oboe.", "inferred"),
+        ("2026-04-01T00:00:00.000Z", "Focus is the Tidewatch beta launch.", "user_stated"),
+    ]
+    for when, text, source in claims:
+        monkeypatch.setenv("PCP_NOW", when)
+        keystone(store, text, "--category", "objective", "--source", source)
+    text = micro_prompt(store)
+    assert "Tidewatch beta launch" in text, text
+    for _, other, _ in claims[:3]:
+        assert other.rstrip(".") not in text, text
+
+
+def test_a_lower_authority_repeat_is_left_out(store: Path) -> None:
+    keystone(store, "Prefers answers with concrete worked examples.", "--category",
+             "preference")
+    keystone(store, "Prefers answers with concrete worked examples first.", "--category",
+             "preference", "--source", "inferred")
+    text = micro_prompt(store)
+    assert text.count("concrete worked examples") == 1, text
+
+
+def claude_with_profile(tmp_path: Path) -> Path:
+    from tests.adapters.adapter_builders import CLAUDE_MEMORIES, CLAUDE_USERS
+
+    return write_zip(tmp_path / "claude.zip", {"users.json": CLAUDE_USERS,
+                                               "memories.json": CLAUDE_MEMORIES})
+
+
+def test_distill_after_a_claude_import_writes_the_stores_own_generated_profile(
+        store: Path, tmp_path: Path) -> None:
+    s = str(store)
+    ok("import", str(claude_with_profile(tmp_path)), "--store", s)
+    kid = keystone(store, "Ada is a marine biologist.", "--category", "identity")
+    result = ok("profile", "distill", "--store", s)
+    assert result["page_id"] == "profile" and result["status"] == "created"
+    page = ok("show", "profile", "--store", s)["page"]
+    assert (page["origin"], page["integrity"]) == ("generated", "derived")
+    assert page["provenance"][0]["operation"] == "derive"
+    assert ok("show", kid, "--store", s)["revision_id"] in page["provenance"][0][
+        "input_revision_ids"]
+    exported = json.loads(cli("export", "--format", "json", "--store", s).stdout)
+    assert exported.get("profession") == "Marine biologist"
+    # the imported proposal is untouched and still waits for review
+    proposals = ok("review", "--store", s)
+    assert any(p["kind"] == "profile" for p in proposals)
+
+
+def test_distill_on_an_imported_profile_page_is_a_derivation(store: Path, tmp_path: Path
+                                                             ) -> None:
+    s = str(store)
+    archive = tmp_path / "p.json"
+    archive.write_text(json.dumps({"schema_version": "1.0", "name": "Ada Lumen",
+                                   "summary": "Writes about the ocean."}))
+    ok("import", str(archive), "--store", s)
+    keystone(store, "Ada is a marine biologist.", "--category", "identity")
+    ok("profile", "distill", "--store", s)
+    page = ok("show", "profile", "--store", s)["page"]
+    assert (page["origin"], page["integrity"]) == ("generated", "derived")
+
+
+def test_every_counted_proposal_is_reviewable_accepted_and_rejected(
+        store: Path, tmp_path: Path) -> None:
+    s = str(store)
+    summary = ok("import", str(claude_with_profile(tmp_path)), "--store", s)
+    queue = ok("review", "--store", s)
+    assert len(queue) == summary["proposals"]
+    [profile] = [p for p in queue if p["kind"] == "profile"]
+    assert profile["fields"] == {"name": "Ada Lumen"}
+    accepted = ok("review", "accept", profile["page_id"], "--store", s)
+    assert accepted["page_id"] == "profile"
+    page = ok("show", "profile", "--store", s)["page"]
+    assert page["record"]["name"] == "Ada Lumen" and "name" in page["record"]["pinned"]
+    assert page["origin"] == "approved"
+    assert json.loads(cli("export", "--format", "json", "--store", s).stdout)["name"] == \
+        "Ada Lumen"
+    assert len(ok("review", "--store", s)) == len(queue) - 1
+    # a profile proposal can be rejected too
+    again = tmp_path / "again"
+    again.mkdir()
+    other_store = again / "store"
+    assert cli("init", str(other_store), "--owner", "tester").code == 0
+    ok("import", str(claude_with_profile(tmp_path)), "--store", str(other_store))
+    [pending] = [p for p in ok("review", "--store", str(other_store)) if p["kind"] == "profile"]
+    rejected = ok("review", "reject", pending["page_id"], "--reason", "not me",
+                  "--store", str(other_store))
+    assert rejected["status"] == "revised"
+    assert not any(p["kind"] == "profile" for p in ok("review", "--store", str(other_store)))
+
+
+# -- derived pages point to their inputs ------------------------------------------------------
+def test_a_summary_needs_its_inputs(example: Path) -> None:
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.grants import Grant
+    from pcp_cli.mcp.session import ToolSession
+    from pcp_cli.mcp.store_backend import StoreBackend
+
+    grant = Grant("writer", "model", ("user:ada-lumen",), False, True, "pcp.yaml")
+    session = ToolSession(StoreBackend(example), grant, AuditLog(example))
+    bare = session.call("pcp_write_page", {"content": "A summary of nothing", "type": "summary"})
+    assert bare.is_error and "derived" in bare.data["error"]["message"]
+    assert not any("A summary of nothing" in p.read_text() for p in (example / "pages").rglob(
+        "*.md"))
+    made = session.call("pcp_write_page", {"content": "Ada's identity, summarised",
+                                           "type": "summary", "derived_from": ["ks-001"]})
+    assert not made.is_error, made.text
+    manifest = made.data["manifest"]
+    assert manifest["integrity"] == "derived"
+    step = manifest["provenance"][0]
+    assert step["operation"] == "derive" and step["input_revision_ids"]
+    hidden = session.call("pcp_write_page", {"content": "x", "type": "summary",
+                                             "derived_from": ["no-such-page"]})
+    assert hidden.is_error and hidden.data["error"]["code"] == "not_found"
+    cli_bare = cli("add", "A summary", "--type", "summary", "--store", str(example))
+    assert cli_bare.code == 2 and "derived" in cli_bare.stderr

@@ -424,14 +424,21 @@ class StoreBackend:
         namespace: str | None,
         tags: tuple[str, ...],
         idempotency_key: str | None,
+        derived_from: tuple[str, ...] = (),
     ) -> JSON:
         with self._writing() as store:
             target = self._target_namespace(store, grant, namespace)
+            hidden = self._hidden(store, grant, frozenset())
+            for source in derived_from:  # only pages this client may read can be inputs
+                if self._visible_entry(store, grant, source, hidden) is None:
+                    raise NotFound(f"page {source} not found",
+                                   hint="use pcp_search to find the ids of pages you can read")
             # Keys are per client: another client's key can never return (or reveal) its page.
             key = f"mcp:{grant.client_id}:{idempotency_key}" if idempotency_key else None
             result = api.add_page(
                 store, content, page_type=type, title=title, namespace=target,
                 origin=WRITE_ORIGIN, tags=tags, idempotency_key=key, actor=self._actor(grant),
+                derived_from=derived_from,
             )
             return self._written(store, result)
 
