@@ -12,7 +12,7 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
-from pcp_cli.model.page import Actor, PageState, Revision, now_iso, title_from
+from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult
@@ -84,6 +84,8 @@ def entry_summary(entry: Entry) -> dict[str, Any]:
         "tags": list(entry.tags),
         "created_at": entry.created_at,
         "updated_at": entry.updated_at,
+        # When the content was created or observed (model.page.observed_time), not stored.
+        "observed_at": observed_time(entry.type, entry.record, entry.origin, entry.created_at),
         "path": entry.path,
     }
 
@@ -264,6 +266,7 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
         "revision_id": revision.revision_id,
         "is_head": revision.revision_id in heads,
         "heads": heads,
+        "observed_at": revision.observed_at,
     }
     if as_of is not None:
         data["as_of"] = store.as_of

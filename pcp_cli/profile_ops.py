@@ -440,6 +440,11 @@ def _proposal(store: Store, page_id: str) -> Revision:
     return revision
 
 
+def _authority_rank(origin: str) -> int:
+    order = vocab.ORIGIN_AUTHORITY
+    return order.index(origin) if origin in order else order.index("generated")
+
+
 def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResult:
     """A profile proposal accepted: its fields go onto your profile page (`profile`), approved
     by you and pinned so distillation never overwrites them; the proposal itself is kept,
@@ -454,8 +459,11 @@ def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResu
     if store.page_exists(PROFILE_PAGE_ID):
         current = store.current(PROFILE_PAGE_ID)
         pinned = sorted(set(current.state.record.get("pinned") or []) | set(fields))
+        # The page holds one origin: the weaker of what it was and `approved` (under-claim:
+        # fields a distillation generated do not become approved by accepting a name).
+        origin = max(current.state.origin, "approved", key=_authority_rank)
         profile = store.revise(PROFILE_PAGE_ID, changes={
-            "record": {**fields, "pinned": pinned}, "origin": "approved",
+            "record": {**fields, "pinned": pinned}, "origin": origin,
             "lifecycle_status": "active", "review_status": "affirmed"},
             actor=actor, note=note, input_revision_ids=(proposal.revision_id,))
     else:

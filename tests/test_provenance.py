@@ -107,8 +107,11 @@ def test_search_timestamp_is_when_the_conversation_happened_not_the_import(
     ok("import", str(chatgpt_export(tmp_path)), "--store", s)
     [result] = ok("search", "kelp", "--store", s)["results"]
     assert result["timestamp"].startswith("2024-05-29T11:31")
-    page = ok("show", result["id"], "--store", s)["page"]
-    assert page["created_at"] == "2026-11-30T09:00:00.000Z"  # stored now, observed then
+    shown = ok("show", result["id"], "--store", s)
+    assert shown["page"]["created_at"] == "2026-11-30T09:00:00.000Z"  # stored now…
+    assert shown["observed_at"].startswith("2024-05-29T11:31")  # …observed then
+    [listed] = ok("ls", "--store", s)
+    assert listed["observed_at"].startswith("2024-05-29T11:31")
 
 
 def test_importers_are_tools_named_by_actor_id(store: Path, tmp_path: Path) -> None:

@@ -183,6 +183,10 @@ class _Claims:
 
     def __init__(self, store: Store) -> None:
         self.by_source: dict[tuple[str, str, str], str] = {}
+        try:  # every page id, lowercased: an id differing only in case is taken too
+            self.lowered = {name.lower() for name in os.listdir(store.layout.revisions)}
+        except FileNotFoundError:
+            self.lowered = set()
         for entry in store.entries(types=("keystone", "timeline_event"), statuses=None,
                                    review=None):
             record = entry.record
@@ -217,7 +221,7 @@ def _page_ids(store: Store, objects: list[dict[str, Any]], kind: str, page_type:
             if same_type and (own or head.record.get(IMPORT_HASH) == _object_hash(obj)):
                 candidate = original
         if candidate is None and is_safe_id(original) and original.lower() not in taken \
-                and not store.page_exists(original) and not _case_taken(store, original):
+                and original.lower() not in claims.lowered:
             candidate = original
         if candidate is None:
             candidate = page_id_for_key(f"pcp-v1:{source}:{kind}:{original}")
@@ -226,16 +230,6 @@ def _page_ids(store: Store, objects: list[dict[str, Any]], kind: str, page_type:
     return mapping
 
 
-def _case_taken(store: Store, page_id: str) -> bool:
-    lowered = page_id.lower()
-    return any(name.lower() == lowered for name in _revision_names(store))
-
-
-def _revision_names(store: Store) -> list[str]:
-    try:
-        return os.listdir(store.layout.revisions)
-    except FileNotFoundError:
-        return []
 
 
 def plan_import(store: Store, data: Any, *, namespace: str | None = None,
