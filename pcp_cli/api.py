@@ -706,9 +706,13 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            scopes: Sequence[str] | None = None,
            suppressed: frozenset[str] = frozenset(), mode: str = "text",
            filters: dict[str, Any] | None = None, cursor: str | None = None,
-           as_of: str | None = None, depth: int | None = None) -> dict[str, Any]:
+           as_of: str | None = None, depth: int | None = None,
+           include_unclassified: bool = True) -> dict[str, Any]:
     """SearchPages (`pcp search` / `pcp_search`): `{schema_version, query, count,
     filters_applied, results, next_cursor}`.
+
+    Pages never classified are included (labelled) unless `include_unclassified` is False (an
+    AI client's read: then only with `include_sensitive`, as a `high` page).
 
     The §4.2 safeguards run here: limit 10 by default, capped at 25 (the cap is reported);
     current, affirmed pages only unless `include_superseded` or `filters.lifecycle_status`;
@@ -722,7 +726,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                         exclude_types=exclude_types, include_superseded=include_superseded,
                         include_sensitive=include_sensitive, min_score=min_score,
                         scopes=scopes, suppressed=suppressed, cursor=cursor, as_of=as_of,
-                        depth=depth)
+                        depth=depth, include_unclassified=include_unclassified)
 
 
 def as_of_view(store: Store, as_of: str | None) -> Any:

@@ -67,20 +67,46 @@ def test_a_hand_edit_of_an_owned_page_stays_the_persons(store: Path) -> None:
 
 
 # -- unclassified sensitivity in search -------------------------------------------------------
-def test_unclassified_pages_are_withheld_unless_asked_and_labelled(store: Path) -> None:
+def test_unclassified_pages_are_labelled_for_the_person(store: Path) -> None:
     s = str(store)
     drop(store, "kelp.md", "# Kelp notes\n\nKelp grows fast in cold water.\n")
     ok("add", "Kelp forests need cold water", "--sensitivity", "low", "--store", s)
-    found = ok("search", "kelp", "--store", s)
-    filters = found["filters_applied"]
-    assert "withheld" in filters["unclassified_sensitivity"]
-    assert [r.get("sensitivity") for r in found["results"]] == ["low"]
-    every = ok("search", "kelp", "--include-sensitive", "--store", s)
-    assert every["count"] == 2
-    assert "included" in every["filters_applied"]["unclassified_sensitivity"]
-    [unclassified] = [r for r in every["results"] if "sensitivity" not in r]
+    found = ok("search", "kelp", "--store", s)  # the store's owner reads their own notes
+    assert found["count"] == 2
+    assert found["filters_applied"]["unclassified_sensitivity"].startswith("included")
+    [unclassified] = [r for r in found["results"] if "sensitivity" not in r]
     assert unclassified["extensions"]["org.pcp-cli"]["sensitivity"] == "unclassified"
     assert unclassified["origin"] == "generated"
+    listed = {e["title"]: e["sensitivity"] for e in ok("ls", "--store", s)}
+    assert listed["Kelp notes"] is None
+
+
+def test_an_ai_client_sees_an_unclassified_page_only_as_it_would_a_high_one(
+        example: Path) -> None:
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.grants import Grant
+    from pcp_cli.mcp.session import ToolSession
+    from pcp_cli.mcp.store_backend import StoreBackend
+
+    drop_at = example / "pages" / "user" / "ada-lumen" / "okapi.md"
+    drop_at.write_text("# Okapi\n\nMy okapi allergy notes.\n", "utf-8")
+    assert cli("ls", "--store", str(example)).code == 0  # adopt it
+    [page_id] = [e["page_id"] for e in ok("ls", "--store", str(example))
+                 if e["title"] == "Okapi"]
+    reader = Grant("reader", "model", ("user:ada-lumen",), False, False, "pcp.yaml")
+    session = ToolSession(StoreBackend(example), reader, AuditLog(example))
+    found = session.call("pcp_search", {"query": "okapi"}).data
+    assert found["count"] == 0
+    assert "withheld" in found["filters_applied"]["unclassified_sensitivity"]
+    asked = session.call("pcp_search", {"query": "okapi", "include_sensitive": True}).data
+    assert asked["count"] == 0  # this grant never allows sensitive material
+    read = session.call("pcp_read_pages", {"ids": [page_id]}).data
+    assert read["not_found"] == [page_id]
+    trusted = Grant("trusted", "model", ("user:ada-lumen",), True, False, "pcp.yaml")
+    session = ToolSession(StoreBackend(example), trusted, AuditLog(example))
+    assert session.call("pcp_search", {"query": "okapi"}).data["count"] == 0
+    shown = session.call("pcp_search", {"query": "okapi", "include_sensitive": True}).data
+    assert [r["id"] for r in shown["results"]] == [page_id]
 
 
 # -- observed time ----------------------------------------------------------------------------

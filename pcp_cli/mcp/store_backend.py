@@ -208,6 +208,8 @@ class StoreBackend:
                 store, query, limit=limit, types=types or (), exclude_types=exclude_types or (),
                 include_superseded=include_superseded,
                 include_sensitive=include_sensitive and grant.allow_sensitive,
+                # An AI client sees an unclassified page only as it would a `high` one.
+                include_unclassified=include_sensitive and grant.allow_sensitive,
                 min_score=min_score, scopes=list(scopes), suppressed=frozenset(suppressed),
                 mode=mode, filters=filters, cursor=cursor, as_of=as_of, depth=depth,
             )

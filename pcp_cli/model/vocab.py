@@ -25,9 +25,9 @@ INTEGRITIES = ("verbatim", "edited", "derived", "unknown")
 EPISTEMIC_STATUSES = ("affirmed", "asserted", "speculative", "disputed", "unknown")
 SENSITIVITIES = ("low", "medium", "high")
 # A page whose sensitivity was never set (a file dropped under `pages/` without the key) is
-# *unclassified*: its state holds None. Reads that do not opt in to sensitive material see only
-# these classes; unclassified pages are withheld with `high` (they might be high), and labelled
-# "unclassified" wherever they are shown.
+# *unclassified*: its state holds None. AI clients that do not opt in to sensitive material,
+# and the micro_prompt, see only these classes: an unclassified page might be high. The person's
+# own reads include unclassified pages, labelled "unclassified".
 SERVED_SENSITIVITIES = ("low", "medium")
 UNCLASSIFIED = "unclassified"
 INSTRUCTION_POLICIES = ("data_only", "advisory")
