@@ -42,7 +42,8 @@ def gen(root: Path, n: int) -> None:
 
 
 def measure(source: Path, code: Path | None, rounds: int) -> dict:
-    if code is not None:
+    if code is not None:  # an editable install's finder would win over sys.path: drop it
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
         sys.path.insert(0, str(code))
     sys.path.insert(0, str(BENCH))
     from search_bench import QUERIES
@@ -75,8 +76,10 @@ def measure(source: Path, code: Path | None, rounds: int) -> dict:
                 store.link(a, "related_to", b)
             link_time = time.perf_counter() - start
             relations = len(store.relations())
+        import pcp_cli
+
         return {
-            "code": str(code or BENCH.parent),
+            "code": str(Path(pcp_cli.__file__).parent.parent),
             "search_ms": {"p50": round(statistics.median(times) * 1000, 2),
                           "p95": round(pct(times, 95) * 1000, 2), "n": len(times)},
             "micro_prompt_ms_p50": round(statistics.median(prompt) * 1000, 2),

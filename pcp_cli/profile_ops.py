@@ -81,7 +81,9 @@ def profile_page(store: Store, *, scopes: Sequence[str] = (),
 
 
 def profile_state(store: Store, *, scopes: Sequence[str] = (),
-                  include_sensitive: bool = False) -> tuple[Revision | None, list[str]]:
+                  include_sensitive: bool = False,
+                  keystones: Sequence[Revision] | None = None,
+                  ) -> tuple[Revision | None, list[str]]:
     """(the profile as it may be served, the distilled fields left out as stale).
 
     A distilled field whose keystones are no longer current (superseded since, say) is not
@@ -94,7 +96,9 @@ def profile_state(store: Store, *, scopes: Sequence[str] = (),
         return None, []
     preferred = [e for e in entries if e.page_id == PROFILE_PAGE_ID] or entries
     profile = _as_distilled(_load(store, preferred[0]))
-    return fresh_profile(profile, current_keystones(store, scopes=scopes))
+    if keystones is None:
+        keystones = current_keystones(store, scopes=scopes)
+    return fresh_profile(profile, keystones)
 
 
 def _as_distilled(revision: Revision) -> Revision:
@@ -132,15 +136,18 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
     """The §4.1 micro_prompt (no trailing newline), or the fixed empty-store sentence."""
     from pcp_cli.render.micro_prompt import micro_prompt
 
-    return micro_prompt(profile_page(store, scopes=scopes), current_keystones(store, scopes=scopes))
+    keystones = current_keystones(store, scopes=scopes)
+    profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
+    return micro_prompt(profile, keystones)
 
 
 def profile_markdown_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
     from pcp_cli.render.markdown import profile_markdown
 
+    keystones = current_keystones(store, scopes=scopes)
     return profile_markdown(
-        profile_page(store, scopes=scopes),
-        current_keystones(store, scopes=scopes),
+        profile_state(store, scopes=scopes, keystones=keystones)[0],
+        keystones,
         _timeline(store, scopes=scopes),
     )
 

@@ -308,31 +308,37 @@ def truest_claims(keystones: Sequence[Revision]) -> list[Revision]:
     Within a category the claims are weighed in the v1 authority order (Appendix A:
     user_stated > approved > imported > generated > inferred, newer before older within a
     level): a single-valued category keeps only its winner; in the others a claim is left out
-    when a claim of higher authority mostly repeats it.
+    when a claim of higher authority mostly repeats it. Only as many claims as could be
+    printed are judged (MAX_KEYSTONE_UNITS), each against the stronger claims of its category.
     """
     current = current_keystones(keystones)
-    by_category: dict[str, list[Revision]] = {}
+    winners: dict[str, Revision] = {}
+    stronger: dict[str, list[tuple[int, frozenset[str]]]] = {}
     for rev in current:
-        by_category.setdefault(category(rev), []).append(rev)
-    dropped: set[str] = set()
-    for cat, claims in by_category.items():
-        ranked = sorted(claims, key=competition_key)
+        cat = category(rev)
         if cat in SINGLE_VALUED:
-            dropped.update(rev.revision_id for rev in ranked[1:])
+            held = winners.get(cat)
+            if held is None or competition_key(rev) < competition_key(held):
+                winners[cat] = rev
+        else:
+            stronger.setdefault(cat, []).append(
+                (authority(rev.state.origin), _words(rev.state.content)))
+    kept: list[Revision] = []
+    for rev in current:
+        if len(kept) >= MAX_KEYSTONE_UNITS:
+            break
+        cat = category(rev)
+        if cat in SINGLE_VALUED:
+            if winners[cat] is rev:
+                kept.append(rev)
             continue
-        for index, rev in enumerate(ranked):
-            words = _words(rev.state.content)
-            if not words:
-                continue
-            for stronger in ranked[:index]:
-                if stronger.revision_id in dropped:
-                    continue
-                if authority(stronger.state.origin) >= authority(rev.state.origin):
-                    continue
-                if len(words & _words(stronger.state.content)) >= REDUNDANT_SHARE * len(words):
-                    dropped.add(rev.revision_id)
-                    break
-    return [rev for rev in current if rev.revision_id not in dropped]
+        level, words = authority(rev.state.origin), _words(rev.state.content)
+        need = REDUNDANT_SHARE * len(words)
+        if words and any(other < level and len(words & theirs) >= need
+                         for other, theirs in stronger[cat]):
+            continue
+        kept.append(rev)
+    return kept
 
 
 def micro_prompt(profile: Revision | None, keystones: Sequence[Revision]) -> str:
