@@ -491,7 +491,8 @@ def _report(base: dict[str, Any], f: dict[str, Any], capped: int, requested: int
         namespaces=list(f["namespaces"]) if f["namespaces"] else None,
         tags=list(f["tags"]) if f["tags"] else None,
         observed_from=f["observed_from"], observed_to=f["observed_to"],
-        observed_time="record " + "|".join(OBSERVED_KEYS) + ", else the page's creation",
+        observed_time="record " + "|".join(OBSERVED_KEYS) + " by page type, else the page's "
+        "creation for material made in the store (imports with no time of their own: none)",
         as_of=stamp, offset=position,
     )
     if isinstance(current, AsOf):
