@@ -42,11 +42,13 @@ def gen(root: Path, n: int) -> None:
 
 
 def measure(source: Path, code: Path | None, rounds: int) -> dict:
-    if code is not None:  # an editable install's finder would win over sys.path: drop it
-        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
-        sys.path.insert(0, str(code))
     sys.path.insert(0, str(BENCH))
-    from search_bench import QUERIES
+    from search_bench import QUERIES  # (it puts this checkout first on sys.path)
+
+    if code is not None:  # then the other checkout wins, and nothing of this one stays loaded
+        for name in [n for n in sys.modules if n == "pcp_cli" or n.startswith("pcp_cli.")]:
+            del sys.modules[name]
+        sys.path.insert(0, str(code))
 
     from pcp_cli import api
 
