@@ -12,12 +12,13 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
-from pcp_cli.model.page import Actor, PageState, Revision, now_iso, title_from
+from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult
 
 PROFILE_PAGE_ID = "profile"
+SERVED_SENSITIVITIES = vocab.SERVED_SENSITIVITIES
 READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
 
 
@@ -83,6 +84,8 @@ def entry_summary(entry: Entry) -> dict[str, Any]:
         "tags": list(entry.tags),
         "created_at": entry.created_at,
         "updated_at": entry.updated_at,
+        # When the content was created or observed (model.page.observed_time), not stored.
+        "observed_at": observed_time(entry.type, entry.record, entry.origin, entry.created_at),
         "path": entry.path,
     }
 
@@ -263,6 +266,7 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
         "revision_id": revision.revision_id,
         "is_head": revision.revision_id in heads,
         "heads": heads,
+        "observed_at": revision.observed_at,
     }
     if as_of is not None:
         data["as_of"] = store.as_of
@@ -306,12 +310,28 @@ def add_page(
     record: dict[str, Any] | None = None,
     page_id: str | None = None,
     epistemic_status: str = "asserted",
+    derived_from: Sequence[str] = (),
 ) -> WriteResult:
+    """WritePage. A derived type (`summary`) must name the pages it was derived from
+    (`derived_from`, page ids): it is stored as a derivation (operation `derive`, integrity
+    `derived`) pointing to their current revisions, never as a derivation of nothing."""
     _check_enum("type", page_type, vocab.PAGE_TYPES)
     _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
     _check_enum("origin", origin, vocab.ORIGINS)
     if not content.strip():
         raise UsageError("the page has no content", hint="give TEXT, --file F, or pipe text to -")
+    inputs: tuple[str, ...] = ()
+    if page_type in vocab.DERIVED_TYPES:
+        if not derived_from:
+            raise UsageError(
+                f"a {page_type} is derived from other pages: name them",
+                hint="pass the page ids it summarises (`--derived-from PAGE`, or "
+                "`derived_from` over MCP), or write it as a note",
+            )
+        inputs = tuple(store.current(pid).revision_id for pid in dict.fromkeys(derived_from))
+    elif derived_from:
+        raise UsageError(f"--derived-from is for derived pages ({', '.join(vocab.DERIVED_TYPES)})",
+                         hint="use `pcp link` to relate other pages")
     state = store.new_state(
         content,
         page_id=_given_id(page_id),
@@ -324,8 +344,11 @@ def add_page(
         review_status=review_status,
         record=record or {},
         epistemic_status=epistemic_status,
+        integrity="derived" if inputs else "verbatim",
     )
-    return store.write_page(state, actor=actor, idempotency_key=idempotency_key)
+    return store.write_page(state, actor=actor, idempotency_key=idempotency_key,
+                            operation="derive" if inputs else "write",
+                            input_revision_ids=inputs)
 
 
 def revise_page(
@@ -683,9 +706,13 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            scopes: Sequence[str] | None = None,
            suppressed: frozenset[str] = frozenset(), mode: str = "text",
            filters: dict[str, Any] | None = None, cursor: str | None = None,
-           as_of: str | None = None, depth: int | None = None) -> dict[str, Any]:
+           as_of: str | None = None, depth: int | None = None,
+           include_unclassified: bool = True) -> dict[str, Any]:
     """SearchPages (`pcp search` / `pcp_search`): `{schema_version, query, count,
     filters_applied, results, next_cursor}`.
+
+    Pages never classified are included (labelled) unless `include_unclassified` is False (an
+    AI client's read: then only with `include_sensitive`, as a `high` page).
 
     The §4.2 safeguards run here: limit 10 by default, capped at 25 (the cap is reported);
     current, affirmed pages only unless `include_superseded` or `filters.lifecycle_status`;
@@ -699,7 +726,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                         exclude_types=exclude_types, include_superseded=include_superseded,
                         include_sensitive=include_sensitive, min_score=min_score,
                         scopes=scopes, suppressed=suppressed, cursor=cursor, as_of=as_of,
-                        depth=depth)
+                        depth=depth, include_unclassified=include_unclassified)
 
 
 def as_of_view(store: Store, as_of: str | None) -> Any:

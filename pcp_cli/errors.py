@@ -76,11 +76,17 @@ class RevisionConflict(PcpError):
         self.current = current
 
 
-class IdempotencyConflict(PcpError):
-    """The same idempotency key arrived again with different content: never a silent repeat."""
+class IdempotencyConflict(RevisionConflict):
+    """The same idempotency key arrived again with different content: never a silent repeat
+    (a page written with the key, or an ingested event). Exit status 4, like any conflict."""
 
-    exit_status = ExitStatus.CONFLICT
     code = "idempotency_conflict"
+
+    def __init__(self, message: str, *, page_id: str | None = None, current: str = "",
+                 hint: str | None = None) -> None:
+        super().__init__(message, expected="(the content first sent with this key)",
+                         current=current, hint=hint)
+        self.page_id = page_id
 
 
 class InvalidInput(PcpError):

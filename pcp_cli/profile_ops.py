@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
+from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso
 from pcp_cli.model.scopes import in_scopes
 from pcp_cli.store.catalog import Entry
@@ -32,6 +33,9 @@ DISTILL_ACTOR = Actor("system", "distill")
 # page was imported under when that id could not be the page id (see adapters/archive.py).
 V1_ID = "v1_id"
 V1_SUPERSEDES = "v1_supersedes"
+# The source a page was imported from (`store:<store_id>` or `file:<name>`): v1 ids are
+# unique only within their source (see adapters/archive.py).
+V1_SOURCE = "v1_source"
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -64,18 +68,37 @@ def _entries(
     return [
         e
         for e in found
-        if in_scope(e.namespace, scopes) and (include_sensitive or e.sensitivity != "high")
+        if in_scope(e.namespace, scopes)
+        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES)
     ]
 
 
 def profile_page(store: Store, *, scopes: Sequence[str] = (),
                  include_sensitive: bool = False) -> Revision | None:
-    """The active, affirmed profile page in scope (the page `profile` when there are several)."""
+    """The active, affirmed profile page in scope (the page `profile` when there are several),
+    without its stale distilled fields (see `profile_state`)."""
+    return profile_state(store, scopes=scopes, include_sensitive=include_sensitive)[0]
+
+
+def profile_state(store: Store, *, scopes: Sequence[str] = (),
+                  include_sensitive: bool = False,
+                  keystones: Sequence[Revision] | None = None,
+                  ) -> tuple[Revision | None, list[str]]:
+    """(the profile as it may be served, the distilled fields left out as stale).
+
+    A distilled field whose keystones are no longer current (superseded since, say) is not
+    served by any rendering until `pcp profile distill` derives it again.
+    """
+    from pcp_cli.render.select import fresh_profile
+
     entries = _entries(store, "profile", scopes=scopes, include_sensitive=include_sensitive)
     if not entries:
-        return None
+        return None, []
     preferred = [e for e in entries if e.page_id == PROFILE_PAGE_ID] or entries
-    return _as_distilled(_load(store, preferred[0]))
+    profile = _as_distilled(_load(store, preferred[0]))
+    if keystones is None:
+        keystones = current_keystones(store, scopes=scopes)
+    return fresh_profile(profile, keystones)
 
 
 def _as_distilled(revision: Revision) -> Revision:
@@ -113,15 +136,18 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
     """The §4.1 micro_prompt (no trailing newline), or the fixed empty-store sentence."""
     from pcp_cli.render.micro_prompt import micro_prompt
 
-    return micro_prompt(profile_page(store, scopes=scopes), current_keystones(store, scopes=scopes))
+    keystones = current_keystones(store, scopes=scopes)
+    profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
+    return micro_prompt(profile, keystones)
 
 
 def profile_markdown_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
     from pcp_cli.render.markdown import profile_markdown
 
+    keystones = current_keystones(store, scopes=scopes)
     return profile_markdown(
-        profile_page(store, scopes=scopes),
-        current_keystones(store, scopes=scopes),
+        profile_state(store, scopes=scopes, keystones=keystones)[0],
+        keystones,
         _timeline(store, scopes=scopes),
     )
 
@@ -131,7 +157,14 @@ def profile_object(store: Store, *, scopes: Sequence[str] = (),
     """The strict v1 profile object (just `schema_version` when there is no profile)."""
     from pcp_cli.render.portable import profile_object as render_profile
 
-    return render_profile(profile_page(store, scopes=scopes, include_sensitive=include_sensitive))
+    profile, stale = profile_state(store, scopes=scopes, include_sensitive=include_sensitive)
+    obj = render_profile(profile)
+    if stale:  # say what was left out, and why, where the profile is shown
+        ext = obj.setdefault("extensions", {})
+        ext[vocab.EXT_NS] = {**ext.get(vocab.EXT_NS, {}), "stale_fields_left_out": stale,
+                             "stale_reason": "distilled from keystones that are no longer "
+                             "current; run `pcp profile distill`"}
+    return obj
 
 
 def export_archive(
@@ -163,12 +196,15 @@ def export_archive(
         generated_at or now_iso(),
     )
     records = {rev.page_id: rev.state.record for rev in keystones}
+    given = _given_back_ids([obj["id"] for obj in data["keystones"]], records)
     for obj in data["keystones"]:
         record = records.get(obj["id"], {})
-        if isinstance(record.get(V1_SUPERSEDES), str):
+        target = obj.get("supersedes")
+        if isinstance(target, str) and target in given:
+            obj["supersedes"] = given[target]
+        elif isinstance(record.get(V1_SUPERSEDES), str):
             obj["supersedes"] = record[V1_SUPERSEDES]
-        if isinstance(record.get(V1_ID), str):
-            obj["id"] = record[V1_ID]
+        obj["id"] = given[obj["id"]]
     data["keystones"].sort(
         key=lambda o: (instant(o.get("created_at")) or float("-inf"), o["id"])
     )
@@ -177,13 +213,41 @@ def export_archive(
             e.page_id: e.record
             for e in _entries(store, "timeline_event", scopes=scopes,
                               include_sensitive=include_sensitive)
+            if e.page_id
         }
+        given = _given_back_ids([obj["id"] for obj in data["timeline_events"]], event_records)
         for obj in data["timeline_events"]:
-            original = event_records.get(obj["id"], {}).get(V1_ID)
-            if isinstance(original, str):
-                obj["id"] = original
+            obj["id"] = given[obj["id"]]
         data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
+    # Who these ids belong to: importing this file elsewhere maps them per source, and
+    # importing it back here finds the same pages (adapters/archive.py).
+    data["extensions"] = {vocab.EXT_NS: {"store_id": store.manifest.store_id}}
     return data
+
+
+def _given_back_ids(page_ids: Sequence[str], records: dict[str, dict[str, Any]]
+                    ) -> dict[str, str]:
+    """Page id -> the v1 id to export: the id it was imported under, unless two pages (from
+    two sources) were imported under the same id; then the ones not holding it as their page
+    id are exported under their page id, so every id in the file stays unique."""
+    wanted: dict[str, str] = {}
+    for page_id in page_ids:
+        original = records.get(page_id, {}).get(V1_ID)
+        wanted[page_id] = original if isinstance(original, str) else page_id
+    holders: dict[str, list[str]] = {}
+    for page_id, original in wanted.items():
+        holders.setdefault(original, []).append(page_id)
+    given: dict[str, str] = {}
+    for original, group in holders.items():
+        for page_id in group:
+            if len(group) == 1 or page_id == original:
+                given[page_id] = original
+            else:
+                given[page_id] = page_id
+    used: dict[str, int] = {}
+    for value in given.values():
+        used[value] = used.get(value, 0) + 1
+    return {pid: (value if used[value] == 1 else pid) for pid, value in given.items()}
 
 
 def export_text(
@@ -277,9 +341,16 @@ def distill_profile(store: Store, *, actor: Actor | None = None,
                                        source_note=note,
                                        input_revision_ids=result.input_revision_ids)
         else:
+            # A derived revision is what it is, whatever the page held before (an imported
+            # profile): generated, derived, affirmed, pointing to the keystones it came from.
+            record = dict(result.record)
+            dropped = [k for k in current.state.record if k not in record]
             written = store.revise(
                 current.page_id,
-                changes={"content": result.summary, "record": result.record},
+                changes={"content": result.summary,
+                         "record": {**record, **dict.fromkeys(dropped)},
+                         "origin": "generated", "integrity": "derived",
+                         "epistemic_status": "asserted"},
                 actor=actor,
                 operation="derive",
                 note=note,
@@ -290,11 +361,12 @@ def distill_profile(store: Store, *, actor: Actor | None = None,
 
 
 def _current_profile_any_state(store: Store) -> Revision | None:
-    """The profile page whatever its review state (its pinned list must be honoured)."""
+    """The store's own profile page (`profile`), whatever its state (its pinned list must be
+    honoured). Never another profile page: an importer's profile proposal is the review
+    queue's, and distillation does not land on it."""
     if store.page_exists(PROFILE_PAGE_ID):
         return store.current(PROFILE_PAGE_ID)
-    entries = store.entries(types=("profile",), review=None)
-    return _load(store, entries[0]) if entries else None
+    return None
 
 
 # -- the review queue -------------------------------------------------------------------------
@@ -332,25 +404,91 @@ def review_item(revision: Revision) -> dict[str, Any]:
     }
 
 
+# Page types an importer or an AI client may propose; every one is reviewable in `pcp review`.
+REVIEWABLE_TYPES = ("keystone", "profile")
+
+
+def profile_review_item(revision: Revision) -> dict[str, Any]:
+    """The review shape of a profile proposal: the fields it would set on your profile."""
+    item = review_item(revision)
+    record = revision.state.record
+    fields = {k: record[k] for k in vocab.PROFILE_FIELDS if k != "summary" and record.get(k)}
+    item.update(kind="profile", category="profile", fields=fields,
+                content="; ".join(f"{k}: {v}" for k, v in fields.items())
+                or item["content"])
+    return item
+
+
 def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Proposed keystones awaiting review, oldest first."""
-    entries = _entries(store, "keystone", scopes=scopes, include_sensitive=True,
-                       review=("proposed",))
-    items = [review_item(_load(store, e)) for e in entries]
+    """Everything proposed and awaiting review (keystones and profile proposals), oldest
+    first: exactly what an import counts as `proposals`."""
+    items = []
+    for page_type in REVIEWABLE_TYPES:
+        entries = _entries(store, page_type, scopes=scopes, include_sensitive=True,
+                           review=("proposed",))
+        for entry in entries:
+            revision = _load(store, entry)
+            items.append(profile_review_item(revision) if page_type == "profile"
+                         else {**review_item(revision), "kind": "keystone"})
     return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
 
 
 def _proposal(store: Store, page_id: str) -> Revision:
     revision = store.current(page_id)
     state = revision.state
-    if state.type != "keystone":
-        raise UsageError(f"{page_id} is a {state.type}, not a keystone")
+    if state.type not in REVIEWABLE_TYPES:
+        raise UsageError(f"{page_id} is a {state.type}, not a proposal",
+                         hint="`pcp review` lists the proposals")
     if state.review_status != "proposed":
-        raise UsageError(f"keystone {page_id} is not awaiting review (it is "
+        raise UsageError(f"{state.type} {page_id} is not awaiting review (it is "
                          f"{state.review_status})", hint="`pcp review` lists the proposals")
     if state.lifecycle_status != "active":
-        raise UsageError(f"keystone {page_id} is {state.lifecycle_status}")
+        raise UsageError(f"{state.type} {page_id} is {state.lifecycle_status}")
     return revision
+
+
+def _authority_rank(origin: str) -> int:
+    order = vocab.ORIGIN_AUTHORITY
+    return order.index(origin) if origin in order else order.index("generated")
+
+
+def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResult:
+    """A profile proposal accepted: its fields go onto your profile page (`profile`), approved
+    by you and pinned so distillation never overwrites them; the proposal itself is kept,
+    affirmed and superseded by the profile, linked to it."""
+    record = proposal.state.record
+    fields = {k: record[k] for k in vocab.PROFILE_FIELDS if k != "summary" and record.get(k)}
+    if not fields:
+        raise UsageError(f"profile proposal {proposal.page_id} sets no profile field",
+                         hint=f"reject it: `pcp review reject {proposal.page_id}`")
+    when = now_iso()
+    note = f"accepted profile proposal {proposal.page_id} ({', '.join(fields)})"
+    if store.page_exists(PROFILE_PAGE_ID):
+        current = store.current(PROFILE_PAGE_ID)
+        pinned = sorted(set(current.state.record.get("pinned") or []) | set(fields))
+        # The page holds one origin: the weaker of what it was and `approved` (under-claim:
+        # fields a distillation generated do not become approved by accepting a name).
+        origin = max(current.state.origin, "approved", key=_authority_rank)
+        profile = store.revise(PROFILE_PAGE_ID, changes={
+            "record": {**fields, "pinned": pinned}, "origin": origin,
+            "lifecycle_status": "active", "review_status": "affirmed"},
+            actor=actor, note=note, input_revision_ids=(proposal.revision_id,))
+    else:
+        state = store.new_state("", page_id=PROFILE_PAGE_ID, type="profile", title="Profile",
+                                origin="approved", epistemic_status="affirmed",
+                                sensitivity=proposal.state.sensitivity or "medium",
+                                record={**fields, "pinned": sorted(fields)})
+        profile = store.write_page(state, actor=actor, source_note=note,
+                                   input_revision_ids=(proposal.revision_id,))
+    store.revise(proposal.page_id, changes={
+        "review_status": "affirmed", "lifecycle_status": "superseded",
+        "record": {"affirmed_by": actor.actor_id, "affirmed_at": when,
+                   "superseded_by": PROFILE_PAGE_ID}},
+        expected_revision_id=proposal.revision_id, actor=actor,
+        note=f"accepted into {PROFILE_PAGE_ID} by {actor.actor_id}")
+    store.link(PROFILE_PAGE_ID, "derived_from", proposal.page_id, actor=actor,
+               to_revision_id=proposal.revision_id)
+    return profile
 
 
 def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
@@ -361,6 +499,8 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
     actor = actor or store.user
     with store.locked():
         proposal = _proposal(store, page_id)
+        if proposal.state.type == "profile":
+            return _accept_profile(store, proposal, actor)
         old: Revision | None = None
         target = proposal.state.record.get("supersedes")
         if isinstance(target, str) and target and store.page_exists(target):

@@ -99,11 +99,12 @@ def test_importing_a_changed_file_revises_what_changed(store, tmp_path):
     data["timeline_events"].append({"id": "tl-007", "date": "2026-01",
                                     "summary": "Tidewatch public beta.", "category": "milestone"})
     data["profile"]["primary_focus"] = "Launching the Tidewatch beta"
-    summary = do_import(store, write_json(tmp_path / "changed.json", data))
+    # A newer export of the same source (the same file name; pcp archives carry a store id).
+    summary = do_import(store, write_json(tmp_path / EXAMPLE_ARCHIVE.name, data))
     assert counts(summary) == (1, 2, 12, 0, 0)
     history = cli("history", "ks-003", "--json", "--store", store).json["revisions"]
     assert len(history) == 2 and history[-1]["operation"] == "import"
-    assert history[-1]["created_by"] == {"actor_type": "importer", "actor_id": "archive"}
+    assert history[-1]["created_by"] == {"actor_type": "tool", "actor_id": "pcp-import-archive"}
     assert "Prefers Svelte 5 and D3." in cli("export", "--format", "micro_prompt",
                                              "--store", store).stdout
 
@@ -300,6 +301,7 @@ def archives(draw):
 def _without_generated_at(data: dict) -> dict:
     data = copy.deepcopy(data)
     data.pop("generated_at")
+    data.pop("extensions")  # names the store it came from
     return data
 
 

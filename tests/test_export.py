@@ -160,7 +160,9 @@ def test_markdown_is_readable_and_excludes_proposals(example):
 def test_archive_shape_and_every_part_valid(example):
     data = json.loads(export(example, "archive"))
     assert list(data) == ["schema_version", "kind", "generated_at", "profile", "keystones",
-                          "timeline_events"]
+                          "timeline_events", "extensions"]
+    # The store the ids belong to, so an import elsewhere maps them per source.
+    assert data["extensions"] == {"org.pcp-cli": {"store_id": "st_01M8P24MS33JARJRPFRP22AN6Q"}}
     assert data["schema_version"] == "1.0" and data["kind"] == "pcp.full-archive"
     assert_valid("profile", data["profile"])
     for obj in data["keystones"]:

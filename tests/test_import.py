@@ -94,7 +94,7 @@ def test_chatgpt_pages_carry_origin_source_refs_and_provenance(store: Path, tmp_
     assert page["source_refs"] == ["chatgpt:conversations.json#conversation=conv-branch"]
     assert page["idempotency_key"] == "chatgpt:conversation:conv-branch"
     assert page["provenance"][0]["operation"] == "import"
-    assert page["provenance"][0]["actor_type"] == "importer"
+    assert page["provenance"][0]["actor_type"] == "tool"
     assert "A monoid in endofunctors." in page["payload"]["content"]
     assert "OLD ANSWER" not in page["payload"]["content"]  # only the current branch
 

@@ -283,7 +283,8 @@ def test_link_with_unknown_relation_type_fails_well(store: Path) -> None:
 # -- --json shapes -----------------------------------------------------------------------------
 WRITE = {"page_id", "revision_id", "status"}
 ENTRY = {"page_id", "revision_id", "type", "title", "namespace", "lifecycle_status",
-         "review_status", "origin", "sensitivity", "tags", "created_at", "updated_at", "path"}
+         "review_status", "origin", "sensitivity", "tags", "created_at", "updated_at",
+         "observed_at", "path"}
 SUMMARY = {"revision_id", "parent_revision_id", "merged_revision_ids", "created_at",
            "created_by", "operation", "note", "lifecycle_status", "content_hash", "title"}
 PAGE = {"page_id", "revision_id", "type", "title", "namespace", "owner_id", "visibility",
@@ -306,7 +307,7 @@ def test_json_shapes_of_every_command(tmp_path: Path) -> None:
     revised = ok("revise", a["page_id"], "new text", "--store", s)
     assert set(revised) == WRITE and revised["status"] == "revised"
     shown = ok("show", a["page_id"], "--store", s)
-    assert set(shown) == {"page_id", "revision_id", "is_head", "heads", "page"}
+    assert set(shown) == {"page_id", "revision_id", "is_head", "heads", "observed_at", "page"}
     assert set(shown["page"]) == PAGE
     history = ok("history", a["page_id"], "--store", s)
     assert set(history) == {"page_id", "heads", "revisions"}

@@ -33,7 +33,8 @@ ACTOR = {
     "type": "object",
     "required": ["actor_type", "actor_id"],
     "additionalProperties": False,
-    "properties": {"actor_type": enum(vocab.ACTOR_TYPES), "actor_id": {"type": "string"}},
+    "properties": {"actor_type": enum(vocab.ACTOR_TYPES + vocab.LEGACY_ACTOR_TYPES),
+                   "actor_id": {"type": "string"}},
 }
 SAFE_ID = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"}
 
@@ -174,6 +175,8 @@ SCHEMAS = {
         ],
         "properties": {
             **STATE_PROPERTIES,
+            # null: never classified (a file adopted without a sensitivity key).
+            "sensitivity": {"enum": [*vocab.SENSITIVITIES, None]},
             "revision_id": SAFE_ID,
             "parent_revision_id": {"anyOf": [SAFE_ID, {"type": "null"}]},
             "merged_revision_ids": {"type": "array", "items": SAFE_ID},
@@ -197,7 +200,7 @@ SCHEMAS = {
                     "additionalProperties": False,
                     "properties": {
                         "operation": enum(vocab.OPERATIONS),
-                        "actor_type": enum(vocab.ACTOR_TYPES),
+                        "actor_type": enum(vocab.ACTOR_TYPES + vocab.LEGACY_ACTOR_TYPES),
                         "actor_id": {"type": "string"},
                         "timestamp": {"type": "string", "format": "date-time"},
                         "input_revision_ids": {"type": "array", "items": SAFE_ID},

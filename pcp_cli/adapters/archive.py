@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,10 @@ from pcp_cli.errors import InvalidInput
 from pcp_cli.model import vocab
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import Actor, PageState, canonical_json, title_from
-from pcp_cli.profile_ops import PROFILE_PAGE_ID, V1_ID, V1_SUPERSEDES
+from pcp_cli.profile_ops import PROFILE_PAGE_ID, V1_ID, V1_SOURCE, V1_SUPERSEDES
 from pcp_cli.store.store import Store, page_id_for_key
 
-ACTOR = Actor("importer", "archive")
+ACTOR = Actor("tool", "pcp-import-archive")
 KIND = "pcp.full-archive"
 IMPORT_HASH = "v1_import"
 STATUS_TO_LIFECYCLE = {"active": "active", "superseded": "superseded"}
@@ -158,27 +159,77 @@ class _Plan:
 
     def __init__(self) -> None:
         self.items: list[tuple[str, str, str, PageState | None, str | None]] = []
+        self.source = ""  # whose ids these are (see source_of)
 
 
-def _page_ids(store: Store, ids: list[str], kind: str, page_type: str,
-              taken: dict[str, str]) -> dict[str, str]:
-    """v1 id -> page id: the id itself when it is safe, unique in the file ignoring case, and
-    not a page of another type in the store; otherwise an id derived from it."""
+def source_of(store: Store, data: Any, path: str | Path) -> str:
+    """Whose ids these are: an id in a v1 file is unique only within the file's source.
+
+    A pcp archive names the store it was exported from (`extensions["org.pcp-cli"]
+    ["store_id"]`); any other file is its own source, named by its file name, so a newer
+    export saved under the same name is the same source and revises what it imported before.
+    """
+    if isinstance(data, dict):
+        ext = data.get("extensions")
+        ours = ext.get(vocab.EXT_NS) if isinstance(ext, dict) else None
+        store_id = ours.get("store_id") if isinstance(ours, dict) else None
+        if isinstance(store_id, str) and store_id.strip():
+            return f"store:{store_id.strip()}"
+    return f"file:{Path(path).name}"
+
+
+class _Claims:
+    """Which page each (source, kind, v1 id) was imported as, from the catalog."""
+
+    def __init__(self, store: Store) -> None:
+        self.by_source: dict[tuple[str, str, str], str] = {}
+        try:  # every page id, lowercased: an id differing only in case is taken too
+            self.lowered = {name.lower() for name in os.listdir(store.layout.revisions)}
+        except FileNotFoundError:
+            self.lowered = set()
+        for entry in store.entries(types=("keystone", "timeline_event"), statuses=None,
+                                   review=None):
+            record = entry.record
+            source = record.get(V1_SOURCE)
+            if entry.page_id and isinstance(source, str):
+                original = record.get(V1_ID) if isinstance(record.get(V1_ID), str) \
+                    else entry.page_id
+                kind = "keystone" if entry.type == "keystone" else "timeline"
+                self.by_source[(source, kind, original)] = entry.page_id
+
+
+def _page_ids(store: Store, objects: list[dict[str, Any]], kind: str, page_type: str,
+              taken: dict[str, str], source: str, claims: _Claims) -> dict[str, str]:
+    """v1 id -> page id, per source: ids from two sources never address the same page.
+
+    In order: the page this source's id was imported as before; for the store's own export,
+    the page of that id; a page of that id holding exactly this object (imported before from
+    a file of another name); the id itself when it is safe, unique in the file ignoring case
+    and not yet a page; otherwise an id derived from the source and the id.
+    """
+    own = source == f"store:{store.manifest.store_id}"
     mapping: dict[str, str] = {}
-    for original in ids:
+    for obj in objects:
+        original = obj["id"]
         if original in mapping:
             continue
-        candidate = original
-        if (
-            not is_safe_id(candidate)
-            or candidate.lower() in taken
-            or (store.page_exists(candidate)
-                and store.current(candidate).state.type != page_type)
-        ):
-            candidate = page_id_for_key(f"pcp-v1:{kind}:{original}")
+        candidate = claims.by_source.get((source, kind, original))
+        if candidate is None and is_safe_id(original) and original.lower() not in taken \
+                and store.page_exists(original):
+            head = store.current(original).state
+            same_type = head.type == page_type
+            if same_type and (own or head.record.get(IMPORT_HASH) == _object_hash(obj)):
+                candidate = original
+        if candidate is None and is_safe_id(original) and original.lower() not in taken \
+                and original.lower() not in claims.lowered:
+            candidate = original
+        if candidate is None:
+            candidate = page_id_for_key(f"pcp-v1:{source}:{kind}:{original}")
         taken[candidate.lower()] = original
         mapping[original] = candidate
     return mapping
+
+
 
 
 def plan_import(store: Store, data: Any, *, namespace: str | None = None,
@@ -209,10 +260,23 @@ def plan_import(store: Store, data: Any, *, namespace: str | None = None,
     # Which page ids the v1 ids become. A safe id already used in the store by a page of
     # another type is mapped too, so an import never overwrites a different kind of page.
     taken: dict[str, str] = {PROFILE_PAGE_ID: PROFILE_PAGE_ID}
-    ks_ids = _page_ids(store, [o["id"] for o in keystones], "keystone", "keystone", taken)
-    ev_ids = _page_ids(store, [o["id"] for o in events], "timeline", "timeline_event", taken)
+    origin_source = source_of(store, data, source or "archive.json")
+    claims = _Claims(store)
+    ks_ids = _page_ids(store, keystones, "keystone", "keystone", taken, origin_source, claims)
+    ev_ids = _page_ids(store, events, "timeline", "timeline_event", taken, origin_source,
+                       claims)
+
+    def resolve_target(target: str) -> str:
+        """A `supersedes` target outside this file: the page this source imported it as."""
+        found = claims.by_source.get((origin_source, "keystone", target))
+        if found:
+            return found
+        if is_safe_id(target) and store.page_exists(target):
+            return target
+        return page_id_for_key(f"pcp-v1:{origin_source}:keystone:{target}")
 
     plan = _Plan()
+    plan.source = origin_source
     state_errors: list[str] = []
 
     def add(part: str, original: str, where: str, build: Any) -> None:
@@ -232,11 +296,12 @@ def plan_import(store: Store, data: Any, *, namespace: str | None = None,
                                "a deleted keystone is not imported"))
             continue
         add("keystone", obj["id"], where,
-            lambda obj=obj: _keystone_state(store, obj, ks_ids, namespace))
+            lambda obj=obj: _keystone_state(store, obj, ks_ids, namespace, origin_source,
+                                            resolve_target))
     for index, obj in enumerate(events):
         where = f"{_prefix(kind, 'timeline')}{index}"
         add("timeline", obj["id"], where,
-            lambda obj=obj: _timeline_state(store, obj, ev_ids, namespace))
+            lambda obj=obj: _timeline_state(store, obj, ev_ids, namespace, origin_source))
     if state_errors:
         raise InvalidInput(f"{source or 'the file'} holds values this store cannot keep "
                            f"({len(state_errors)}); nothing was imported",
@@ -261,7 +326,8 @@ def _namespace_for(store: Store, page_id: str, namespace: str | None) -> str:
 
 
 def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
-                    namespace: str | None) -> PageState:
+                    namespace: str | None, source: str,
+                    resolve_target: Any) -> PageState:
     page_id = ids[obj["id"]]
     category = obj.get("category", "other")
     record: dict[str, Any] = {"category": category}
@@ -270,14 +336,13 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
             record[key] = obj[key]
     if "supersedes" in obj:
         target = obj["supersedes"]
-        mapped = ids.get(target) or (
-            target if is_safe_id(target) else page_id_for_key(f"pcp-v1:keystone:{target}")
-        )
+        mapped = ids.get(target) or resolve_target(target)
         record["supersedes"] = mapped
         if mapped != target:
             record[V1_SUPERSEDES] = target
     if page_id != obj["id"]:
         record[V1_ID] = obj["id"]
+    record[V1_SOURCE] = source
     record[IMPORT_HASH] = _object_hash(obj)
     source = obj.get("source")
     return store.new_state(
@@ -299,7 +364,7 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
 
 
 def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
-                    namespace: str | None) -> PageState:
+                    namespace: str | None, origin_source: str) -> PageState:
     page_id = ids[obj["id"]]
     record: dict[str, Any] = {"date": obj["date"]}
     for key in ("category", "source", "confidence"):
@@ -307,6 +372,7 @@ def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
             record[key] = obj[key]
     if page_id != obj["id"]:
         record[V1_ID] = obj["id"]
+    record[V1_SOURCE] = origin_source
     record[IMPORT_HASH] = _object_hash(obj)
     source = obj.get("source")
     return store.new_state(
@@ -379,7 +445,7 @@ def import_archive(store: Store, path: str | Path, *, dry_run: bool = False,
             status = _would(store, state)
             if status in ("created", "revised"):
                 try:
-                    status = store.upsert_page(state, key=f"pcp-v1:{part}:{original}",
+                    status = store.upsert_page(state, key=f"pcp-v1:{plan.source}:{part}:{original}",
                                                actor=ACTOR, operation="import",
                                                source_note=f"imported from {Path(source).name}"
                                                ).status

@@ -32,6 +32,10 @@ from pcp_cli.adapters.base import (
 SOURCE_SYSTEM = "chatgpt"
 EXT_KEY = "org.pcp-cli.chatgpt"
 _ROLES = {"user": "User", "assistant": "Assistant"}
+# Tools whose input is code the model ran for the person (the code interpreter / data
+# analysis): that code is part of the conversation and kept as a fenced block. Messages to
+# any other tool are tool calls and left out.
+CODE_RUNNERS = frozenset({"python"})
 # Content types that are the model's private workings or UI scaffolding, not the conversation.
 _SKIPPED_CONTENT = {
     "user_editable_context",
@@ -225,9 +229,11 @@ def _turn(node: dict[str, Any]) -> tuple[str, str | None, str] | None:
         return None
     content = message.get("content")
     recipient = message.get("recipient")
-    is_code = isinstance(content, dict) and content.get("content_type") == "code"
-    if recipient not in (None, "all") and not is_code:
-        return None  # the model addressing a tool (a search query, a browser command)
+    if recipient not in (None, "all") and recipient not in CODE_RUNNERS:
+        # The model addressing a tool: a search query or browser command for `browser`/`web`,
+        # a JSON prompt for `dalle.text2im`, a memory note for `bio`, whatever its content
+        # type (these often come as `code`). Tool calls are left out of the transcript.
+        return None
     text = _render_content(content)
     if not text.strip():
         return None

@@ -477,7 +477,7 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
 
     summary = ImportSummary(format=fmt, dry_run=dry_run, source=str(path),
                             namespace=namespace or store.default_namespace)
-    actor = Actor("importer", f"pcp-import-{fmt}")
+    actor = Actor("tool", f"pcp-import-{fmt}")
     files = [p for p in session_files(path) if path.is_file() or sniff(p) == fmt]
     total = sum(p.stat().st_size for p in files) or None
     done = 0

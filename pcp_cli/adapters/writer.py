@@ -31,7 +31,7 @@ from typing import Any, cast
 
 from pcp_cli.adapters.base import Format, ImportItem, ItemProblem, Progress
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
-from pcp_cli.model.page import Actor, PageState
+from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
 from pcp_cli.store.layout import check_namespace
 from pcp_cli.store.store import Store, page_id_for_key
 
@@ -218,7 +218,7 @@ class _Writer:
         self.store = store
         self.dry_run = dry_run
         self.namespace = namespace or store.default_namespace
-        self.actor = actor or Actor("importer", f"pcp-import-{fmt}")
+        self.actor = actor or Actor("tool", f"pcp-import-{fmt}")
         name = Path(source).name if source else fmt
         self.note = f"imported from {name}"
         self.summary = ImportSummary(format=fmt, dry_run=dry_run, source=source,
@@ -295,6 +295,11 @@ class _Writer:
 
     def _state(self, item: ImportItem) -> PageState:
         record = dict(item.record)
+        # When the source says the item was made or last changed: its observed time, which
+        # search results and freshness use instead of the time of this import.
+        # (Written only when the record does not already say it, e.g. as `updated_at`.)
+        if item.timestamp and source_time(item.type, record) != item.timestamp:
+            record[OBSERVED_AT] = item.timestamp
         fields: dict[str, Any] = {
             "type": item.type,
             "title": item.title,

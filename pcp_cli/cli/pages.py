@@ -157,6 +157,9 @@ def register(app: typer.Typer) -> None:
                                                        help="A tag (repeatable).")] = None,
         key: Annotated[str | None, typer.Option("--idempotency-key", metavar="KEY",
                                                 help="The same key twice writes once.")] = None,
+        derived_from: Annotated[list[str] | None, typer.Option(
+            "--derived-from", help="A page this one was derived from (repeatable; required "
+            "for --type summary).")] = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -177,7 +180,8 @@ def register(app: typer.Typer) -> None:
             try:
                 result = api.add_page(store, content, page_type=page_type, title=title,
                                       namespace=namespace, sensitivity=sensitivity,
-                                      origin=origin, tags=tags or (), idempotency_key=key)
+                                      origin=origin, tags=tags or (), idempotency_key=key,
+                                      derived_from=tuple(derived_from or ()))
             except Exception:
                 if draft is not None:
                     note(f"Your text is kept in {draft}.")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, api, emit, examples, text
+from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, api, emit, examples, note, text
 from pcp_cli.cli.pages import write_result
 from pcp_cli.errors import UsageError
 
@@ -68,6 +68,10 @@ def profile_show(
                 continue
             shown = "; ".join(value) if isinstance(value, list) else value
             text(f"{key}: {shown}")
+        ours = obj.get("extensions", {}).get("org.pcp-cli", {})
+        if ours.get("stale_fields_left_out"):
+            note(f"left out as stale: {', '.join(ours['stale_fields_left_out'])} "
+                 f"({ours.get('stale_reason', '')})")
 
     emit(obj, as_json, human)
 

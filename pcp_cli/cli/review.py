@@ -56,7 +56,8 @@ def review_list(ctx: typer.Context, store_path: StoreOpt = None,
 @review_app.command("accept", epilog=examples("pcp review accept pg_01M8R7A1"))
 def review_accept(page_id: PageArg, store_path: StoreOpt = None,
                   as_json: JsonOpt = False) -> None:
-    """Affirm a proposed keystone (records who accepted it and when)."""
+    """Affirm a proposal: a keystone joins the read surface; a profile proposal's fields go onto
+    your profile (records who accepted it and when)."""
     with api.open_store(store_path) as store:
         page_id = api.find_page(store, page_id)
         result = api.accept_proposal(store, page_id)
@@ -72,7 +73,7 @@ def review_reject(
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Reject a proposed keystone (kept for audit, never served)."""
+    """Reject a proposal, keystone or profile (kept for audit, never served)."""
     with api.open_store(store_path) as store:
         page_id = api.find_page(store, page_id)
         result = api.reject_proposal(store, page_id, reason=reason)

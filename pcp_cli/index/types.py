@@ -8,7 +8,7 @@ from pcp_cli.errors import IndexUnavailable
 
 # Bump when the schema, the analyzer or the meaning of a field changes: an index written with
 # another version is rebuilt instead of read.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: `timestamp` is the observed time, unclassified sensitivity
 
 
 class IndexNeedsRebuild(IndexUnavailable):

@@ -124,9 +124,11 @@ class Backend(Protocol):
         namespace: str | None,
         tags: tuple[str, ...],
         idempotency_key: str | None,
+        derived_from: tuple[str, ...] = (),
     ) -> JSON:
         """A new page, provenance actor `grant.actor`/`grant.client_id`. `namespace` None means
-        the store's default namespace if the grant includes it. Returns its manifest."""
+        the store's default namespace if the grant includes it. A `summary` names the pages
+        (visible to the grant) it was derived from. Returns its manifest."""
         ...
 
     def revise_page(

@@ -400,6 +400,7 @@ class ToolSession:
             self.grant, content=args["content"], title=args["title"], type=args["type"],
             namespace=namespace, tags=args["tags"] or (),
             idempotency_key=args["idempotency_key"],
+            **({"derived_from": args["derived_from"]} if args.get("derived_from") else {}),
         )
 
     def _revise_page(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,9 @@ from pcp_cli.errors import NotFound, PcpError, RevisionConflict, StoreDamaged
 from pcp_cli.mcp.grants import Grant, scope_allows
 from pcp_cli.mcp.session import NotPermitted
 
+# Sensitivities served without an opt-in; unclassified pages are withheld like `high`.
+SERVED = api.SERVED_SENSITIVITIES
+
 JSON = dict[str, Any]
 # Origins of what an AI client writes: its pages are derivations, its keystones guesses.
 WRITE_ORIGIN = "generated"
@@ -77,12 +80,12 @@ class StoreBackend:
 
     def _hidden(self, store: api.Store, grant: Grant, suppressed: frozenset[str]) -> frozenset[str]:
         """Pages no tool may return or count for this grant: suppressed ones, and every
-        high-sensitivity page unless the grant ever allows sensitive material."""
+        high-sensitivity or unclassified page unless the grant ever allows sensitive material."""
         if grant.allow_sensitive:
             return frozenset(suppressed)
         sensitive = {
             e.page_id for e in api.list_pages(store, statuses=(), include_proposed=True)
-            if e.sensitivity == "high" and e.page_id and scope_allows(grant, e.namespace or "")
+            if e.sensitivity not in SERVED and e.page_id and scope_allows(grant, e.namespace or "")
         }
         return frozenset(suppressed) | sensitive
 
@@ -114,7 +117,7 @@ class StoreBackend:
             return None
         if entry.lifecycle_status not in READABLE_STATUSES or entry.review_status != "affirmed":
             return None
-        if entry.sensitivity == "high" and not grant.allow_sensitive:
+        if entry.sensitivity not in SERVED and not grant.allow_sensitive:
             return None
         return entry
 
@@ -205,6 +208,8 @@ class StoreBackend:
                 store, query, limit=limit, types=types or (), exclude_types=exclude_types or (),
                 include_superseded=include_superseded,
                 include_sensitive=include_sensitive and grant.allow_sensitive,
+                # An AI client sees an unclassified page only as it would a `high` one.
+                include_unclassified=include_sensitive and grant.allow_sensitive,
                 min_score=min_score, scopes=list(scopes), suppressed=frozenset(suppressed),
                 mode=mode, filters=filters, cursor=cursor, as_of=as_of, depth=depth,
             )
@@ -345,7 +350,7 @@ class StoreBackend:
         # The revision itself must be inside the grant too (a head file edited by hand could
         # say otherwise until the edit is recorded).
         if not scope_allows(grant, head.get("namespace", "")) or (
-            head.get("sensitivity") == "high" and not grant.allow_sensitive
+            head.get("sensitivity") not in SERVED and not grant.allow_sensitive
         ):
             return None
         page: JSON = {
@@ -421,14 +426,21 @@ class StoreBackend:
         namespace: str | None,
         tags: tuple[str, ...],
         idempotency_key: str | None,
+        derived_from: tuple[str, ...] = (),
     ) -> JSON:
         with self._writing() as store:
             target = self._target_namespace(store, grant, namespace)
+            hidden = self._hidden(store, grant, frozenset())
+            for source in derived_from:  # only pages this client may read can be inputs
+                if self._visible_entry(store, grant, source, hidden) is None:
+                    raise NotFound(f"page {source} not found",
+                                   hint="use pcp_search to find the ids of pages you can read")
             # Keys are per client: another client's key can never return (or reveal) its page.
             key = f"mcp:{grant.client_id}:{idempotency_key}" if idempotency_key else None
             result = api.add_page(
                 store, content, page_type=type, title=title, namespace=target,
                 origin=WRITE_ORIGIN, tags=tags, idempotency_key=key, actor=self._actor(grant),
+                derived_from=derived_from,
             )
             return self._written(store, result)
 

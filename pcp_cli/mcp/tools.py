@@ -310,7 +310,11 @@ TOOLS: tuple[ToolSpec, ...] = (
                   pattern=NAMESPACE_PATTERN, max_len=200),
             Param("tags", "list", "Tags", max_len=50, item_max_len=64, unique=True),
             Param("idempotency_key", "string", "Repeat a write safely: the same key returns "
-                  "the page already written", min_len=1, max_len=128),
+                  "the page already written (the same key with other content is an "
+                  "idempotency_conflict error)", min_len=1, max_len=128),
+            Param("derived_from", "list", "Ids of the pages this page was derived from; "
+                  "required for type summary (a derived page points to its inputs)",
+                  pattern=ID_PATTERN, min_len=1, max_len=50, item_max_len=128, unique=True),
         ),
         write=True,
     ),

@@ -127,6 +127,8 @@ def check_fields(data: dict[str, Any], *, allowed: frozenset[str] = FRONTMATTER_
     ):
         raise FieldError("namespace", f"namespace {str(data['namespace'])[:80]!r} is not valid")
     for key, options in ENUM_FIELDS.items():
+        if key == "sensitivity" and data.get(key, "") is None:
+            continue  # never classified: allowed, and served as unclassified
         if key in data and data[key] not in options:
             raise FieldError(
                 key, f"{key} must be one of {', '.join(options)}, not {str(data[key])[:40]!r}"

@@ -146,7 +146,8 @@ class PageState:
     lifecycle_status: str = "active"
     review_status: str = "affirmed"
     origin: str = "user_stated"
-    sensitivity: str = "low"
+    # None: never classified (see vocab.SERVED_SENSITIVITIES for how such pages are served).
+    sensitivity: str | None = "low"
     integrity: str = "verbatim"
     epistemic_status: str = "asserted"
     instruction_policy: str = "data_only"
@@ -197,7 +198,7 @@ class PageState:
             lifecycle_status=data.get("lifecycle_status", "active"),
             review_status=data.get("review_status", "affirmed"),
             origin=data.get("origin", "generated"),
-            sensitivity=data.get("sensitivity", "low"),
+            sensitivity=data.get("sensitivity"),
             integrity=data.get("integrity", "unknown"),
             epistemic_status=data.get("epistemic_status", "unknown"),
             instruction_policy=data.get("instruction_policy", "data_only"),
@@ -222,6 +223,55 @@ class PageState:
         """Active and affirmed: what ordinary reads and the portable surface may show."""
         return self.lifecycle_status == "active" and self.review_status == "affirmed"
 
+    @property
+    def source_observed_at(self) -> str | None:
+        """The time the page's own content gives for when it was observed (None if it gives
+        none); `Revision.observed_at` adds the fallback for material made in the store."""
+        return source_time(self.type, self.record)
+
+
+OBSERVED_AT = "observed_at"
+
+
+def source_time(page_type: str | None, record: dict[str, Any]) -> str | None:
+    """When the content of a page was created or observed, as its record states it.
+
+    `record["observed_at"]` when set (importers and adoptions write it); otherwise what the
+    page type itself records: a timeline event's `date`, a keystone's `created_at`, a
+    conversation's `updated_at` or `started_at`, a note's `updated_at` or `created_at`.
+    """
+    keys: tuple[str, ...] = {
+        "timeline_event": ("date",),
+        "keystone": ("created_at",),
+        "conversation": ("updated_at", "started_at"),
+    }.get(page_type or "", ("updated_at", "created_at"))
+    for key in (OBSERVED_AT, *keys):
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def observed_time(page_type: str | None, record: dict[str, Any], origin: str | None,
+                  stored_at: str | None) -> str | None:
+    """THE observed time of a page: when what it says was created or observed.
+
+    This is the one accessor for it (search results' `timestamp`, freshness, temporal search
+    and `--as-of` use it); `Revision.observed_at` is the same for a revision. It is the time the
+    content gives (`source_time`); failing that, for material made in this store (the person's
+    writes, a model's, a derivation) the time its page was first stored, which is when it was
+    observed. Material from outside (`imported`, `recorded`) that gives no time of its own has
+    none: storage time never stands in for it, so it never looks fresher than it is.
+    """
+    from pcp_cli.model.vocab import OUTSIDE_ORIGINS
+
+    own = source_time(page_type, record)
+    if own is not None:
+        return own
+    if origin in OUTSIDE_ORIGINS:
+        return None
+    return stored_at or None
+
 
 @dataclass(frozen=True)
 class Revision:
@@ -245,6 +295,12 @@ class Revision:
     @property
     def page_id(self) -> str:
         return self.state.page_id
+
+    @property
+    def observed_at(self) -> str | None:
+        """When what this revision says was created or observed (see `observed_time`)."""
+        state = self.state
+        return observed_time(state.type, state.record, state.origin, self.page_created_at)
 
     @property
     def parent_ids(self) -> tuple[str, ...]:

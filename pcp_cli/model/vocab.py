@@ -24,6 +24,12 @@ ORIGIN_AUTHORITY = ("user_stated", "approved", "recorded", "imported", "generate
 INTEGRITIES = ("verbatim", "edited", "derived", "unknown")
 EPISTEMIC_STATUSES = ("affirmed", "asserted", "speculative", "disputed", "unknown")
 SENSITIVITIES = ("low", "medium", "high")
+# A page whose sensitivity was never set (a file dropped under `pages/` without the key) is
+# *unclassified*: its state holds None. AI clients that do not opt in to sensitive material,
+# and the micro_prompt, see only these classes: an unclassified page might be high. The person's
+# own reads include unclassified pages, labelled "unclassified".
+SERVED_SENSITIVITIES = ("low", "medium")
+UNCLASSIFIED = "unclassified"
 INSTRUCTION_POLICIES = ("data_only", "advisory")
 
 # Approval is not lifecycle: a proposed keystone is active as a record but never served.
@@ -36,7 +42,16 @@ OPERATIONS = ("ingest", "write", "revise", "derive", "import")
 # `reasoning` item): kept as an event, never shown as page text.
 EVENT_TYPES = ("message", "tool_call", "note", "reasoning")
 EVENT_ROLES = ("user", "assistant", "system", "tool")
-ACTOR_TYPES = ("user", "system", "model", "importer")
+# The Paged Context Protocol's actors. An importer is a `tool` whose actor_id names it
+# (`pcp-import-chatgpt`, `pcp-import-archive`). "importer" is what pcp 0.1 wrote; it is still
+# read (old revision files keep it) and never written.
+ACTOR_TYPES = ("user", "model", "tool", "system")
+LEGACY_ACTOR_TYPES = ("importer",)
+# Page types whose content is derived from other revisions: writing one needs its inputs.
+DERIVED_TYPES = ("summary",)
+# Origins of material that came from outside the store: its observed time is the source's,
+# never the time pcp stored it.
+OUTSIDE_ORIGINS = ("imported", "recorded")
 
 RELATION_TYPES = (
     "supersedes",

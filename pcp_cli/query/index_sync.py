@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import IndexUnavailable, PcpError
 from pcp_cli.index import IndexDoc, IndexNeedsRebuild
+from pcp_cli.model import vocab
+from pcp_cli.model.page import observed_time
 from pcp_cli.store.catalog import Entry
 
 if TYPE_CHECKING:
@@ -156,11 +158,14 @@ def to_doc(store: Store, entry: Entry) -> IndexDoc:
         type=entry.type or "note",
         namespace=entry.namespace or store.default_namespace,
         origin=entry.origin or "generated",
-        sensitivity=entry.sensitivity or "low",
+        # Unclassified pages are indexed as such, so the sensitivity filter withholds them
+        # with `high` unless the caller opts in (vocab.SERVED_SENSITIVITIES).
+        sensitivity=entry.sensitivity or vocab.UNCLASSIFIED,
         lifecycle_status=entry.lifecycle_status or "active",
         review_status=entry.review_status or "affirmed",
         tags=tuple(entry.tags),
-        timestamp=entry.updated_at or entry.created_at or "",
+        # Observed time, never storage time: an import from 2024 is not "new" today.
+        timestamp=observed_time(entry.type, entry.record, entry.origin, entry.created_at) or "",
         mtime_ns=entry.mtime_ns,
     )
 

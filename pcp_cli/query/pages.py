@@ -150,6 +150,8 @@ def _literal(query: str) -> str:
 class _Selector:
     """Which catalog entries a search may return: the same rules as the index filter."""
 
+    include_unclassified = True
+
     def __init__(self, *, statuses: tuple[str, ...], include_sensitive: bool,
                  scopes: Sequence[str] | None, types: tuple[str, ...],
                  exclude_types: tuple[str, ...], f: dict[str, Any],
@@ -168,7 +170,8 @@ class _Selector:
             return False
         if entry.lifecycle_status not in self.statuses:
             return False
-        if entry.sensitivity == "high" and not self.include_sensitive:
+        if entry.sensitivity not in vocab.SERVED_SENSITIVITIES and not self.include_sensitive \
+                and not (entry.sensitivity is None and self.include_unclassified):
             return False
         if not scope_rule.in_scopes(entry.namespace, self.scopes):
             return False
@@ -204,9 +207,10 @@ def search_pages(
     cursor: str | None = None,
     as_of: str | None = None,
     depth: int | None = None,
+    include_unclassified: bool = True,
 ) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results,
-    next_cursor}` (see the module docstring)."""
+    next_cursor}` (see the module docstring). Unclassified pages: see query/search.py."""
     from pcp_cli.query import semantic
 
     if mode in SEMANTIC_MODES:
@@ -244,7 +248,8 @@ def search_pages(
     current = view(store, as_of)
     request = {"query": query, "mode": mode, "filters": f, "limit": capped, "types": types,
                "exclude_types": list(exclude_types), "statuses": statuses,
-               "include_sensitive": include_sensitive, "min_score": min_score,
+               "include_sensitive": include_sensitive,
+               "include_unclassified": include_unclassified, "min_score": min_score,
                "scopes": None if scopes is None else sorted(scopes),
                "suppressed": sorted(suppressed), "as_of": stamp, "depth": depth}
     position = cursors.decode(cursor, "search", request, current)
@@ -257,6 +262,7 @@ def search_pages(
     select = _Selector(statuses=tuple(statuses), include_sensitive=include_sensitive,
                        scopes=scopes, types=types, exclude_types=tuple(exclude_types), f=f,
                        page_ids=page_ids, suppressed=suppressed, window=window)
+    select.include_unclassified = include_unclassified
     if window:
         in_time = frozenset(e.page_id for e in current.entries(statuses=None)
                             if e.page_id and select(e, restricted=False))
@@ -269,7 +275,7 @@ def search_pages(
             store, q or query, limit=fetch, types=types, exclude_types=exclude_types,
             include_superseded=include_superseded, include_sensitive=include_sensitive,
             min_score=min_score, scopes=scopes, suppressed=suppressed, narrowing=narrowing,
-            offset=offset, cap=fetch)
+            offset=offset, cap=fetch, include_unclassified=include_unclassified)
         return data["results"], data["filters_applied"]
 
     every = max(1, store.catalog.count())
@@ -511,7 +517,8 @@ def _report(base: dict[str, Any], f: dict[str, Any], capped: int, requested: int
         namespaces=list(f["namespaces"]) if f["namespaces"] else None,
         tags=list(f["tags"]) if f["tags"] else None,
         observed_from=f["observed_from"], observed_to=f["observed_to"],
-        observed_time="record " + "|".join(OBSERVED_KEYS) + ", else the page's creation",
+        observed_time="record " + "|".join(OBSERVED_KEYS) + " by page type, else the page's "
+        "creation for material made in the store (imports with no time of their own: none)",
         as_of=stamp, offset=position,
     )
     if isinstance(current, AsOf):

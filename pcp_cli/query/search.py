@@ -80,7 +80,8 @@ class Narrowing:
 def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[str],
                  include_superseded: bool, include_sensitive: bool,
                  scopes: Sequence[str] | None,
-                 narrowing: Narrowing | None = None) -> IndexFilter:
+                 narrowing: Narrowing | None = None,
+                 include_unclassified: bool = False) -> IndexFilter:
     known = (narrowing.namespaces if narrowing and narrowing.namespaces is not None
              else store.catalog.namespaces())
     namespaces = scope_rule.resolve(scopes, known)
@@ -94,7 +95,9 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
         types=tuple(types) or None,
         exclude_types=tuple(exclude_types),
         lifecycle_statuses=statuses,
-        sensitivities=None if include_sensitive else ("low", "medium"),
+        sensitivities=None if include_sensitive else (
+            (*vocab.SERVED_SENSITIVITIES, vocab.UNCLASSIFIED) if include_unclassified
+            else vocab.SERVED_SENSITIVITIES),
         review_statuses=("affirmed",),
         origins=narrowing.origins if narrowing else None,
         tags=narrowing.tags if narrowing else None,
@@ -110,8 +113,11 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            scopes: Sequence[str] | None = None,
            suppressed: frozenset[str] = frozenset(),
            narrowing: Narrowing | None = None, offset: int = 0,
-           cap: int | None = None) -> dict[str, Any]:
+           cap: int | None = None, include_unclassified: bool = True) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results}`.
+
+    Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
+    `include_unclassified` or `include_sensitive`, else withheld with `high`.
 
     `narrowing` adds SearchPages' filters; `offset` skips that many results (a cursor's
     position); `cap` replaces the 25 maximum for internal candidate fetches (exact, temporal
@@ -125,7 +131,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     flt = index_filter(store, types=types, exclude_types=exclude_types,
                        include_superseded=include_superseded,
                        include_sensitive=include_sensitive, scopes=scopes,
-                       narrowing=narrowing)
+                       narrowing=narrowing, include_unclassified=include_unclassified)
     fetch = offset + capped + len(suppressed) + SLACK
     with open_index(store) as ix:
         report = ensure_current(store, ix)
@@ -176,6 +182,11 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         review_status="affirmed_only",
         include_sensitive=include_sensitive,
         sensitivity_filtering="all_records",
+        # Pages whose sensitivity was never set might be high: they go with `high`.
+        unclassified_sensitivity=(
+            "included, labelled unclassified" if include_sensitive or include_unclassified
+            else "withheld with high: they might be sensitive (include_sensitive returns them)"
+        ),
         min_score=min_score,
     )
     if min_score is not None:
@@ -273,6 +284,19 @@ def _body(store: Store, hit: IndexHit) -> str | None:
     return text
 
 
+def _provenance(store: Store, page_id: str) -> dict[str, Any]:
+    """v1 §5: a result carries its record's `source` and `confidence` where it has them."""
+    found: dict[str, Any] = {}
+    for entry in store.catalog.by_page_id(page_id)[:1]:
+        record = entry.record
+        if isinstance(record.get("source"), str):
+            found["source"] = record["source"]
+        confidence = record.get("confidence")
+        if isinstance(confidence, int | float) and not isinstance(confidence, bool):
+            found["confidence"] = confidence
+    return found
+
+
 def _result(store: Store, hit: IndexHit, body: str, words: list[str],
             scored: bool) -> dict[str, Any]:
     snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
@@ -302,6 +326,9 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         result["timestamp"] = hit.timestamp
     if hit.sensitivity in vocab.SENSITIVITIES:
         result["sensitivity"] = hit.sensitivity
+    else:  # v1 §3.4: sensitivity only "where the record is classified"
+        ext["sensitivity"] = vocab.UNCLASSIFIED
+    ext.update(_provenance(store, hit.page_id))
     result.update(source_system=SOURCE_SYSTEM, source_id=hit.page_id,
                   extensions={vocab.EXT_NS: ext})
     return result

@@ -149,7 +149,8 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
             "options": ["types", "exclude_types", "include_superseded", "include_sensitive",
                         "min_score", "scopes", "cursor", "as_of", "depth"],
             "scores": "relevance in [0, 1]; not comparable across queries",
-            "observed_time": "record observed_at, date or created_at, else the page's creation",
+            "observed_time": "record observed_at, date, created_at, updated_at or started_at "
+            "by page type, else the page's creation for material made in the store",
             "semantic": _semantic(),
         },
         "read_views": list(READ_VIEWS),

@@ -13,7 +13,13 @@ Which keystones feed which profile field:
 Only current keystones are used (active, affirmed, not high-sensitivity, not superseded; see
 `select`). A field listed in the current profile's `record["pinned"]` was set by hand and is
 never overwritten (`summary` may be pinned too). A field with nothing to derive keeps its
-current value: distillation fills and refreshes, it never blanks.
+current value: distillation fills and refreshes; it blanks only a field it derived earlier
+from keystones that are no longer current (superseded, revised, withdrawn), which is stale.
+
+Which keystone revisions each derived field came from is kept in the profile's
+`record["distilled_from"]` (`{field: {keystone page id: digest of its claim}}`; the revision
+ids are in the revision's provenance), so the renderers can tell a distilled
+field that is still true from a stale one, and leave out a keystone the profile already says.
 """
 
 from __future__ import annotations
@@ -24,7 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pcp_cli.model.page import Revision
-from pcp_cli.render.select import category, clean, current_keystones, slot_winner
+from pcp_cli.render.select import (
+    DISTILLED_FROM,
+    category,
+    claim_digest,
+    clean,
+    current_keystones,
+    live_claims,
+    slot_winner,
+)
 
 MAX_SENTENCES_PER_FIELD = 4
 MAX_SUMMARY_SENTENCES = 8
@@ -214,11 +228,18 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
     summary = old_summary
     used_ids: set[str] = set()
     changed: list[str] = []
+    old_sources = old_record.get(DISTILLED_FROM)
+    sources_by_field: dict[str, dict[str, str]] = (
+        {k: dict(v) for k, v in old_sources.items() if isinstance(v, dict)}
+        if isinstance(old_sources, dict) else {}
+    )
     for key in sorted(derived):
         value, sources = derived[key]
         if key in pinned or not value:
             continue
         used_ids.update(rev.revision_id for rev in sources)
+        sources_by_field[key] = {rev.page_id: claim_digest(rev)
+                                 for rev in sorted(sources, key=lambda r: r.page_id)}
         if key == "summary":
             if value != summary:
                 changed.append(key)
@@ -227,10 +248,30 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
             if record.get(key) != value:
                 changed.append(key)
             record[key] = value
+    # A field derived earlier from keystones that are no longer current, with nothing to
+    # derive it from now, is stale: it is dropped, never kept as if it were still true.
+    live = live_claims(keystones)
+    for key in sorted(set(sources_by_field) - set(derived)):
+        claims = sources_by_field[key]
+        if key in pinned or all(live.get(p) == d for p, d in claims.items()):
+            continue
+        del sources_by_field[key]
+        if key == "summary":
+            if summary:
+                changed.append(key)
+            summary = ""
+        elif record.pop(key, None) is not None:
+            changed.append(key)
+    for key in pinned:
+        sources_by_field.pop(key, None)
+    if sources_by_field:
+        record[DISTILLED_FROM] = {k: sources_by_field[k] for k in sorted(sources_by_field)}
+    else:
+        record.pop(DISTILLED_FROM, None)
     record["pinned"] = sorted(pinned)
     return DistillResult(
         record=record,
         summary=summary,
         input_revision_ids=tuple(sorted(used_ids)),
-        changed=tuple(changed),
+        changed=tuple(sorted(set(changed))),
     )

@@ -29,11 +29,15 @@ from dataclasses import dataclass, replace
 
 from pcp_cli.model.page import Revision
 from pcp_cli.render.select import (
+    authority,
     category,
     clean,
+    competition_key,
     current_keystones,
     day,
+    distilled_pages,
     fingerprint,
+    fresh_profile,
     instant,
     material_instant,
     usable_profile,
@@ -293,9 +297,61 @@ def _currency(units: Sequence[_Unit]) -> str:
     return f"(profile as of {when})"
 
 
+# Categories that hold one current value: the newest highest-authority claim is what is true
+# now, and the others are what it contradicts (the profile's "Current focus" is one thing).
+SINGLE_VALUED = ("objective",)
+
+
+def truest_claims(keystones: Sequence[Revision]) -> list[Revision]:
+    """Current keystones the compact view may print, in their priority order.
+
+    Within a category the claims are weighed in the v1 authority order (Appendix A:
+    user_stated > approved > imported > generated > inferred, newer before older within a
+    level): a single-valued category keeps only its winner; in the others a claim is left out
+    when a claim of higher authority mostly repeats it. Only as many claims as could be
+    printed are judged (MAX_KEYSTONE_UNITS), each against the stronger claims of its category.
+    """
+    current = current_keystones(keystones)
+    winners: dict[str, Revision] = {}
+    stronger: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for rev in current:
+        cat = category(rev)
+        if cat in SINGLE_VALUED:
+            held = winners.get(cat)
+            if held is None or competition_key(rev) < competition_key(held):
+                winners[cat] = rev
+        else:
+            stronger.setdefault(cat, []).append(
+                (authority(rev.state.origin), _words(rev.state.content)))
+    kept: list[Revision] = []
+    for rev in current:
+        if len(kept) >= MAX_KEYSTONE_UNITS:
+            break
+        cat = category(rev)
+        if cat in SINGLE_VALUED:
+            if winners[cat] is rev:
+                kept.append(rev)
+            continue
+        level, words = authority(rev.state.origin), _words(rev.state.content)
+        need = REDUNDANT_SHARE * len(words)
+        if words and any(other < level and len(words & theirs) >= need
+                         for other, theirs in stronger[cat]):
+            continue
+        kept.append(rev)
+    return kept
+
+
 def micro_prompt(profile: Revision | None, keystones: Sequence[Revision]) -> str:
-    """The §4.1 compact profile: ≤ 1,400 characters, ending with a `(profile as of …)` line."""
-    units = _units(usable_profile(profile), current_keystones(keystones))
+    """The §4.1 compact profile: ≤ 1,400 characters, ending with a `(profile as of …)` line.
+
+    A distilled profile field built from a keystone that is no longer current is stale and
+    left out (`select.fresh_profile`); a keystone a distilled field already says is not said
+    again.
+    """
+    fresh, _stale = fresh_profile(usable_profile(profile), keystones)
+    said = distilled_pages(fresh)
+    claims = [rev for rev in truest_claims(keystones) if rev.page_id not in said]
+    units = _units(fresh, claims)
     if not units:
         return EMPTY
     # The currency line has a fixed length whatever the date, so reserve it first.

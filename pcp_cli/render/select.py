@@ -27,6 +27,8 @@ from pcp_cli.model.page import PageState, Revision
 from pcp_cli.model.vocab import KEYSTONE_CATEGORIES, ORIGIN_AUTHORITY
 
 ALLOWED_SENSITIVITIES = ("low", "medium")
+# The profile record key naming, per distilled field, the keystone revisions it came from.
+DISTILLED_FROM = "distilled_from"
 DEFAULT_IMPORTANCE = 0.5
 _WS = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -107,13 +109,16 @@ def category(revision: Revision) -> str:
 
 
 def material_instant(revision: Revision) -> float | None:
-    """When a piece of material was last known true: confirmed, else created, else written."""
+    """When a piece of material was last known true: confirmed, else observed (see
+    `Revision.observed_at`), else unknown (None). Storage time never decides freshness: an
+    imported claim with no time of its own is not made fresh by the day it was imported."""
     record = revision.state.record
-    stamps = [instant(record.get("last_confirmed_at")), instant(record.get("created_at"))]
+    stamps = [instant(record.get("last_confirmed_at")),
+              instant(revision.state.source_observed_at)]
     known = [s for s in stamps if s is not None]
     if known:
         return max(known)
-    return instant(revision.page_created_at) or instant(revision.created_at)
+    return instant(revision.observed_at)
 
 
 def _newest_first(seconds: float | None) -> float:
@@ -164,17 +169,7 @@ def current_keystones(keystones: Sequence[Revision]) -> list[Revision]:
     affirmed keystone supersedes; one of each set of duplicates.
     """
     latest = _latest_per_page(keystones)
-    superseded: set[str] = set()
-    for rev in latest:
-        state = rev.state
-        target = state.record.get("supersedes")
-        if (
-            isinstance(target, str)
-            and target != rev.page_id
-            and state.review_status == "affirmed"
-            and state.lifecycle_status in ("active", "superseded")
-        ):
-            superseded.add(target)
+    superseded = _superseded_targets(latest)
     usable = [
         rev
         for rev in latest
@@ -186,6 +181,96 @@ def current_keystones(keystones: Sequence[Revision]) -> list[Revision]:
     for rev in sorted(usable, key=competition_key):
         chosen.setdefault((category(rev), fingerprint(rev.state.content)), rev)
     return sorted(chosen.values(), key=priority_key)
+
+
+def claim_digest(revision: Revision) -> str:
+    """A short digest of what a keystone says (its text, case and spacing ignored)."""
+    import hashlib
+
+    return hashlib.sha256(fingerprint(revision.state.content).encode()).hexdigest()[:16]
+
+
+def live_claims(keystones: Sequence[Revision]) -> dict[str, str]:
+    """page id -> claim digest of every keystone that is true now: the newest revision of
+    each page, usable, not superseded. A profile field distilled from anything else is stale."""
+    latest = _latest_per_page(keystones)
+    superseded = _superseded_targets(latest)
+    return {
+        rev.page_id: claim_digest(rev) for rev in latest
+        if is_usable(rev.state, "keystone") and rev.page_id not in superseded
+    }
+
+
+def _superseded_targets(latest: Sequence[Revision]) -> set[str]:
+    superseded: set[str] = set()
+    for rev in latest:
+        state = rev.state
+        target = state.record.get("supersedes")
+        if (
+            isinstance(target, str)
+            and target != rev.page_id
+            and state.review_status == "affirmed"
+            and state.lifecycle_status in ("active", "superseded")
+        ):
+            superseded.add(target)
+    return superseded
+
+
+def _sources(profile: Revision) -> dict[str, dict[str, str]]:
+    raw = profile.state.record.get(DISTILLED_FROM)
+    if not isinstance(raw, dict):
+        return {}
+    return {key: {p: d for p, d in value.items() if isinstance(d, str)}
+            for key, value in raw.items() if isinstance(value, dict)}
+
+
+def fresh_profile(profile: Revision | None, keystones: Sequence[Revision]
+                  ) -> tuple[Revision | None, list[str]]:
+    """The profile without its stale distilled fields, and the names of the fields left out.
+
+    A field is stale when `record["distilled_from"]` names a keystone that is no longer
+    current (superseded, archived, withdrawn) or no longer says what it said: what the field
+    says may be what a superseded claim said, and superseded material must never be served.
+    Pinned fields (set by hand) are never stale.
+    """
+    if profile is None:
+        return None, []
+    sources = _sources(profile)
+    if not sources:
+        return profile, []
+    record = dict(profile.state.record)
+    pinned = record.get("pinned") if isinstance(record.get("pinned"), list) else []
+    live = live_claims(keystones)
+    stale = sorted(
+        key for key, claims in sources.items()
+        if key not in pinned and any(live.get(p) != d for p, d in claims.items())
+    )
+    if not stale:
+        return profile, []
+    content = profile.state.content
+    for key in stale:
+        if key == "summary":
+            content = ""
+        else:
+            record.pop(key, None)
+    record[DISTILLED_FROM] = {k: v for k, v in sources.items() if k not in stale}
+    from dataclasses import replace
+
+    state = profile.state.evolve(record=record, content=content)
+    return replace(profile, state=state, content_hash=state.content_hash), stale
+
+
+def distilled_pages(profile: Revision | None) -> set[str]:
+    """Page ids of the keystones the profile's distilled fields (those with a value) say."""
+    if profile is None:
+        return set()
+    record = profile.state.record
+    found: set[str] = set()
+    for key, claims in _sources(profile).items():
+        value = profile.state.content if key == "summary" else record.get(key)
+        if value:
+            found.update(claims)
+    return found
 
 
 def slot_winner(candidates: Sequence[Revision]) -> Revision | None:

@@ -25,7 +25,9 @@ _ALWAYS = ("page_id", "revision_id") + tuple(
 
 def frontmatter_for(revision: Revision) -> dict[str, Any]:
     state = {**revision.state.to_dict(), "revision_id": revision.revision_id}
-    data: dict[str, Any] = {key: state[key] for key in _ALWAYS}
+    # An unclassified page (sensitivity None) keeps its file without the key, as it was found.
+    data: dict[str, Any] = {key: state[key] for key in _ALWAYS
+                            if not (key == "sensitivity" and state[key] is None)}
     for key in _WHEN_SET:
         if state[key]:
             data[key] = state[key]

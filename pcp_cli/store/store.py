@@ -20,6 +20,7 @@ from typing import Any
 
 from pcp_cli.config import resolve_store_root
 from pcp_cli.errors import (
+    IdempotencyConflict,
     InvalidInput,
     NotFound,
     PcpError,
@@ -32,6 +33,7 @@ from pcp_cli.model import vocab
 from pcp_cli.model.check import FieldError, check_fields
 from pcp_cli.model.ids import check_id, is_safe_id, new_id
 from pcp_cli.model.page import (
+    OBSERVED_AT,
     Actor,
     Event,
     PageState,
@@ -48,6 +50,9 @@ from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, neste
 from pcp_cli.store.local import heal as heal_local
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
+
+# Relation types that say the same read either way round.
+SYMMETRIC_RELATIONS = ("related_to",)
 
 REVISION_FIELDS = frozenset(
     (
@@ -105,6 +110,7 @@ class Store:
         # lists the revisions folder once instead of once per page.
         self._case_index: dict[str, set[str]] | None = None
         self.hand_edits: list[HandEdit] = []
+        self._relations_seen: tuple[int, dict[tuple[str, str, str], Relation]] | None = None
         self.problems: dict[str, str] = {}
 
     # -- opening ------------------------------------------------------------------------------
@@ -407,7 +413,9 @@ class Store:
         page_id = state.page_id
         self.check_state(state)
         if not self.page_exists(page_id):
-            revision = self._new_revision(state, actor=self.user, operation="write",
+            state = _as_adopted(state, path)
+            self.check_state(state)
+            revision = self._new_revision(state, actor=ADOPTER, operation="write",
                                           note=f"adopted from {rel}")
             self._publish(revision, old_path=path)
             edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
@@ -453,14 +461,11 @@ class Store:
             owner_id=data.get("owner_id", self.owner_id),
             type=data.get("type", "note"),
             title=data.get("title") or title_from_body(body, fallback),
-            origin=data.get("origin", "user_stated"),
-            integrity=data.get("integrity", "verbatim"),
-            epistemic_status=data.get("epistemic_status", "asserted"),
             payload={"media_type": "text/markdown", "content": body},
         )
-        state = PageState.from_dict(state_data)
+        state = _as_adopted(PageState.from_dict(state_data), self.root / rel)
         self.check_state(state)
-        revision = self._new_revision(state, actor=self.user, operation="write",
+        revision = self._new_revision(state, actor=ADOPTER, operation="write",
                                       note=f"adopted from {rel}", idempotency_key=key)
         self._publish(revision, old_path=self.root / rel)
         edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
@@ -514,6 +519,15 @@ class Store:
             if self.revision_ids(page_id):
                 first = self.revisions(page_id)[0]
                 if idempotency_key and first.idempotency_key == idempotency_key:
+                    if first.content_hash != state.content_hash:
+                        raise IdempotencyConflict(
+                            f"idempotency key {idempotency_key!r} was used for page {page_id} "
+                            "with different content",
+                            page_id=page_id,
+                            current=self.current(page_id).revision_id,
+                            hint=f"a repeat must send what the first write sent; revise "
+                            f"{page_id} to change it, or use a new key for a new page",
+                        )
                     return WriteResult(page_id, first.revision_id, "unchanged")
                 raise RevisionConflict(
                     f"page {page_id} already exists",
@@ -656,6 +670,10 @@ class Store:
         with self.locked():
             source = self.get(from_page_id, from_revision_id)
             target = self.get(to_page_id, to_revision_id)
+            existing = self.find_relation(relation_type, source.revision_id,
+                                          target.revision_id)
+            if existing is not None:
+                return existing  # a relation is idempotent: the same edge is stored once
             relation = Relation(
                 relation_id=new_id("relation"),
                 relation_type=relation_type,
@@ -669,7 +687,38 @@ class Store:
             )
             write_new(self.layout.relation_path(relation.relation_id),
                       file_json(relation.to_dict()))
+            # We hold the writer lock, so this is the folder's only change: keep the index.
+            index = self._relations_seen[1] if self._relations_seen else None
+            if index is not None:
+                index[(relation_type, source.revision_id, target.revision_id)] = relation
+                self._relations_seen = (os.stat(self.layout.relations).st_mtime_ns, index)
             return relation
+
+    def find_relation(self, relation_type: str, from_revision_id: str,
+                      to_revision_id: str) -> Relation | None:
+        """The stored relation of this type between these two revisions, if there is one
+        (either direction for the symmetric `related_to`)."""
+        ends = [(from_revision_id, to_revision_id)]
+        if relation_type in SYMMETRIC_RELATIONS:
+            ends.append((to_revision_id, from_revision_id))
+        index = self._relation_index()
+        for pair in ends:
+            relation = index.get((relation_type, *pair))
+            if relation is not None:
+                return relation
+        return None
+
+    def _relation_index(self) -> dict[tuple[str, str, str], Relation]:
+        """(type, from revision, to revision) -> relation, re-read when the folder changes."""
+        try:
+            stamp = os.stat(self.layout.relations).st_mtime_ns
+        except FileNotFoundError:
+            return {}
+        if self._relations_seen is None or self._relations_seen[0] != stamp:
+            index = {(r.relation_type, r.from_revision_id, r.to_revision_id): r
+                     for r in self.relations()}
+            self._relations_seen = (stamp, index)
+        return self._relations_seen[1]
 
     def finish_supersede(self, new_page_id: str, old_page_id: str, *,
                          actor: Actor | None = None) -> None:
@@ -947,6 +996,37 @@ class Store:
             digest=digest_of(rendered),
         )
         self.catalog.record_write(self.layout.rel(head_path), fields, removed)
+
+
+# Who records a file found under `pages/` that no pcp command wrote: pcp itself, on nobody's
+# word. (A hand edit of an existing page is the owner's, and recorded as the user.)
+ADOPTER = Actor("system", "pcp-adopt")
+# Authority a dropped file may not give itself: only the person's own pcp commands (and their
+# hand edits of pages they already own) are `user_stated` or `approved`.
+_OWN_WORD = ("user_stated", "approved")
+
+
+def _as_adopted(state: PageState, path: Path) -> PageState:
+    """A page adopted from a dropped file, claiming no more than is known about it.
+
+    Origin: what its frontmatter says, but never `user_stated`/`approved`, and `generated`
+    (the spec's "cannot be classified: under-claim") when it says nothing. Integrity and
+    epistemic status `unknown` unless stated. Sensitivity as stated, else unclassified (None).
+    Observed time: the file's own date (`record.observed_at`, else its modification time).
+    """
+    origin = state.origin if state.origin not in _OWN_WORD else "generated"
+    record = dict(state.record)
+    if state.source_observed_at is None:
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            mtime = None
+        if mtime is not None:
+            from datetime import UTC, datetime
+
+            stamp = datetime.fromtimestamp(mtime, UTC)
+            record[OBSERVED_AT] = stamp.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return state.evolve(origin=origin, record=record)
 
 
 def _entry_fields(state: PageState) -> dict[str, Any]:

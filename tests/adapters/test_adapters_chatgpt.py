@@ -267,3 +267,35 @@ def test_messages_addressed_to_tools_are_left_out(tmp_path: Path) -> None:
     [item] = list(iter_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]})))
     assert "tide tables" not in item.content
     assert "```python\n1 + 1\n```" in item.content and "High tide at noon." in item.content
+
+
+def test_code_addressed_to_other_tools_is_a_tool_call_and_left_out(tmp_path: Path) -> None:
+    """Real exports send tool calls as `code` content: `search(...)` to `browser`, a JSON
+    prompt to `dalle.text2im`. Those are tool calls (left out, as the README says); only
+    code the model ran in the code interpreter (`python`) is kept."""
+
+    def code_to(node: str, recipient: str, text: str, language: str = "unknown") -> dict:
+        message = {**gpt_message(node, "assistant", ""), "recipient": recipient}
+        message["content"] = {"content_type": "code", "language": language, "text": text}
+        return message
+
+    browse = code_to("b", "browser", 'search("kelp forest density 2024")')
+    draw = code_to("d", "dalle.text2im", '{"size": "1024x1024", "prompt": "a kelp forest"}',
+                   language="json")
+    run = code_to("p", "python", "print(2 + 2)", language="python")
+    conversation = gpt_conversation(
+        "conv-tool-code",
+        [
+            ("u", None, gpt_message("u", "user", "Draw kelp and count it")),
+            ("b", "u", browse),
+            ("d", "b", draw),
+            ("p", "d", run),
+            ("a", "p", gpt_message("a", "assistant", "Here is your kelp.")),
+        ],
+        current="a",
+    )
+    [item] = list(iter_items(write_zip(tmp_path / "e.zip", {"conversations.json": [conversation]})))
+    assert "kelp forest density" not in item.content
+    assert "1024x1024" not in item.content and '"prompt"' not in item.content
+    assert "```python\nprint(2 + 2)\n```" in item.content
+    assert "Here is your kelp." in item.content

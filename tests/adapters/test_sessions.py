@@ -112,7 +112,7 @@ def test_claude_code_sessions_become_conversations_in_their_project(store):
     # the source's own fields are kept, namespaced
     first = next(e for e in events if e["data"].get("role") == "user")
     assert first["data"]["extensions"]["claude_code:gitBranch"] == "main"
-    assert first["actor"] == {"actor_type": "importer", "actor_id": "pcp-import-claude_code"}
+    assert first["actor"] == {"actor_type": "tool", "actor_id": "pcp-import-claude_code"}
     assert body["record"]["source_id"] == "4f35e220-c435-4cf7-b9b9-f40426042847"
     assert body["origin"] == "recorded"
     assert cli("validate", "--store", str(store)).code == 0
