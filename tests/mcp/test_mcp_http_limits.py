@@ -36,7 +36,7 @@ class SlowBackend(FakeBackend):
         self.release = threading.Event()
         self.entered = threading.Event()
 
-    def stats(self, grant, *, suppressed):
+    def stats(self, grant, *, suppressed, **_):
         self.entered.set()
         self.release.wait(timeout=20)
         return {"total": 0}
