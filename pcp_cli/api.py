@@ -1,5 +1,7 @@
 """The library facade: the operations both front ends (the CLI and the MCP server) call.
 
+It imports neither front end: serving MCP is the `pcp_cli.mcp` front end's job.
+
 Each function takes an open Store, does one thing, and returns model objects or the JSON-able
 dicts that `--json` and the MCP tools print. Nothing here prints or exits.
 """
@@ -46,17 +48,11 @@ def doctor_finding(kind: str, path: str, message: str, *, fixed: bool = False,
 
 
 def check_store(store: Store, *, fix: bool = False) -> list[Any]:
-    """`pcp doctor`: the findings (fixed ones marked) for an open store, the audit log's
-    hash chain included (never repaired: it is evidence)."""
-    from pcp_cli.mcp.audit import verify_audit
-    from pcp_cli.store.doctor import Finding, check
+    """`pcp doctor`: the findings (fixed ones marked) for an open store. The MCP audit log's
+    hash chain is the MCP front end's to check (`pcp doctor` adds its findings)."""
+    from pcp_cli.store.doctor import check
 
-    findings = check(store, fix=fix)
-    for problem in verify_audit(store.root)["problems"]:
-        findings.append(Finding("audit_log", f".pcp/{problem['file']}",
-                                f"line {problem['line']}: {problem['problem']}",
-                                fixable=False))
-    return findings
+    return check(store, fix=fix)
 
 
 def open_store(path: str | os.PathLike[str] | None = None, *, readonly: bool = False,
@@ -1120,7 +1116,7 @@ def profile_text(store: Store, format: str = "json", *,
     return profile_markdown_text(store, scopes=chosen)
 
 
-# -- files and the MCP server -----------------------------------------------------------------
+# -- files and client grants ------------------------------------------------------------------
 def write_file(path: os.PathLike[str] | str, data: str) -> None:
     """Write a file outside the store crash-safely (temp file, fsync, rename): `--out`."""
     from pathlib import Path
@@ -1130,52 +1126,31 @@ def write_file(path: os.PathLike[str] | str, data: str) -> None:
     write_atomic(Path(path), data)
 
 
-def serve_mcp(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
-              scopes: Sequence[str] | None, allow_write: bool, log: Any) -> None:
-    """`pcp serve`: resolve the client's grant, then serve MCP on stdio until the client leaves.
-
-    The SDK is imported only here, after everything that can fail before serving (no store, a
-    bad pcp.yaml, an unknown grant) has raised the usual PcpError. Logs go to `log` (stderr).
-    """
-    import time
-
-    from pcp_cli.mcp.audit import AuditLog
-    from pcp_cli.mcp.grants import resolve_grant
-    from pcp_cli.mcp.store_backend import StoreBackend
-
-    started = time.perf_counter()
-    with open_store(store_path, readonly=True, refresh=False) as store:
-        root = store.root
-        grant = resolve_grant(store.manifest.to_dict(), client_id, list(scopes or []) or None,
-                              allow_write)
-    for notice in grant.notices:
-        log.write(f"pcp serve: {notice}\n")
-    log.write(
-        f"pcp serve: store {root}; client {grant.client_id or '(none)'} "
-        f"({grant.granted_by}); scopes {', '.join(grant.scopes) or '(none)'}; "
-        f"sensitive {'allowed' if grant.allow_sensitive else 'never'}; "
-        f"writes {'on' if grant.allow_write else 'off'}\n"
-    )
-    from pcp_cli.mcp.server import build_server, run_stdio
-
-    server = build_server(StoreBackend(root), grant, AuditLog(root))
-    log.write(f"pcp serve: ready in {time.perf_counter() - started:.2f}s; serving MCP on stdio\n")
-    log.flush()
-    run_stdio(server)
+def catalog_stamp(store: Store) -> tuple[str, int]:
+    """Changes whenever the catalog records a change (a write, a hand edit, a removal): a cheap
+    key for caching what is derived from the catalog."""
+    return store.catalog.identity(), store.catalog.seq()
 
 
-def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | None = None,
-                  since: str | None = None) -> list[dict[str, Any]]:
-    """`pcp audit`: the MCP access log, oldest first, optionally for one client or since a date."""
-    from pcp_cli.config import resolve_store_root
-    from pcp_cli.mcp.audit import read_audit
+def sensitive_pages(store: Store) -> list[tuple[str, str | None]]:
+    """(page_id, namespace) of every page an AI client sees only with a grant that allows
+    sensitive material: high-sensitivity and unclassified heads, whatever their status."""
+    served = ", ".join(f"'{s}'" for s in SERVED_SENSITIVITIES)
+    where = (f"problem IS NULL AND page_id IS NOT NULL "
+             f"AND (sensitivity IS NULL OR sensitivity NOT IN ({served}))")
+    return [(e.page_id, e.namespace) for e in store.catalog.entries(where) if e.page_id]
 
-    return read_audit(resolve_store_root(store_path), client=client, since=since)
+
+def client_grants(store: Store) -> dict[str, Any]:
+    """The `clients` section of `pcp.yaml` as written (client id -> grant mapping)."""
+    return dict(store.manifest.clients)
 
 
-def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
-    """`pcp audit --verify`: check the log's hash chain; says where it was cut or changed."""
-    from pcp_cli.config import resolve_store_root
-    from pcp_cli.mcp.audit import verify_audit as verify
+def set_client_grants(store: Store, clients: dict[str, Any]) -> None:
+    """Replace the `clients` section of `pcp.yaml` (`pcp grant add|remove`), atomically and
+    under the store's writer lock, keeping the rest of the file and its comments."""
+    from pcp_cli.store.manifest import read_manifest, replace_clients
 
-    return verify(resolve_store_root(store_path))
+    with store.locked():
+        replace_clients(store.layout.manifest, clients)
+        store.manifest = read_manifest(store.layout.manifest)

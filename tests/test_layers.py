@@ -1,6 +1,9 @@
 """The layering rules of STYLE.md, checked on the source with `ast`.
 
 - `pcp_cli/cli` and `pcp_cli/mcp` reach the store only through `pcp_cli.api`.
+- The library facade (`api.py`, and everything below it) imports no front end.
+- The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, inside its command
+  functions; the MCP front end never imports the CLI.
 - Each third-party library lives in one layer.
 """
 
@@ -19,6 +22,9 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "yaml": ("store/frontmatter.py",),
     "jsonschema": ("model/validate.py",),
     "mcp": ("mcp/",),
+    "mcp_types": ("mcp/",),
+    "starlette": ("mcp/http.py",),
+    "uvicorn": ("mcp/http.py",),
     "typer": ("cli/",),
     "rich": ("cli/",),
     "click": ("cli/",),
@@ -57,20 +63,78 @@ def test_sources_found() -> None:
     assert {"api.py", "cli/main.py", "store/store.py", "store/frontmatter.py"} <= names
 
 
+# The one door from the CLI into the MCP front end (`pcp serve`, `pcp audit`, `pcp grant`,
+# `pcp mcp-config`).
+MCP_ENTRY = "pcp_cli.mcp.commands"
+
+
+def _is(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def eager_import_lines(path: Path) -> set[int]:
+    """Lines of the imports that run when the module is imported (not inside a function)."""
+    lines: set[int] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            lines.add(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text("utf-8")))
+    return lines
+
+
+def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
+    bad: list[str] = []
+    for path in paths:
+        where = path.name if not path.is_relative_to(PACKAGE) else path.relative_to(PACKAGE)
+        eager = eager_import_lines(path)
+        for module, line in imports_of(path, package=f"pcp_cli.{front_end}"):
+            found = None
+            if _is(module, "pcp_cli.store") or front_end == "mcp" and _is(module, "pcp_cli.cli"):
+                found = f"{where}:{line} imports {module}"
+            elif (front_end == "cli" and _is(module, "pcp_cli.mcp") and module != "pcp_cli.mcp"
+                  and (not _is(module, MCP_ENTRY) or line in eager)):
+                found = (f"{where}:{line} imports {module} (only {MCP_ENTRY}, inside a "
+                         "command function)")
+            if found and not any(b.startswith(f"{where}:{line} ") for b in bad):
+                bad.append(found)
+    return bad
+
+
 @pytest.mark.parametrize("front_end", [
     "cli",
     "mcp",
 ])
 def test_front_ends_use_only_the_api(front_end: str) -> None:
-    bad = []
-    for path in sorted((PACKAGE / front_end).rglob("*.py")):
-        for module, line in imports_of(path):
-            if module == "pcp_cli.store" or module.startswith("pcp_cli.store."):
-                bad.append(f"{path.relative_to(PACKAGE)}:{line} imports {module}")
-            other = "mcp" if front_end == "cli" else "cli"
-            if module.startswith(f"pcp_cli.{other}"):
-                bad.append(f"{path.relative_to(PACKAGE)}:{line} imports {module}")
+    bad = front_end_crossings(front_end, sorted((PACKAGE / front_end).rglob("*.py")))
     assert not bad, "go through pcp_cli.api:\n" + "\n".join(bad)
+
+
+def test_the_library_imports_no_front_end() -> None:
+    """Serving is a front end's job: nothing outside cli/ and mcp/ imports either of them."""
+    bad = []
+    for path in sources():
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(("cli/", "mcp/")) or rel in ("__main__.py",):
+            continue
+        for module, line in imports_of(path):
+            if _is(module, "pcp_cli.cli") or _is(module, "pcp_cli.mcp"):
+                bad.append(f"{rel}:{line} imports {module}")
+    assert not bad, "the library must not import a front end:\n" + "\n".join(bad)
+
+
+def test_the_checker_sees_a_front_end_crossing(tmp_path: Path) -> None:
+    probe = tmp_path / "_cli_probe.py"
+    probe.write_text("from pcp_cli.mcp.server import build_server\n"
+                     "from pcp_cli.mcp import commands\n"
+                     "def f():\n    from pcp_cli.mcp import commands\n")
+    bad = front_end_crossings("cli", [probe])
+    assert len(bad) == 2 and "pcp_cli.mcp.server" in bad[0]
 
 
 @pytest.mark.parametrize("library", sorted(OWNERS))

@@ -30,6 +30,8 @@ COMMAND_MODULES = (
     "pcp_cli.cli.maintenance",
     "pcp_cli.cli.sync",
     "pcp_cli.cli.serve",
+    "pcp_cli.cli.grant",
+    "pcp_cli.cli.mcp_config",
     "pcp_cli.cli.imports",
     "pcp_cli.cli.ingest",
     "pcp_cli.cli.export",

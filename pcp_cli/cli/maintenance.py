@@ -44,8 +44,10 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Find interrupted writes, hand edits, dropped files, conflicts and divergence."""
+        from pcp_cli.mcp import commands
+
         with api.open_store(store_path, refresh=False) as store:
-            findings = api.check_store(store, fix=fix)
+            findings = api.check_store(store, fix=fix) + commands.audit_findings(store)
             driver = api.merge_driver_problem(store)
             if driver is not None:
                 repaired = False

@@ -75,20 +75,22 @@ def scope_allows(grant: Grant, namespace: str) -> bool:
     return any(_pattern_matches(pattern, namespace) for pattern in grant.scopes)
 
 
-def _covered(scopes: Iterable[str], requested: str) -> bool:
-    """Is every namespace `requested` can match also matched by one of `scopes`?"""
-    for pattern in scopes:
-        if pattern == "*":
-            return True
-        if requested == "*":
-            continue
-        if requested.endswith(":*"):
-            # A pattern is only covered by an equal or wider pattern.
-            if pattern.endswith(":*") and requested.startswith(pattern[:-1]):
-                return True
-        elif _pattern_matches(pattern, requested):
-            return True
-    return False
+def _meet(pattern: str, requested: str) -> str | None:
+    """The part of `requested` that `pattern` (one grant scope) allows, as one scope, or None.
+
+    Both are `*`, a namespace, or `<namespace>:*`; the meet of two such scopes is always one of
+    them (or nothing), so narrowing never invents a scope the grant did not name."""
+    if pattern == "*":
+        return requested
+    if requested == "*":
+        return pattern
+    if requested.endswith(":*"):
+        if pattern.endswith(":*"):
+            if pattern.startswith(requested[:-1]):  # the grant's pattern is the narrower one
+                return pattern
+            return requested if requested.startswith(pattern[:-1]) else None
+        return pattern if _pattern_matches(requested, pattern) else None
+    return requested if _pattern_matches(pattern, requested) else None
 
 
 def intersect_scopes(
@@ -96,19 +98,25 @@ def intersect_scopes(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Intersect `requested` with `scopes`: (kept, dropped). None keeps everything granted.
 
-    A request that names nothing inside the grant keeps nothing: narrowing never falls back to
-    the wider grant.
+    A pattern means "what I may see of this": `*` is the whole grant, `project:*` the grant's
+    part of `project:`. An exact namespace is kept if the grant covers it. A requested item that
+    meets nothing of the grant is dropped; a request that keeps nothing keeps nothing: narrowing
+    never falls back to the wider grant, and never widens it.
     """
     if requested is None:
         return scopes, ()
     kept: list[str] = []
     dropped: list[str] = []
     for item in requested:
-        if is_scope_pattern(item) and _covered(scopes, item):
-            if item not in kept:
-                kept.append(item)
-        elif item not in dropped:
+        met = [m for m in (_meet(p, item) for p in scopes) if m] if is_scope_pattern(item) else []
+        if not met and item not in dropped:
             dropped.append(item)
+        for scope in met:
+            if scope not in kept:
+                kept.append(scope)
+    # A kept scope inside another kept pattern adds nothing.
+    kept = [k for k in kept if not any(o != k and _meet(o, k) == k and o.endswith("*")
+                                       for o in kept)]
     return tuple(kept), tuple(dropped)
 
 

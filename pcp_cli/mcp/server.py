@@ -1,8 +1,10 @@
-"""The MCP stdio server: the tool catalogue and a ToolSession adapted to the `mcp` SDK (2.x).
+"""The MCP server: the tool catalogue and ToolSessions adapted to the `mcp` SDK (2.x).
 
-This is the only module that imports the SDK (about half a second of imports), so only
-`pcp serve` pays for it. It uses the SDK's low-level `Server`: the tool list, argument
-validation, error shape and audit are ours, and the same for every tool.
+`make_server` is the one server construction; stdio (`run_stdio`, here) and streamable HTTP
+(`pcp_cli.mcp.http`) differ only in which ToolSession answers a request. These two modules are
+the only ones that import the SDK (about half a second of imports), so only `pcp serve` pays for
+it. It uses the SDK's low-level `Server`: the tool list, argument validation, error shape and
+audit are ours, and the same for every tool.
 
 stdout carries protocol messages only. The SDK's `stdio_server()` points fd 1 at stderr while
 serving; on top of that `sys.stdout` is redirected to stderr, so a stray `print()` (which would
@@ -13,8 +15,10 @@ goes to stderr.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -27,8 +31,8 @@ from pcp_cli import __version__
 from pcp_cli.mcp.audit import AuditLog
 from pcp_cli.mcp.backend import Backend
 from pcp_cli.mcp.grants import Grant
-from pcp_cli.mcp.session import DEFAULT_PAYLOAD_CHARS, ToolSession
-from pcp_cli.mcp.tools import ToolSpec
+from pcp_cli.mcp.session import DEFAULT_PAYLOAD_CHARS, ToolSession, timed_out
+from pcp_cli.mcp.tools import ToolSpec, tools_for
 
 INSTRUCTIONS = (
     "This server holds one person's curated context. Start a session with pcp_get_profile "
@@ -60,32 +64,46 @@ def tool_definition(spec: ToolSpec) -> types.Tool:
     )
 
 
-def build_server(
-    backend: Backend,
-    grant: Grant,
-    audit: AuditLog,
-    *,
-    max_payload_chars: int = DEFAULT_PAYLOAD_CHARS,
-) -> Server[Any]:
-    """An SDK server offering the read tools, plus the write tools only if `grant.allow_write`."""
-    session = ToolSession(backend, grant, audit, max_payload_chars=max_payload_chars)
-    tools = [tool_definition(spec) for spec in session.specs.values()]
+# Which ToolSession answers a request: the one session of a stdio server, or the session of the
+# authenticated client (and the suppression context it names) for an HTTP request.
+SessionFor = Callable[[Any], ToolSession]
+
+
+def make_server(session_for: SessionFor, *, call_timeout: float | None = None) -> Server[Any]:
+    """The one server construction both transports share: tools/list and tools/call answered by
+    the ToolSession `session_for(ctx)` picks for each request (`ctx` is the SDK's request
+    context). A call still running after `call_timeout` seconds is answered with an error; its
+    work finishes in the background and is audited as usual."""
+    definitions = {
+        allow_write: [tool_definition(spec) for spec in tools_for(allow_write)]
+        for allow_write in (False, True)
+    }
 
     async def on_list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        session = session_for(ctx)
+        return types.ListToolsResult(tools=definitions[session.grant.allow_write])
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        session = session_for(ctx)
         # The backend does blocking disk and index work: keep the event loop free for pings.
-        reply = await anyio.to_thread.run_sync(session.call, params.name, params.arguments)
+        call = functools.partial(session.call, params.name, params.arguments)
+        if call_timeout is None:
+            reply = await anyio.to_thread.run_sync(call)
+        else:
+            reply = None
+            with anyio.move_on_after(call_timeout):
+                reply = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            if reply is None:
+                reply = timed_out(params.name, call_timeout)
         return types.CallToolResult(
             content=[types.TextContent(text=reply.text)],
             structured_content=reply.data,
             is_error=reply.is_error,
         )
 
-    server: Server[Any] = Server(
+    return Server(
         "pcp",
         version=__version__,
         title="pcp personal context",
@@ -93,6 +111,19 @@ def build_server(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+
+
+def build_server(
+    backend: Backend,
+    grant: Grant,
+    audit: AuditLog,
+    *,
+    max_payload_chars: int = DEFAULT_PAYLOAD_CHARS,
+) -> Server[Any]:
+    """A stdio server: one session for its one client, offering the read tools, plus the write
+    tools only if `grant.allow_write`."""
+    session = ToolSession(backend, grant, audit, max_payload_chars=max_payload_chars)
+    server = make_server(lambda ctx: session)
     server.pcp_session = session  # type: ignore[attr-defined]  # for tests and diagnostics
     return server
 

@@ -82,6 +82,18 @@ def _error_reply(error: PcpError) -> Reply:
     return Reply(data=data, text=text, is_error=True)
 
 
+class TimedOut(PcpError):
+    code = "timeout"
+
+
+def timed_out(name: str, seconds: float) -> Reply:
+    """The answer to a call still running after the server's request-time cap."""
+    return _error_reply(TimedOut(
+        f"{name[:80]} took longer than {seconds:g}s and was abandoned",
+        hint="narrow the request (a smaller limit, fewer ids) and try again",
+    ))
+
+
 def _not_found(page_id: str) -> NotFound:
     # One message for "does not exist", "outside your grant" and "suppressed".
     return NotFound(
@@ -152,8 +164,17 @@ class ToolSession:
         self.max_payload_chars = max_payload_chars
         self.specs: dict[str, ToolSpec] = {s.name: s for s in tools_for(grant.allow_write)}
         self._suppressed: set[str] = set()
+        # Says how long suppression lasts (HTTP sessions are per client and context id).
+        self.suppression_scope = "until this server session ends"
         # Calls are served one at a time: suppression and audit order stay simple and exact.
         self._lock = threading.Lock()
+
+    def regrant(self, grant: Grant) -> None:
+        """Serve later calls under `grant` (the client's grant was edited while serving); the
+        session's suppressed pages stay suppressed."""
+        with self._lock:
+            self.grant = grant
+            self.specs = {s.name: s for s in tools_for(grant.allow_write)}
 
     @property
     def suppressed(self) -> frozenset[str]:
@@ -378,8 +399,7 @@ class ToolSession:
             "suppressed": done,
             "not_found": [i for i in ids if i not in done],
             "suppressed_in_session": len(self._suppressed),
-            "note": "hidden from every tool until this server session ends; nothing on disk "
-            "changed",
+            "note": f"hidden from every tool {self.suppression_scope}; nothing on disk changed",
         }
 
     # -- writes -------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """The MCP tool catalogue: names, parameters, limits and annotations, and argument validation.
 
-One table drives both the JSON Schema each tool advertises and the validation of every call, so
-the two cannot drift. SDK-free: the server turns these specs into SDK `Tool` objects.
+One table (`TOOLS`) drives the JSON Schema each tool advertises, and every call is validated
+against that same schema (jsonschema, through `pcp_cli.model.validate`): what a tool accepts has
+one source of truth. To add a tool or a parameter, add a `ToolSpec` or a `Param` to the table.
+SDK-free: the server turns these specs into SDK `Tool` objects.
 
 Tool names and parameters are normative (Portable Context Protocol §4 for the query profile,
 Paged Context Protocol operations for the rest).
@@ -9,15 +11,16 @@ Paged Context Protocol operations for the rest).
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import re
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from pcp_cli.api import ingest_event_schema
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.validate import Violation, schema_checker
 from pcp_cli.model.vocab import (
     KEYSTONE_CATEGORIES,
     NAMESPACE_PATTERN,
@@ -73,24 +76,28 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     item_max_len: int | None = None  # lists: per-item limits
-    unique: bool = False
+    unique: bool = False  # lists: repeated items are merged (so the schema does not forbid them)
     fields: tuple[Param, ...] = ()  # kind "object": its keys (no others allowed), or else
     # the JSON Schema the object must satisfy (the library validates against the same published
-    # schema, so what is advertised is what is checked).
+    # schema, so what is advertised is what is checked). max_len caps its size as JSON.
     object_schema: Mapping[str, Any] | None = None
 
     def schema(self) -> dict[str, Any]:
+        """This parameter's JSON Schema. An optional parameter also accepts null, meaning "the
+        default", and says so in its type; a required one never does."""
         out: dict[str, Any] = {"description": self.description}
-        if self.kind == "object":
-            if self.fields:
-                out.update(type="object", properties={f.name: f.schema() for f in self.fields},
-                           additionalProperties=False)
+        if self.kind == "object" and self.fields:
+            out.update(type="object", properties={f.name: f.schema() for f in self.fields},
+                       additionalProperties=False)
+        elif self.kind == "object":
+            out.update({k: v for k, v in (self.object_schema or {"type": "object"}).items()
+                        if k not in ("$schema", "$id", "title", "description")})
+            if not self.required:
+                out = {"description": self.description,
+                       "anyOf": [{k: v for k, v in out.items() if k != "description"},
+                                 {"type": "null"}]}
                 return out
-            body = {k: v for k, v in (self.object_schema or {"type": "object"}).items()
-                    if k not in ("$schema", "$id", "title", "description")}
-            out.update(body)
-            return out
-        if self.kind == "list":
+        elif self.kind == "list":
             item: dict[str, Any] = {"type": "string"}
             if self.enum:
                 item["enum"] = list(self.enum)
@@ -103,8 +110,6 @@ class Param:
                 out["minItems"] = self.min_len
             if self.max_len is not None:
                 out["maxItems"] = self.max_len
-            if self.unique:
-                out["uniqueItems"] = True
         else:
             out["type"] = _JSON_TYPES[self.kind]
             if self.enum:
@@ -119,6 +124,10 @@ class Param:
                 out["minimum"] = self.minimum
             if self.maximum is not None:
                 out["maximum"] = self.maximum
+        if not self.required:
+            out["type"] = [out["type"], "null"]
+            if "enum" in out:
+                out["enum"] = [*out["enum"], None]
         if self.default is not None:
             out["default"] = list(self.default) if isinstance(self.default, tuple) else self.default
         return out
@@ -133,6 +142,10 @@ class ToolSpec:
     write: bool = False
     destructive: bool = False
     idempotent: bool = False
+    # A rule across parameters: its schema (merged into the input schema) and, when it fails,
+    # (message, hint).
+    rule: tuple[str, str] | None = None
+    rule_schema: dict[str, Any] | None = None
 
     @property
     def read_only(self) -> bool:
@@ -147,6 +160,8 @@ class ToolSpec:
         required = [p.name for p in self.params if p.required]
         if required:
             schema["required"] = required
+        if self.rule_schema:
+            schema.update(self.rule_schema)
         return schema
 
 
@@ -330,6 +345,11 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param("title", "string", "New title", min_len=1, max_len=300),
         ),
         write=True,
+        rule=("nothing to revise", "pass content, title or both"),
+        rule_schema={"anyOf": [
+            {"required": [name], "properties": {name: {"type": "string"}}}
+            for name in ("content", "title")
+        ]},
     ),
     ToolSpec(
         "pcp_link_pages",
@@ -408,111 +428,134 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check_string(tool: str, p: Param, value: Any, label: str) -> str:
-    if not isinstance(value, str):
-        raise _bad(tool, f"{label} must be a string, not {type(value).__name__}",
-                   f"pass {label} as a JSON string")
-    if p.enum and value not in p.enum and p.kind != "list":
-        raise _bad(tool, f"{label} {_show(value)} is not one of {', '.join(p.enum)}",
-                   f"use one of: {', '.join(p.enum)}")
-    if p.kind != "list":
-        if p.min_len is not None and len(value) < p.min_len:
-            raise _bad(tool, f"{label} must not be empty", f"give {label} a value")
-        if p.max_len is not None and len(value) > p.max_len:
-            raise _bad(tool, f"{label} is {len(value)} characters; the limit is {p.max_len}",
-                       f"shorten {label}")
-    if p.pattern and re.match(p.pattern, value) is None:
-        raise _bad(tool, f"{label} {_show(value)} is not well-formed",
-                   f"{label} must match {p.pattern}")
-    return value
+def _label(path: tuple[str | int, ...]) -> str:
+    label = ""
+    for part in path:
+        label += f"[{part}]" if isinstance(part, int) else (f".{part}" if label else part)
+    return label
 
 
-def _check(tool: str, p: Param, value: Any) -> Any:
-    if p.kind == "object" and p.fields:
-        if not isinstance(value, dict):
-            raise _bad(tool, f"{p.name} must be an object, not {type(value).__name__}",
-                       f'pass {p.name} as a JSON object, e.g. {{"{p.fields[0].name}": ...}}')
-        known = {f.name: f for f in p.fields}
-        unknown = sorted(set(value) - set(known))
-        if unknown:
-            raise _bad(tool, f"unknown {p.name} key {_show(unknown[0])}",
-                       f"{p.name} takes: {', '.join(known)}")
-        return {name: _check(tool, dataclasses.replace(f, name=f"{p.name}.{name}"), v)
-                for name, f in known.items() if (v := value.get(name)) is not None}
-    if p.kind == "string":
-        return _check_string(tool, p, value, p.name)
-    if p.kind == "object":
-        if not isinstance(value, dict):
-            raise _bad(tool, f"{p.name} must be a JSON object, not {type(value).__name__}",
-                       f"pass {p.name} as a JSON object: {p.description}")
-        size = len(json.dumps(value, ensure_ascii=False, default=str))
-        if p.max_len is not None and size > p.max_len:
-            raise _bad(tool, f"{p.name} is {size} characters of JSON; the limit is {p.max_len}",
-                       f"shorten {p.name}")
-        return value  # its fields are checked against object_schema by the library
-    if p.kind == "boolean":
-        if not isinstance(value, bool):
-            raise _bad(tool, f"{p.name} must be true or false, not {_show(value)}",
-                       f"pass {p.name} as a JSON boolean")
-        return value
-    if p.kind in ("integer", "number"):
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if ok and p.kind == "integer" and isinstance(value, float):
-            ok = value.is_integer()
-            value = int(value) if ok else value
-        if not ok or value != value:  # NaN
-            article = "an integer" if p.kind == "integer" else "a number"
-            raise _bad(tool, f"{p.name} must be {article}, not {_show(value)}",
-                       f"pass {p.name} as a JSON number")
-        if (p.minimum is not None and value < p.minimum) or (
-            p.maximum is not None and value > p.maximum
-        ):
-            raise _bad(tool, f"{p.name} {value} is out of range",
-                       f"use a value from {p.minimum:g} to {p.maximum:g}")
-        return value
-    # list of strings
-    if not isinstance(value, list):
-        raise _bad(tool, f"{p.name} must be a list of strings, not {type(value).__name__}",
-                   f'pass {p.name} as a JSON array, e.g. ["..."]')
-    if p.min_len is not None and len(value) < p.min_len:
-        raise _bad(tool, f"{p.name} must not be empty", f"give at least one {p.name} item")
-    if p.max_len is not None and len(value) > p.max_len:
-        raise _bad(tool, f"{p.name} has {len(value)} items; the limit is {p.max_len}",
-                   "split the request into several calls")
-    items: list[str] = []
-    for index, item in enumerate(value):
-        label = f"{p.name}[{index}]"
-        _check_string(tool, Param(p.name, "string", "", pattern=p.pattern), item, label)
-        if p.enum and item not in p.enum:
-            raise _bad(tool, f"{label} {_show(item)} is not one of {', '.join(p.enum)}",
-                       f"use any of: {', '.join(p.enum)}")
-        if p.item_max_len is not None and len(item) > p.item_max_len:
-            raise _bad(tool, f"{label} is longer than {p.item_max_len} characters",
-                       f"shorten {label}")
-        if item not in items:
-            items.append(item)
-    return tuple(items)
+_TYPE_WORDS = {"string": "a string", "integer": "an integer", "number": "a number",
+               "boolean": "true or false", "array": "a list", "null": "null", "object": "an object"}
+
+
+def _type_words(expected: Any) -> str:
+    kinds = [expected] if isinstance(expected, str) else list(expected)
+    return " or ".join(_TYPE_WORDS.get(k, k) for k in kinds)
+
+
+def _explain(spec: ToolSpec, violation: Violation) -> InvalidInput:
+    """One violation of the published schema as a message naming the tool and parameter, and a
+    hint saying how to fix the call."""
+    tool, kw, want, value = spec.name, violation.keyword, violation.expected, violation.value
+    label = _label(violation.path) or "arguments"
+    if kw == "additionalProperties" and violation.path:
+        param = next((p for p in spec.params if p.name == violation.path[0]), None)
+        known = [f.name for f in param.fields] if param else []
+        extra = sorted(set(value) - set(known)) if isinstance(value, dict) else []
+        return _bad(tool, f"unknown {label} key {_show(extra[0] if extra else value)}",
+                    f"{label} takes: {', '.join(known)}")
+    if kw == "additionalProperties":
+        known = [p.name for p in spec.params]
+        unknown = sorted(set(value) - set(known)) if isinstance(value, dict) else []
+        return _bad(tool, f"unknown parameter {_show(unknown[0] if unknown else value)}",
+                    f"{tool} takes: {', '.join(known) or 'no parameters'}")
+    if kw == "required":
+        missing = [name for name in want if not isinstance(value, dict) or name not in value]
+        name = missing[0] if missing else want[0]
+        param = next((p for p in spec.params if p.name == name), None)
+        if violation.path:  # inside a parameter's own object
+            return _bad(tool, f"{label}.{name} is required", f"give {label} a {name}")
+        return _bad(tool, f"{name} is required",
+                    f"pass {name}: {param.description if param else name}")
+    if kw == "type":
+        if want == "object" and not violation.path:
+            return _bad(tool, "arguments must be a JSON object", "pass named parameters")
+        return _bad(tool, f"{label} must be {_type_words(want)}, not {_show(value)}",
+                    f"pass {label} as {_type_words(want)} (JSON)")
+    if kw == "enum":
+        options = [o for o in want if o is not None]
+        return _bad(tool, f"{label} {_show(value)} is not one of {', '.join(options)}",
+                    f"use one of: {', '.join(options)}")
+    if kw == "minLength":
+        return _bad(tool, f"{label} must not be empty", f"give {label} a value")
+    if kw == "maxLength":
+        return _bad(tool, f"{label} is {len(value)} characters; the limit is {want}",
+                    f"shorten {label}")
+    if kw == "minItems":
+        return _bad(tool, f"{label} must not be empty", f"give at least one {label} item")
+    if kw == "maxItems":
+        return _bad(tool, f"{label} has {len(value)} items; the limit is {want}",
+                    "split the request into several calls")
+    if kw == "pattern":
+        return _bad(tool, f"{label} {_show(value)} is not well-formed",
+                    f"{label} must match {want}")
+    if kw in ("minimum", "maximum"):
+        param = next((p for p in spec.params if p.name == label), None)
+        low = param.minimum if param and param.minimum is not None else want
+        high = param.maximum if param and param.maximum is not None else want
+        return _bad(tool, f"{label} {value} is out of range",
+                    f"use a value from {low:g} to {high:g}")
+    if kw in ("anyOf", "oneOf") and not violation.path and spec.rule:
+        return _bad(tool, spec.rule[0], spec.rule[1])
+    return _bad(tool, f"{label}: {violation.message[:200]}",
+                f"see the input schema of {tool} in tools/list")
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
+@cache
+def _checker(name: str) -> Any:
+    return schema_checker(TOOLS_BY_NAME[name].input_schema())
 
 
 def validate_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Checked, normalized arguments (defaults filled in, lists as tuples); raises InvalidInput
-    whose message names the tool and parameter and whose hint says how to fix it."""
-    arguments = arguments or {}
-    known = {p.name: p for p in spec.params}
-    unknown = sorted(set(arguments) - set(known))
-    if unknown:
-        allowed = ", ".join(known) or "no parameters"
-        raise _bad(spec.name, f"unknown parameter {_show(unknown[0])}",
-                   f"{spec.name} takes: {allowed}")
+    """Arguments checked against the tool's published input schema (the one tools/list shows,
+    so what a tool accepts has one source of truth), then normalized: null and absent
+    parameters get their default, integral numbers become ints, lists become tuples without
+    repeats. Raises InvalidInput naming the tool and parameter, with a hint saying how to fix
+    the call."""
+    arguments = {} if arguments is None else arguments
+    checker = _checker(spec.name) if TOOLS_BY_NAME.get(spec.name) is spec else schema_checker(
+        spec.input_schema())
+    violations = checker(dict(arguments) if isinstance(arguments, Mapping) else arguments)
+    if violations:
+        raise _explain(spec, violations[0])
+    for name, value in arguments.items():
+        if not _finite(value):
+            raise _bad(spec.name, f"{name} must be a finite number", f"pass {name} as a number")
+    for p in spec.params:
+        value = arguments.get(p.name)
+        if p.kind == "object" and p.max_len is not None and isinstance(value, dict):
+            size = len(json.dumps(value, ensure_ascii=False, default=str))
+            if size > p.max_len:
+                raise _bad(spec.name, f"{p.name} is {size} characters of JSON; the limit is "
+                           f"{p.max_len}", f"shorten {p.name}")
     out: dict[str, Any] = {}
     for p in spec.params:
         value = arguments.get(p.name)
-        if value is None:
-            if p.required:
-                raise _bad(spec.name, f"{p.name} is required", f"pass {p.name}: {p.description}")
-            out[p.name] = p.default
-            continue
-        out[p.name] = _check(spec.name, p, value)
-    if spec.name == "pcp_revise_page" and out["content"] is None and out["title"] is None:
-        raise _bad(spec.name, "nothing to revise", "pass content, title or both")
+        out[p.name] = p.default if value is None else _normalize(p, value)
     return out
+
+
+def _normalize(p: Param, value: Any) -> Any:
+    """A valid value in the shape the session uses: integral numbers as ints, lists as tuples
+    without repeats, objects with only the keys given (and not null)."""
+    if p.kind == "integer":
+        return int(value)
+    if p.kind == "list":
+        return tuple(dict.fromkeys(value))
+    if p.kind == "object" and not p.fields:
+        return value  # checked against object_schema; the library checks it again
+    if p.kind == "object":
+        known = {f.name: f for f in p.fields}
+        return {name: _normalize(known[name], v) for name, v in value.items() if v is not None}
+    return value

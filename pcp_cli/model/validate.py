@@ -187,3 +187,36 @@ def _line_of(text: str, error: str) -> int | None:
         if number > 1 and line == "---":
             break
     return None
+
+
+# -- any JSON Schema (the MCP tools' published argument schemas) ------------------------------
+@dataclass(frozen=True)
+class Violation:
+    """One way an instance breaks a schema, without jsonschema's types: where (a path of keys
+    and indexes), which keyword failed, what the keyword asked for, and the offending value."""
+
+    path: tuple[str | int, ...]
+    keyword: str
+    expected: Any
+    value: Any
+    message: str
+
+
+def schema_checker(schema: dict[str, Any]) -> Any:
+    """A function `check(instance) -> list[Violation]` for `schema` (Draft 2020-12), the
+    violations ordered most relevant first (jsonschema's own `best_match` order)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import relevance
+
+    Draft202012Validator.check_schema(schema)
+    checker = Draft202012Validator(schema)
+
+    def check(instance: Any) -> list[Violation]:
+        errors = sorted(checker.iter_errors(instance), key=relevance, reverse=True)
+        return [
+            Violation(tuple(e.absolute_path), str(e.validator), e.validator_value, e.instance,
+                      e.message)
+            for e in errors
+        ]
+
+    return check

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,42 @@ def read_manifest(path: Path) -> Manifest:
 def write_manifest(path: Path, manifest: Manifest) -> None:
     header = "# pcp store manifest: see store_layout/README.md for every key.\n"
     write_atomic(path, header + frontmatter.dump_mapping(manifest.to_dict()))
+
+
+_CLIENTS_KEY = re.compile(r"^clients\s*:")
+
+
+def replace_clients(path: Path, clients: dict[str, Any]) -> None:
+    """Rewrite only the `clients:` section of `pcp.yaml` (atomically), keeping every other line
+    of the file as it was, comments included. Comments inside the old `clients:` section (lines
+    indented under it) are replaced with the new section; a comment at the start of a line
+    after it belongs to what follows and is kept. Raises InvalidInput, changing nothing, if the
+    result would not read back as exactly the same manifest with the new clients."""
+    rel = path.name
+    text = frontmatter.decode(path.read_bytes(), rel)
+    before = frontmatter.load_mapping(text, rel)
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if _CLIENTS_KEY.match(line)), None)
+    block = frontmatter.dump_mapping({"clients": clients}) if clients else "clients: {}\n"
+    if start is None:
+        new_lines = [*lines]
+        if new_lines and not new_lines[-1].endswith("\n"):
+            new_lines[-1] += "\n"
+        new_lines.append(block)
+    else:
+        end = start + 1
+        while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t"):
+            end += 1
+        # Blank lines that end the section separate it from what follows: keep them.
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        new_lines = [*lines[:start], block, *lines[end:]]
+    new_text = "".join(new_lines)
+    after = frontmatter.load_mapping(new_text, rel)
+    expected = {**before, "clients": clients}
+    if after != expected:
+        raise InvalidInput(
+            "pcp.yaml could not be edited safely (its clients section is not a plain block)",
+            path=rel, hint="edit the clients section of pcp.yaml by hand",
+        )
+    write_atomic(path, new_text)

@@ -83,15 +83,33 @@ def test_narrowing_to_nothing_shows_nothing_not_everything():
     assert not scope_allows(grant, "user:ada-lumen")
 
 
-def test_pattern_request_needs_a_covering_pattern():
-    # An exact namespace in the grant never covers a wider pattern.
+def test_a_pattern_request_is_narrowed_to_the_grant():
+    # A pattern means "what I may see of this": never more than the grant, never nothing
+    # when the grant has something there.
     grant = resolve_grant(MANIFEST, "claude-desktop", ["project:*"], False)
-    assert grant.scopes == () and grant.dropped_scopes == ("project:*",)
+    assert grant.scopes == ("project:tidewatch",) and grant.dropped_scopes == ()
     wide = resolve_grant(MANIFEST, "cursor", ["project:tidewatch:*", "project:x"], False)
     assert wide.scopes == ("project:tidewatch:*", "project:x")
     star = resolve_grant(MANIFEST, "everything", ["*"], False)
     assert star.scopes == ("*",)
-    assert resolve_grant(MANIFEST, "cursor", ["*"], False).scopes == ()
+    cursor = resolve_grant(MANIFEST, "cursor", [], False)
+    assert resolve_grant(MANIFEST, "cursor", ["*"], False).scopes == \
+        resolve_grant(MANIFEST, "cursor", None, False).scopes != ()
+    assert cursor.scopes == ()
+    none_there = resolve_grant(MANIFEST, "claude-desktop", ["team:*"], False)
+    assert none_there.scopes == () and none_there.dropped_scopes == ("team:*",)
+
+
+@pytest.mark.parametrize(("grant", "requested", "kept"), [
+    (("*",), ["user:*"], ("user:*",)),
+    (("user:a", "project:*"), ["*"], ("user:a", "project:*")),
+    (("project:*",), ["project:tide:*"], ("project:tide:*",)),
+    (("project:tide:*",), ["project:*"], ("project:tide:*",)),
+    (("project:tide",), ["project:*", "project:tide"], ("project:tide",)),
+    (("user:a",), ["user:b"], ()),
+])
+def test_intersection_of_patterns(grant, requested, kept):
+    assert intersect_scopes(grant, requested)[0] == kept
 
 
 def test_invalid_requested_scope_is_dropped():

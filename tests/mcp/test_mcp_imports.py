@@ -1,4 +1,5 @@
-"""The SDK costs about half a second to import: only the server module may load it."""
+"""The SDK costs about half a second to import: only the server modules (server.py, http.py)
+may load it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROBE = """
 import sys
 import pcp_cli.mcp.audit, pcp_cli.mcp.backend, pcp_cli.mcp.grants, pcp_cli.mcp.session
-import pcp_cli.mcp.tools, pcp_cli.mcp.store_backend
+import pcp_cli.mcp.tools, pcp_cli.mcp.store_backend, pcp_cli.mcp.tokens, pcp_cli.mcp.commands
 heavy = sorted(m for m in sys.modules
                if m.split('.')[0] in ('mcp', 'mcp_types', 'pydantic', 'anyio', 'starlette'))
 print(heavy)
@@ -25,7 +26,7 @@ def test_sdk_free_modules_do_not_import_the_sdk():
 
 
 ALLOWED = ("pcp_cli.api", "pcp_cli.render", "pcp_cli.errors", "pcp_cli.config",
-           "pcp_cli.model.vocab", "pcp_cli.model.scopes", "pcp_cli.mcp")
+           "pcp_cli.model.vocab", "pcp_cli.model.scopes", "pcp_cli.model.validate", "pcp_cli.mcp")
 ALLOWED_FROM_PACKAGE = {"api", "render", "errors", "config", "__version__"}
 
 

@@ -116,7 +116,8 @@ async def test_bad_events_are_tool_errors_naming_the_field(mcp_session, mcp_stor
         result, data = await call(client, "pcp_ingest_event", {"event": {
             "type": "message", "conversation_id": "c", "content": "no role"}})
         assert result.is_error and data["error"]["code"] == "invalid_input"
-        assert "'role' is a required property" in data["error"]["message"]
+        # Checked against the published schema at the tool boundary: the message names the field.
+        assert "event.role is required" in data["error"]["message"]
         result, data = await call(client, "pcp_ingest_event", {"event": {
             "type": "message", "conversation_id": "c", "role": "user", "content": "x",
             "timestamp": "last tuesday"}})

@@ -165,8 +165,10 @@ async def test_a_project_client_never_sees_the_owners_pages(mcp_session):
             assert {r["id"] for r in data["results"]} <= TIDEWATCH_PAGES
             # Not even a count of what was left out for the grant's sake.
             assert data["filters_applied"].get("suppressed") in (None, 0, [])
-        result, data = await call(client, "pcp_search", {"query": "Ada", "scopes": ["*"]})
-        assert data["results"] == []
+        # A pattern is narrowed to the grant: the project's pages, nothing else, no notice.
+        result, data = await call(client, "pcp_search", {"query": "tidewatch", "scopes": ["*"]})
+        assert data["results"] and {r["id"] for r in data["results"]} <= TIDEWATCH_PAGES
+        assert "notices" not in data
 
         result, timeline = await call(client, "pcp_get_timeline", {"limit": 100})
         answers.append(texts_of(result))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.mcp.audit import AuditLog, read_audit
@@ -95,3 +97,44 @@ def test_writes_absent_without_write_grant(session, tmp_path):
 def test_profile_text_formats_render_as_text(session):
     reply = session.call("pcp_get_profile", {"format": "markdown"})
     assert reply.text.startswith("Ada Lumen") and reply.data["format"] == "markdown"
+
+
+# -- one source of truth: the published schema is what validates -------------------------------
+@pytest.mark.parametrize("spec", TOOLS, ids=lambda s: s.name)
+def test_optional_parameters_take_null_as_their_default_and_say_so(spec):
+    schema = spec.input_schema()
+    for param in spec.params:
+        takes_null = jsonschema.Draft202012Validator(schema["properties"][param.name]).is_valid(
+            None)
+        assert takes_null != param.required, param.name
+        if param.required:
+            continue
+        base = {p.name: "x" for p in spec.params if p.required and p.kind == "string"}
+        base.update({p.name: ["a"] for p in spec.params if p.required and p.kind == "list"})
+        if spec.name == "pcp_revise_page":
+            base.setdefault("content", "x")
+        if param.name in base:
+            continue
+        args = validate_arguments(spec, {**base, param.name: None})
+        assert args[param.name] == param.default, param.name
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 40) | st.floats(-2, 2, allow_nan=False)
+    | st.text(max_size=5) | st.sampled_from(["note", "json", "ids", "2024-01", "a:b", "*"]),
+    lambda inner: st.lists(inner, max_size=3), max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=st.sampled_from(TOOLS), data=st.data())
+def test_validation_accepts_exactly_what_the_published_schema_accepts(spec, data):
+    names = [p.name for p in spec.params] + ["unknown"]
+    arguments = data.draw(st.dictionaries(st.sampled_from(names), _JSON, max_size=4))
+    published = jsonschema.Draft202012Validator(spec.input_schema())
+    try:
+        validate_arguments(spec, arguments)
+        accepted = True
+    except InvalidInput as exc:
+        accepted = False
+        assert exc.message.startswith(spec.name) and exc.hint
+    assert accepted == published.is_valid(arguments)

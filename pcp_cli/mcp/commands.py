@@ -1,0 +1,308 @@
+"""The MCP front end's entry points for the CLI: `pcp serve`, `pcp audit`, `pcp grant`,
+`pcp mcp-config`.
+
+The CLI imports this one module of `pcp_cli.mcp`, inside its command functions (the layer test
+holds it to that), so `pcp --help` loads none of it. Nothing here imports the SDK at module
+level: serving imports it after everything that can fail before serving (no store, a bad
+`pcp.yaml`, a bad option) has raised the usual PcpError. Each function returns JSON-able data,
+the same shape `--json` prints; the CLI renders it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pcp_cli import api
+from pcp_cli.config import resolve_store_root
+from pcp_cli.errors import NotFound, UsageError
+from pcp_cli.mcp.grants import (
+    GRANT_KEYS,
+    check_client_id,
+    is_scope_pattern,
+    resolve_grant,
+)
+
+CONFIG_TARGETS = ("claude-desktop", "cursor", "claude-code", "vscode", "json")
+TOKEN_PLACEHOLDER = "<token from: pcp grant token {client}>"
+
+
+# -- serving ----------------------------------------------------------------------------------
+def _grant_line(grant: Any) -> str:
+    return (f"client {grant.client_id or '(none)'} ({grant.granted_by}); scopes "
+            f"{', '.join(grant.scopes) or '(none)'}; sensitive "
+            f"{'allowed' if grant.allow_sensitive else 'never'}; writes "
+            f"{'on' if grant.allow_write else 'off'}")
+
+
+def serve_stdio(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
+                scopes: Sequence[str] | None, allow_write: bool, log: Any) -> None:
+    """`pcp serve`: resolve the client's grant, then serve MCP on stdio until the client
+    leaves. Logs go to `log` (stderr)."""
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.store_backend import StoreBackend
+
+    started = time.perf_counter()
+    with api.open_store(store_path, readonly=True, refresh=False) as store:
+        root = store.root
+        grant = resolve_grant(store.manifest.to_dict(), client_id, list(scopes or []) or None,
+                              allow_write)
+    for notice in grant.notices:
+        log.write(f"pcp serve: {notice}\n")
+    log.write(f"pcp serve: store {root}; {_grant_line(grant)}\n")
+    from pcp_cli.mcp.server import build_server, run_stdio
+
+    server = build_server(StoreBackend(root), grant, AuditLog(root))
+    log.write(f"pcp serve: ready in {time.perf_counter() - started:.2f}s; serving MCP on stdio\n")
+    log.flush()
+    run_stdio(server)
+
+
+def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
+               scopes: Sequence[str] | None, allow_write: bool, allow_remote: bool,
+               insecure_http: bool, tls_cert: str | None, tls_key: str | None,
+               allowed_hosts: Sequence[str], allowed_origins: Sequence[str],
+               max_body_bytes: int, max_concurrent: int, call_timeout: float, log: Any) -> None:
+    """`pcp serve --http [HOST:]PORT`: serve every client that has a token and a grant."""
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.http import (
+        HttpOptions,
+        bind,
+        build_app,
+        check_exposure,
+        parse_address,
+        run_http,
+    )
+    from pcp_cli.mcp.store_backend import StoreBackend
+    from pcp_cli.mcp.tokens import read_tokens
+
+    host, port = parse_address(address)
+    if max_body_bytes < 1024 or max_concurrent < 1 or call_timeout <= 0:
+        raise UsageError("--max-body-bytes must be >= 1024, --max-concurrent >= 1 and "
+                         "--call-timeout > 0", hint="or leave them at their defaults")
+    options = HttpOptions(host=host, port=port, tls_cert=tls_cert, tls_key=tls_key,
+                          allowed_hosts=tuple(allowed_hosts),
+                          allowed_origins=tuple(allowed_origins), max_body_bytes=max_body_bytes,
+                          max_concurrent_per_client=max_concurrent, call_timeout=call_timeout)
+    check_exposure(options, allow_remote=allow_remote, insecure_http=insecure_http)
+    with api.open_store(store_path, readonly=True, refresh=False) as store:
+        root = store.root
+        manifest = store.manifest.to_dict()
+    clients = sorted(manifest.get("clients") or {})
+    for client in clients:  # a bad grant fails now, not on the client's first request
+        resolve_grant(manifest, client, list(scopes or []) or None, allow_write)
+    with_tokens = sorted({r.client_id for r in read_tokens(root)} & set(clients))
+    log.write(f"pcp serve: store {root}; {len(clients)} client grant(s), with tokens: "
+              f"{', '.join(with_tokens) or 'none (run `pcp grant token CLIENT`)'}\n")
+    sock = bind(options)
+    app = build_app(root, StoreBackend(root), AuditLog(root), options,
+                    narrow_scopes=list(scopes or []) or None, allow_write=allow_write)
+    run_http(app, options, sock, log)
+
+
+def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | None = None,
+                  since: str | None = None) -> list[dict[str, Any]]:
+    """`pcp audit`: the MCP access log, oldest first, optionally for one client or since a date."""
+    from pcp_cli.mcp.audit import read_audit
+
+    return read_audit(resolve_store_root(store_path), client=client, since=since)
+
+
+def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """`pcp audit --verify`: check the log's hash chain; says where it was cut or changed."""
+    from pcp_cli.mcp.audit import verify_audit as verify
+
+    return verify(resolve_store_root(store_path))
+
+
+def audit_findings(store: api.Store) -> list[Any]:
+    """`pcp doctor`'s findings for the audit log: where its hash chain was cut or changed
+    (never repaired: it is evidence)."""
+    from pcp_cli.mcp.audit import verify_audit as verify
+
+    return [api.doctor_finding("audit_log", f".pcp/{problem['file']}",
+                               f"line {problem['line']}: {problem['problem']}", fixable=False)
+            for problem in verify(store.root)["problems"]]
+
+
+# -- grants -----------------------------------------------------------------------------------
+def _grant_view(root: Path, client_id: str, entry: Any) -> dict[str, Any]:
+    from pcp_cli.mcp.tokens import client_tokens
+
+    entry = entry if isinstance(entry, dict) else {}
+    return {
+        "client_id": client_id,
+        "scopes": list(entry.get("scopes") or []),
+        "allow_sensitive": bool(entry.get("allow_sensitive", False)),
+        "allow_write": bool(entry.get("allow_write", False)),
+        "description": entry.get("description"),
+        "tokens": [t.public() for t in client_tokens(root, client_id)],
+    }
+
+
+def _no_grant(client_id: str) -> NotFound:
+    return NotFound(f"client {client_id} has no grant in pcp.yaml",
+                    hint=f"add one: pcp grant add {client_id} --scope NAMESPACE")
+
+
+def grant_list(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    with api.open_store(store_path, readonly=True, refresh=False) as store:
+        clients = api.client_grants(store)
+        return [_grant_view(store.root, c, clients[c]) for c in sorted(clients)]
+
+
+def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
+    check_client_id(client_id)
+    with api.open_store(store_path, readonly=True, refresh=False) as store:
+        clients = api.client_grants(store)
+        if client_id not in clients:
+            raise _no_grant(client_id)
+        view = _grant_view(store.root, client_id, clients[client_id])
+        grant = resolve_grant(store.manifest.to_dict(), client_id, None, True)
+        view["effective"] = grant.to_dict()
+        return view
+
+
+def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
+              scopes: Sequence[str], sensitive: bool, write: bool,
+              description: str | None) -> dict[str, Any]:
+    """Add a grant, or replace the one `client_id` has (its tokens keep working)."""
+    check_client_id(client_id)
+    if not scopes:
+        raise UsageError("a grant needs at least one --scope",
+                         hint=f"e.g. pcp grant add {client_id} --scope user:you --scope "
+                         "'project:*'")
+    bad = [s for s in scopes if not is_scope_pattern(s)]
+    if bad:
+        raise UsageError(f"--scope {bad[0][:80]!r} is not a namespace or pattern",
+                         hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
+                         "(project:*) or *")
+    entry: dict[str, Any] = {"scopes": list(dict.fromkeys(scopes)),
+                             "allow_sensitive": sensitive, "allow_write": write}
+    if description:
+        entry["description"] = description
+    assert set(entry) <= set(GRANT_KEYS)
+    with api.open_store(store_path, refresh=False) as store:
+        clients = api.client_grants(store)
+        replaced = client_id in clients
+        clients[client_id] = entry
+        resolve_grant({**store.manifest.to_dict(), "clients": clients}, client_id)
+        api.set_client_grants(store, clients)
+        view = _grant_view(store.root, client_id, entry)
+    view["replaced"] = replaced
+    return view
+
+
+def grant_remove(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
+    """Remove the grant and every token of `client_id` (its requests fail at once)."""
+    from pcp_cli.mcp.tokens import revoke_tokens
+
+    check_client_id(client_id)
+    with api.open_store(store_path, refresh=False) as store:
+        clients = api.client_grants(store)
+        if client_id not in clients:
+            raise _no_grant(client_id)
+        del clients[client_id]
+        with store.locked():
+            revoked = revoke_tokens(store.root, client_id)
+            api.set_client_grants(store, clients)
+    return {"client_id": client_id, "removed": True, "tokens_revoked": len(revoked)}
+
+
+def grant_token(store_path: str | os.PathLike[str] | None, client_id: str, *,
+                rotate: bool) -> dict[str, Any]:
+    from pcp_cli.mcp.tokens import issue_token
+
+    check_client_id(client_id)
+    with api.open_store(store_path, refresh=False) as store:
+        if client_id not in api.client_grants(store):
+            raise _no_grant(client_id)
+        with store.locked():
+            token, record = issue_token(store.root, client_id, rotate=rotate)
+    return {"client_id": client_id, "token": token, "token_id": record.token_id,
+            "created_at": record.created_at, "rotated": rotate,
+            "note": "shown once; only a salted hash is kept, in .pcp/ (never committed)"}
+
+
+def grant_revoke_tokens(store_path: str | os.PathLike[str] | None,
+                        client_id: str) -> dict[str, Any]:
+    from pcp_cli.mcp.tokens import revoke_tokens
+
+    check_client_id(client_id)
+    with api.open_store(store_path, refresh=False) as store, store.locked():
+        gone = revoke_tokens(store.root, client_id)
+    return {"client_id": client_id, "tokens_revoked": len(gone),
+            "token_ids": [t.token_id for t in gone]}
+
+
+# -- client configurations --------------------------------------------------------------------
+def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None, *,
+               target: str, http_url: str | None) -> dict[str, Any]:
+    """The configuration to paste into `target` for `client_id`: stdio (this interpreter, this
+    store, absolute paths) or, with `http_url`, the URL and an Authorization header whose token
+    is a placeholder. `grant` is None when `client_id` has no grant (the CLI then says so and
+    prints the `pcp grant add` command)."""
+    if target not in CONFIG_TARGETS:
+        raise UsageError(f"--for {target!r} is not one of {', '.join(CONFIG_TARGETS)}",
+                         hint=f"use one of: {', '.join(CONFIG_TARGETS)}")
+    if client_id is not None:
+        check_client_id(client_id)
+    client = client_id or target.replace("json", "my-client")
+    with api.open_store(store_path, readonly=True, refresh=False) as store:
+        root = store.root.resolve()
+        clients = api.client_grants(store)
+        default_ns = store.default_namespace
+    name = "pcp"
+    if http_url:
+        if not http_url.startswith(("http://", "https://")):
+            raise UsageError(f"--http {http_url[:80]!r} is not an http(s) URL",
+                             hint="e.g. --http http://127.0.0.1:8765/mcp")
+        header = f"Bearer {TOKEN_PLACEHOLDER.format(client=client)}"
+        server: dict[str, Any] = {"url": http_url, "headers": {"Authorization": header}}
+        if target in ("vscode", "claude-code", "json"):
+            server = {"type": "http", **server}
+        if target == "claude-desktop":
+            # Claude Desktop's config file launches stdio servers only; bridge with mcp-remote.
+            server = {"command": "npx", "args": [
+                "-y", "mcp-remote", http_url, "--header", f"Authorization:{header}"]}
+        command = None
+    else:
+        args = ["-m", "pcp_cli", "serve", "--client-id", client, "--store", str(root)]
+        server = {"command": sys.executable, "args": args}
+        if target in ("vscode", "claude-code", "json"):
+            server = {"type": "stdio", **server}
+        command = shlex.join([sys.executable, *args])
+    if target == "vscode":
+        config: dict[str, Any] = {"servers": {name: server}}
+    else:
+        config = {"mcpServers": {name: server}}
+    where = {
+        "claude-desktop": "Claude Desktop: Settings > Developer > Edit Config "
+                          "(claude_desktop_config.json); merge into mcpServers, then restart",
+        "cursor": "Cursor: ~/.cursor/mcp.json (or .cursor/mcp.json in a project)",
+        "claude-code": ".mcp.json at the project root (or `claude mcp add-json pcp '<server>'`)",
+        "vscode": "VS Code: .vscode/mcp.json in the workspace",
+        "json": "any client that takes the common mcpServers JSON",
+    }[target]
+    grant_cmd = (f"pcp grant add {client} --scope {default_ns}"
+                 f" --store {shlex.quote(str(root))}")
+    out: dict[str, Any] = {
+        "client_id": client,
+        "for": target,
+        "transport": "http" if http_url else "stdio",
+        "store": str(root),
+        "config": config,
+        "where": where,
+        "grant": clients.get(client),
+        "grant_command": None if client in clients else grant_cmd,
+    }
+    if command:
+        out["command"] = command
+    if http_url:
+        out["token_command"] = f"pcp grant token {client} --store {shlex.quote(str(root))}"
+    return out

@@ -1,0 +1,471 @@
+"""`pcp serve --http`: the same server over MCP streamable HTTP, for clients on other machines.
+
+The SDK's `StreamableHTTPSessionManager` runs the transport, stateless and with JSON responses
+(every POST is answered on its own, so nothing about a client lives in a connection). In front
+of it, one ASGI layer of ours, in this order:
+
+1. `Host` and `Origin` validation (DNS-rebinding protection): a `Host` this server was not bound
+   or told to answer to is 421, an `Origin` not allowed is 403. A request without `Origin` (any
+   non-browser client) passes.
+2. Bearer token authentication (`pcp_cli.mcp.tokens`): no token or a wrong one is 401 with a
+   `WWW-Authenticate` header pointing at the RFC 9728 metadata, and an audit record. A token
+   names one client id; a client with no grant in `pcp.yaml` is refused the same way.
+3. At most `max_concurrent_per_client` requests in flight per client (429 beyond), and a cap on
+   the whole request's time (a tool call past `call_timeout` is answered with an error).
+4. The SDK's own body-size cap (413), JSON-RPC parsing (400 on malformed input) and, again, its
+   Host/Origin check.
+
+Which ToolSession answers a call: the authenticated client's, for the suppression context the
+request names in the `Pcp-Session-Id` header (any 1-128 letters, digits, `.`, `_`, `-`; without
+the header, the client's default context). Suppression is per (client, context), so one
+client's suppression never reaches another's. Contexts idle for `CONTEXT_IDLE_SECONDS` are
+forgotten. Cursors carry their own state and need no context.
+
+The grant is re-read from `pcp.yaml` and the tokens from `.pcp/tokens.json` whenever those files
+change: a revoked token or an edited grant takes effect on the next request.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import ipaddress
+import json
+import logging
+import re
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from pcp_cli import api
+from pcp_cli.errors import UsageError
+from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
+from pcp_cli.mcp.backend import Backend
+from pcp_cli.mcp.grants import DEFAULT_ACTOR, Grant, resolve_grant
+from pcp_cli.mcp.server import configure_logging, make_server
+from pcp_cli.mcp.session import ToolSession
+from pcp_cli.mcp.tokens import TokenRegistry
+
+log = logging.getLogger("pcp.mcp.http")
+
+DEFAULT_PORT = 8765
+MCP_PATH = "/mcp"
+PRM_PATH = "/.well-known/oauth-protected-resource"
+SESSION_HEADER = "pcp-session-id"
+CONTEXT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+CONTEXT_IDLE_SECONDS = 3600.0
+MAX_CONTEXTS_PER_CLIENT = 256
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+
+_client_var: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "pcp_http_client", default=None)
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    allowed_hosts: tuple[str, ...] = ()  # extra Host names to answer to (--allow-host)
+    allowed_origins: tuple[str, ...] = ()  # browser origins allowed (--allow-origin)
+    max_body_bytes: int = 1_000_000
+    max_concurrent_per_client: int = 4
+    call_timeout: float = 30.0
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert else "http"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """`[HOST:]PORT` (an IPv6 host in brackets) -> (host, port); host defaults to 127.0.0.1."""
+    text = value.strip()
+    host, port_text = "127.0.0.1", text
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0 or text[end + 1: end + 2] != ":":
+            raise _bad_address(value)
+        host, port_text = text[1:end], text[end + 2:]
+    elif ":" in text:
+        host, _, port_text = text.rpartition(":")
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535 or not host:
+        raise _bad_address(value)
+    return host, int(port_text)
+
+
+def _bad_address(value: str) -> UsageError:
+    return UsageError(f"--http {value[:80]!r} is not [HOST:]PORT",
+                      hint="e.g. --http 8765 or --http 127.0.0.1:8765")
+
+
+def check_exposure(options: HttpOptions, *, allow_remote: bool, insecure_http: bool) -> None:
+    """Refuse to expose the store by accident: a non-loopback address needs --allow-remote, and
+    TLS (--tls-cert/--tls-key) unless --insecure-http."""
+    if bool(options.tls_cert) != bool(options.tls_key):
+        raise UsageError("--tls-cert and --tls-key go together", hint="pass both, or neither")
+    for path in (options.tls_cert, options.tls_key):
+        if path and not Path(path).is_file():
+            raise UsageError(f"TLS file {path} does not exist", hint="pass a PEM file")
+    if is_loopback(options.host):
+        return
+    if not allow_remote:
+        raise UsageError(
+            f"--http {options.host} would serve your context to other machines",
+            hint="bind 127.0.0.1 (the default), or pass --allow-remote to mean it",
+        )
+    if not options.tls_cert and not insecure_http:
+        raise UsageError(
+            f"serving {options.host} without TLS would send tokens and pages in clear text",
+            hint="pass --tls-cert and --tls-key, or --insecure-http (e.g. behind a TLS proxy)",
+        )
+
+
+def _host_patterns(options: HttpOptions) -> list[str]:
+    if is_loopback(options.host):
+        hosts = ["127.0.0.1", "localhost", "[::1]"]
+    else:
+        bound = f"[{options.host}]" if ":" in options.host else options.host
+        hosts = [] if options.host in ("0.0.0.0", "::") else [bound]
+    hosts += list(options.allowed_hosts)
+    return [h for name in hosts for h in (name, f"{name}:*")]
+
+
+def _origin_patterns(options: HttpOptions) -> list[str]:
+    origins = list(options.allowed_origins)
+    if is_loopback(options.host):
+        origins += [f"{scheme}://{name}:*" for scheme in ("http", "https")
+                    for name in ("127.0.0.1", "localhost", "[::1]")]
+        origins += [f"{scheme}://{name}" for scheme in ("http", "https")
+                    for name in ("127.0.0.1", "localhost", "[::1]")]
+    return origins
+
+
+def _matches(value: str, patterns: Sequence[str]) -> bool:
+    for pattern in patterns:
+        if value == pattern:
+            return True
+        if pattern.endswith(":*") and value.startswith(pattern[:-1]) and value[
+                len(pattern) - 1:].isdigit():
+            return True
+    return False
+
+
+class Clients:
+    """Authenticated client id -> grant (from pcp.yaml, re-read when it changes) -> sessions."""
+
+    def __init__(self, root: Path, backend: Backend, audit: AuditLog, *,
+                 narrow_scopes: list[str] | None, allow_write: bool) -> None:
+        self.root = root
+        self.backend = backend
+        self.audit = audit
+        self.narrow_scopes = narrow_scopes
+        self.allow_write = allow_write
+        self._manifest_stamp: tuple[int, int, int] | None = None
+        self._clients: dict[str, Any] = {}
+        self._manifest: dict[str, Any] = {}
+        self._grants: dict[str, Grant] = {}
+        self._sessions: dict[tuple[str, str], tuple[ToolSession, float]] = {}
+        self._lock = threading.Lock()
+
+    def _refresh(self) -> None:
+        path = self.root / "pcp.yaml"
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp == self._manifest_stamp:
+            return
+        with api.open_store(self.root, readonly=True, refresh=False) as store:
+            manifest = store.manifest.to_dict()
+        self._manifest = manifest
+        self._clients = dict(manifest.get("clients") or {})
+        self._grants = {}
+        self._manifest_stamp = stamp
+
+    def grant_for(self, client_id: str) -> Grant | None:
+        """The client's grant, or None if pcp.yaml names no such client (or cannot be read)."""
+        with self._lock:
+            try:
+                self._refresh()
+            except Exception:  # a broken pcp.yaml mid-edit: nobody is let in until it is fixed
+                log.exception("cannot read pcp.yaml; refusing requests until it is fixed")
+                self._manifest_stamp = None
+                return None
+            if client_id not in self._clients:
+                return None
+            grant = self._grants.get(client_id)
+            if grant is None:
+                try:
+                    grant = resolve_grant(self._manifest, client_id, self.narrow_scopes,
+                                          self.allow_write)
+                except Exception:
+                    log.exception("the grant of %s in pcp.yaml is invalid", client_id)
+                    return None
+                self._grants[client_id] = grant
+            return grant
+
+    def session(self, client_id: str, context: str) -> ToolSession:
+        grant = self.grant_for(client_id)
+        if grant is None:  # removed between authentication and the call
+            grant = resolve_grant({}, client_id)
+            grant = Grant(client_id, grant.actor, (), False, False, "revoked")
+        now = time.monotonic()
+        key = (client_id, context)
+        with self._lock:
+            self._expire(now)
+            found = self._sessions.get(key)
+            if found is None:
+                session = ToolSession(self.backend, grant, self.audit)
+                session.suppression_scope = (
+                    f"for this client's requests with {SESSION_HEADER} {context!r}"
+                    if context else f"for this client's requests without a {SESSION_HEADER} "
+                    "header")
+                session.suppression_scope += (
+                    f", until the server restarts or {CONTEXT_IDLE_SECONDS / 60:g} idle minutes")
+                mine = sorted((t, k) for k, (_, t) in self._sessions.items() if k[0] == client_id)
+                for _, old in mine[: max(0, len(mine) - MAX_CONTEXTS_PER_CLIENT + 1)]:
+                    del self._sessions[old]
+            else:
+                session = found[0]
+            self._sessions[key] = (session, now)
+        if session.grant != grant:
+            session.regrant(grant)
+        return session
+
+    def _expire(self, now: float) -> None:
+        for key, (_, used) in list(self._sessions.items()):
+            if now - used > CONTEXT_IDLE_SECONDS:
+                del self._sessions[key]
+
+
+@dataclass
+class _InFlight:
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _jsonrpc_error(status: int, code: int, message: str, headers: dict[str, str] | None = None
+                   ) -> Response:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class Guard:
+    """The ASGI layer in front of the SDK transport (see the module docstring)."""
+
+    def __init__(self, options: HttpOptions, manager: StreamableHTTPSessionManager,
+                 registry: TokenRegistry, clients: Clients, audit: AuditLog) -> None:
+        self.options = options
+        self.manager = manager
+        self.registry = registry
+        self.clients = clients
+        self.audit = audit
+        self.hosts = _host_patterns(options)
+        self.origins = _origin_patterns(options)
+        self.in_flight = _InFlight()
+
+    def check_headers(self, request: Request) -> Response | None:
+        host = request.headers.get("host", "")
+        if not _matches(host, self.hosts):
+            return _jsonrpc_error(421, -32600, "Invalid Host header")
+        origin = request.headers.get("origin")
+        if origin is not None and not _matches(origin, self.origins):
+            return _jsonrpc_error(403, -32600, "Invalid Origin header")
+        return None
+
+    def resource_url(self, request: Request) -> str:
+        return f"{self.options.scheme}://{request.headers.get('host', '')}{MCP_PATH}"
+
+    def metadata_url(self, request: Request) -> str:
+        return f"{self.options.scheme}://{request.headers.get('host', '')}{PRM_PATH}{MCP_PATH}"
+
+    async def _refuse(self, request: Request, reason: str, error: str | None) -> Response:
+        params = {"reason": reason, "method": request.method,
+                  "remote": request.client.host if request.client else None}
+        try:
+            await anyio.to_thread.run_sync(lambda: self.audit.record(
+                client_id=None, actor=DEFAULT_ACTOR, tool="http_auth", params=params,
+                outcome="refused", error_code="unauthorized"))
+        except AuditUnavailable as exc:
+            log.error("%s", exc.message)
+        challenge = f'Bearer realm="pcp", resource_metadata="{self.metadata_url(request)}"'
+        if error:
+            challenge += f', error="{error}", error_description="{reason}"'
+        body = {"error": error or "invalid_request", "error_description": reason}
+        return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        refused = self.check_headers(request)
+        if refused is None:
+            refused = await self._authenticate(request)
+        if isinstance(refused, Response):
+            await refused(scope, receive, send)
+            return
+        client_id, context = refused
+        counts = self.in_flight.counts
+        if counts.get(client_id, 0) >= self.options.max_concurrent_per_client:
+            await _jsonrpc_error(
+                429, -32000, f"too many concurrent requests for client {client_id} "
+                f"(the limit is {self.options.max_concurrent_per_client})",
+                headers={"Retry-After": "1"})(scope, receive, send)
+            return
+        counts[client_id] = counts.get(client_id, 0) + 1
+        started = False
+
+        async def watch(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        token = _client_var.set((client_id, context))
+        try:
+            scope["pcp.client"] = (client_id, context)
+            with anyio.move_on_after(self.options.call_timeout + 5) as cap:
+                await self.manager.handle_request(scope, receive, watch)
+            if cap.cancelled_caught and not started:
+                await _jsonrpc_error(503, -32000, "the request took too long")(
+                    scope, receive, send)
+        finally:
+            _client_var.reset(token)
+            counts[client_id] -= 1
+            if not counts[client_id]:
+                del counts[client_id]
+
+    async def _authenticate(self, request: Request) -> Response | tuple[str, str]:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if not header:
+            return await self._refuse(request, "no bearer token", None)
+        if scheme.lower() != "bearer" or not token.strip():
+            return await self._refuse(request, "not a bearer token", "invalid_request")
+        client_id = self.registry.verify(token.strip())
+        if client_id is None:
+            return await self._refuse(request, "unknown, revoked or rotated token",
+                                      "invalid_token")
+        if await anyio.to_thread.run_sync(self.clients.grant_for, client_id) is None:
+            return await self._refuse(request, "this token's client has no grant in pcp.yaml",
+                                      "invalid_token")
+        context = request.headers.get(SESSION_HEADER, "")
+        if context and CONTEXT_PATTERN.match(context) is None:
+            return _jsonrpc_error(400, -32600, f"{SESSION_HEADER} must be 1-128 letters, "
+                                  "digits, '.', '_' or '-'")
+        return client_id, context
+
+
+def _session_for(clients: Clients) -> Any:
+    def session_for(ctx: Any) -> ToolSession:
+        request = getattr(ctx, "request", None)
+        who = None
+        if request is not None and hasattr(request, "scope"):
+            who = request.scope.get("pcp.client")
+        who = who or _client_var.get()
+        if who is None:  # unreachable: the guard answers every unauthenticated request
+            raise RuntimeError("a request reached the MCP server without a client")
+        return clients.session(*who)
+
+    return session_for
+
+
+def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOptions, *,
+              narrow_scopes: list[str] | None = None, allow_write: bool = False) -> Starlette:
+    """The ASGI application `pcp serve --http` runs (also usable in-process by tests)."""
+    clients = Clients(root, backend, audit, narrow_scopes=narrow_scopes, allow_write=allow_write)
+    server = make_server(_session_for(clients), call_timeout=options.call_timeout)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                         allowed_hosts=_host_patterns(options),
+                                         allowed_origins=_origin_patterns(options))
+    manager = StreamableHTTPSessionManager(
+        app=server, stateless=True, json_response=True, security_settings=security,
+        max_request_body_size=options.max_body_bytes,
+    )
+    guard = Guard(options, manager, TokenRegistry(root), clients, audit)
+
+    async def metadata(request: Request) -> Response:
+        refused = guard.check_headers(request)
+        if refused is not None:
+            return refused
+        # RFC 9728. No authorization server yet: tokens come from `pcp grant token`.
+        document = {
+            "resource": guard.resource_url(request),
+            "bearer_methods_supported": ["header"],
+            "resource_name": "pcp personal context",
+        }
+        return Response(json.dumps(document), media_type="application/json",
+                        headers={"Cache-Control": "max-age=300"})
+
+    async def not_found(request: Request) -> Response:
+        return _jsonrpc_error(404, -32601, f"nothing at {request.url.path[:100]}; MCP is at "
+                              f"{MCP_PATH}")
+
+    def lifespan(app: Starlette) -> Any:
+        return manager.run()
+
+    app = Starlette(routes=[
+        Route(MCP_PATH, endpoint=guard, methods=["GET", "POST", "DELETE"]),
+        Route(PRM_PATH + MCP_PATH, endpoint=metadata, methods=["GET"]),
+        Route(PRM_PATH, endpoint=metadata, methods=["GET"]),
+    ], lifespan=lifespan)
+
+    async def on_404(request: Request, exc: Exception) -> Response:
+        return await not_found(request)
+
+    app.add_exception_handler(404, on_404)
+    app.state.pcp_clients = clients
+    return app
+
+
+def bind(options: HttpOptions) -> socket.socket:
+    """The listening socket (port 0 picks a free port)."""
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((options.host, options.port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {options.host}:{options.port}: {exc.strerror}",
+                         hint="pick another port, or stop what is using it") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_http(app: Starlette, options: HttpOptions, sock: socket.socket, log_stream: Any) -> None:
+    """Serve until interrupted (Ctrl-C / SIGTERM)."""
+    import uvicorn
+
+    configure_logging()
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    log_stream.write(f"pcp serve: serving MCP over HTTP at {options.scheme}://{shown}:{port}"
+                     f"{MCP_PATH}\n")
+    log_stream.flush()
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on",
+        ssl_certfile=options.tls_cert, ssl_keyfile=options.tls_key,
+        limit_concurrency=max(64, 8 * options.max_concurrent_per_client),
+        timeout_keep_alive=30, timeout_graceful_shutdown=3, server_header=False,
+    )
+    uvicorn.Server(config).run(sockets=[sock])

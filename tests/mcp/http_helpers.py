@@ -1,0 +1,109 @@
+"""A real `pcp serve --http` on 127.0.0.1 (a free port the server picks), for the HTTP tests.
+
+`running_server(store, *extra_args)` starts it as a subprocess, waits (bounded) for the line on
+stderr that names its URL, and always stops it on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+EXAMPLE = REPO / "store_layout" / "example"
+START_TIMEOUT = 30.0
+URL_LINE = re.compile(r"serving MCP over HTTP at (https?://127\.0\.0\.1:\d+/mcp)")
+
+CLIENTS = """\
+# who may see what: see the MCP section of the README
+clients:
+  claude-desktop:
+    scopes: ["user:ada-lumen", "project:tidewatch"]
+    allow_sensitive: false
+    allow_write: false
+  tidewatch:
+    description: a coding agent working on Tidewatch only
+    scopes: ["project:tidewatch"]
+# end of grants
+"""
+
+
+def make_store(root: Path) -> Path:
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".pcp"))
+    manifest = root / "pcp.yaml"
+    manifest.write_text(manifest.read_text().replace("clients: {}\n", CLIENTS))
+    return root
+
+
+def pcp(store: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PCP_STORE": str(store), "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "pcp_cli", *args], capture_output=True,
+                          text=True, env=env, check=check, timeout=60)
+
+
+def token(store: Path, client: str, *extra: str) -> str:
+    return pcp(store, "grant", "token", client, *extra).stdout.strip()
+
+
+@dataclass
+class Running:
+    url: str
+    process: subprocess.Popen[bytes]
+    stderr: Path
+
+    @property
+    def base(self) -> str:
+        return self.url.removesuffix("/mcp")
+
+
+@contextmanager
+def running_server(store: Path, *extra: str) -> Iterator[Running]:
+    stderr = store.parent / f"http-server-{time.monotonic_ns()}.log"
+    env = {**os.environ, "PCP_STORE": str(store), "PYTHONPATH": str(REPO)}
+    with stderr.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pcp_cli", "serve", "--http", "127.0.0.1:0", *extra],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env,
+            cwd=store)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        url = None
+        while url is None:
+            found = URL_LINE.search(stderr.read_text(errors="replace"))
+            if found:
+                url = found.group(1)
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"pcp serve --http did not start:\n{stderr.read_text()}")
+            time.sleep(0.05)
+        # The URL is printed just before uvicorn starts accepting; wait until it does.
+        import socket
+
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        while True:
+            try:
+                socket.create_connection((host, int(port)), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        yield Running(url, process, stderr)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
