@@ -120,6 +120,26 @@ def test_concurrent_servers_keep_one_chain(store: Path) -> None:
     assert report["records"] == 240
 
 
+def test_threads_of_one_server_keep_one_chain(store: Path) -> None:
+    """`pcp serve --http` answers calls on worker threads that share one AuditLog."""
+    import threading
+
+    log = AuditLog(store)
+
+    def calls(client: str) -> None:
+        for i in range(40):
+            log.record(client_id=client, actor="model", tool="pcp_search",
+                       params={"query": f"q{i}"}, outcome="allowed", result_count=i)
+
+    threads = [threading.Thread(target=calls, args=(f"c{n}",)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    report = verify_audit(store)
+    assert report["problems"] == [] and report["records"] == 8 * 40
+
+
 def test_a_torn_last_line_is_reported_and_the_chain_goes_on(store: Path) -> None:
     _write(store, 2)
     with audit_path(store).open("ab") as handle:
