@@ -82,9 +82,11 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
                  scopes: Sequence[str] | None,
                  narrowing: Narrowing | None = None,
                  include_unclassified: bool = False) -> IndexFilter:
-    known = (narrowing.namespaces if narrowing and narrowing.namespaces is not None
-             else store.catalog.namespaces())
-    namespaces = scope_rule.resolve(scopes, known)
+    # The catalog's namespaces are only needed to resolve scope patterns (a DISTINCT over every
+    # row: ~13 ms at 10k pages), so an unscoped search never asks for them.
+    namespaces = None if scopes is None else scope_rule.resolve(
+        scopes, narrowing.namespaces if narrowing and narrowing.namespaces is not None
+        else store.catalog.namespaces())
     if narrowing and narrowing.namespaces is not None and namespaces is None:
         namespaces = sorted(narrowing.namespaces)
     statuses = WITH_SUPERSEDED if include_superseded else CURRENT
