@@ -246,6 +246,18 @@ class AuditSink:
         rotated the one this sink opened)."""
         import fcntl
 
+        self._acquire()
+        try:
+            yield
+        finally:
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def _acquire(self) -> None:
+        """Lock the open file, and make sure it is still the one the path names: between
+        opening and locking, another server may have rotated it away (then reopen and retry)."""
+        import fcntl
+
         while True:
             assert self._fd is not None
             fcntl.flock(self._fd, fcntl.LOCK_EX)
@@ -254,16 +266,11 @@ class AuditSink:
             except FileNotFoundError:
                 current = None
             if current == os.fstat(self._fd).st_ino:
-                break
+                return
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
             self._fd = self._log._open_fd()
-        try:
-            yield
-        finally:
-            if self._fd is not None:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _append(self, record: dict[str, Any]) -> dict[str, Any]:
         assert self._fd is not None
@@ -311,7 +318,9 @@ class AuditSink:
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = self._log._open_fd()
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        # Another server may lock the new file first, fill it and rotate it too before this one
+        # gets the lock: appending to that rotated file would break the chain after it.
+        self._acquire()
 
     def close(self) -> None:
         if self._fd is not None:

@@ -120,6 +120,38 @@ def test_concurrent_servers_keep_one_chain(store: Path) -> None:
     assert report["records"] == 240
 
 
+def test_a_rotation_that_loses_the_race_for_the_new_file_keeps_the_chain(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between opening the new file and locking it, another server may fill and rotate it: the
+    rotating server must not append to that rotated file (it broke the chain after it)."""
+    monkeypatch.setenv("PCP_AUDIT_MAX_BYTES", "1500")
+    other, slow = AuditLog(store), AuditLog(store)
+    log = audit_path(store)
+    while not log.exists() or log.stat().st_size < 1500:  # the next record rotates
+        other.record(client_id="other", actor="model", tool="pcp_stats", params={},
+                     outcome="allowed")
+    opened = 0
+    real_open = slow._open_fd
+
+    def open_then_lose_the_race() -> int:
+        nonlocal opened
+        opened += 1
+        fd = real_open()
+        if opened == 2:  # the rotation's reopen: the other server gets there first
+            before = len(AuditLog(store).rotated())
+            while len(AuditLog(store).rotated()) == before:
+                other.record(client_id="other", actor="model", tool="pcp_stats", params={},
+                             outcome="allowed")
+        return fd
+
+    monkeypatch.setattr(slow, "_open_fd", open_then_lose_the_race)
+    slow.record(client_id="slow", actor="model", tool="pcp_stats", params={}, outcome="allowed")
+    assert opened >= 2
+    report = verify_audit(store)
+    assert report["problems"] == [], report["problems"]
+    assert any(r["client_id"] == "slow" for r in read_audit(store))
+
+
 def test_threads_of_one_server_keep_one_chain(store: Path) -> None:
     """`pcp serve --http` answers calls on worker threads that share one AuditLog."""
     import threading
