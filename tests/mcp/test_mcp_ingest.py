@@ -13,21 +13,11 @@ import pytest
 
 from pcp_cli.model.ingest import ingest_schema
 from tests.conftest import cli
+from tests.mcp.test_mcp_serve import call, ok
 
 pytestmark = pytest.mark.anyio
 
 WRITER = ["--client-id", "writer", "--allow-write"]
-
-
-async def call(client, name, arguments=None):
-    result = await client.call_tool(name, arguments or {})
-    return result, result.structured_content
-
-
-async def ok(client, name, arguments=None):
-    result, data = await call(client, name, arguments)
-    assert not result.is_error, result.content[0].text
-    return data
 
 
 def message(text, key, *, role="user", at="2026-05-14T09:30:00Z", **extra):
