@@ -231,6 +231,8 @@ def test_linking_twice_is_one_relation(store: Path) -> None:
     assert len(list((store / "relations").glob("*.json"))) == 1
     other = ok("link", a, "depends_on", b, "--store", s)
     assert other["relation_id"] != one["relation_id"]
+    first, again = (cli("link", a, "part_of", b, "--store", s) for _ in range(2))
+    assert first.stdout.startswith("linked ") and again.stdout.startswith("already linked ")
 
 
 # -- imported ids belong to their source ------------------------------------------------------
