@@ -204,8 +204,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=len(PAGE_TYPES), unique=True),
             Param("include_superseded", "boolean", "Also return superseded or archived records",
                   default=False),
-            Param("include_sensitive", "boolean", "Also return high-sensitivity records (only "
-                  "if this client's grant allows it)", default=False),
+            Param("include_sensitive", "boolean", "Also return high-sensitivity and unclassified "
+                  "records (only if this client's grant allows it)", default=False),
             Param("min_score", "number", "Relevance floor (0-1); score-less results are kept "
                   "and labelled", minimum=0, maximum=1),
             Param("scopes", "list", "Search only these namespaces (within this client's grant; "
