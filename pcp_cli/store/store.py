@@ -827,30 +827,22 @@ class Store:
         actor: Actor | None = None,
         occurred_at: str | None = None,
         source_refs: Sequence[str] = (),
-        idempotency_key: str | None = None,
     ) -> Event:
-        """IngestEvent: an immutable event file; the same idempotency key is stored once."""
+        """An immutable event file of pcp's own (e.g. `page_deleted`). Events from clients, with
+        their idempotency keys, go through store/events.py's `ingest`, which refuses a key
+        re-used with other content."""
         with self.locked():
             recorded = now_iso()
-            if idempotency_key:
-                digest = hashlib.sha256(idempotency_key.encode()).digest()
-                event_id = "ev_" + base64.b32encode(digest).decode("ascii")[:26]
-                existing = list(self.layout.events.glob(f"*/*/{event_id}.json"))
-                if existing:
-                    return Event.from_dict(json.loads(existing[0].read_bytes()))
-            else:
-                event_id = new_id("event")
             event = Event(
-                event_id=event_id,
+                event_id=new_id("event"),
                 kind=kind,
                 occurred_at=occurred_at or recorded,
                 recorded_at=recorded,
                 actor=actor or self.user,
                 data=data,
                 source_refs=tuple(source_refs),
-                idempotency_key=idempotency_key,
             )
-            write_new(self.layout.event_path(event_id, event.recorded_at),
+            write_new(self.layout.event_path(event.event_id, event.recorded_at),
                       file_json(event.to_dict()))
             return event
 
