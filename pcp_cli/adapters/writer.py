@@ -189,7 +189,9 @@ def write_items(
 
 
 class _Batches:
-    """The store's writer lock, held across a few writes at a time (never in a dry run)."""
+    """The store's writer lock, held across a few writes at a time (never in a dry run), as a
+    `Store.batch()`: the pages written while it is held are published together when it is
+    released (and in between when the batch fills), so their fsyncs are paid per batch."""
 
     def __init__(self, store: Store, enabled: bool) -> None:
         self._store = store
@@ -199,7 +201,7 @@ class _Batches:
 
     def before_write(self) -> None:
         if self._enabled and self._since is None:
-            self._stack.enter_context(self._store.locked())
+            self._stack.enter_context(self._store.batch())
             self._since = time.monotonic()
 
     def after_write(self) -> None:
@@ -244,6 +246,7 @@ class _Writer:
             if not items and file_failures and not self.summary.skipped:
                 raise InvalidInput("nothing could be read from this export",
                                    path=self.summary.source or None, details=file_failures)
+            self.batches.release()  # every page published before the links name them
             self._link()
         finally:
             self.batches.release()
