@@ -147,3 +147,68 @@ def test_a_refused_write_undoes_its_whole_batch(store: Path, tmp_path: Path, op:
     summary = import_json(store, folder)
     assert summary["created"] == NOTES and summary["failed"] == 0
     assert durable(store)
+
+
+# -- pcp ingest: events stored, then the page --------------------------------------------------
+
+CONVERSATION = [
+    {"type": "message", "conversation_id": "c1", "role": "user", "content": "Is the tide high?",
+     "timestamp": "2026-05-14T09:30:00Z", "idempotency_key": "m1"},
+    {"type": "message", "conversation_id": "c1", "role": "assistant", "content": "It is.",
+     "timestamp": "2026-05-14T09:30:05Z", "idempotency_key": "m2"},
+]
+
+
+def ingest_file(tmp_path: Path, events: list[dict], name: str) -> Path:
+    import json
+
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), "utf-8")
+    return path
+
+
+def findings(store: Path, fix: bool = False) -> list[dict]:
+    result = cli("doctor", *(["--fix"] if fix else []), "--store", str(store), "--json")
+    assert result.code in (0, 8), result.stderr
+    return result.json["findings"]
+
+
+def test_an_ingest_killed_before_its_page_is_reported_and_finished(store: Path,
+                                                                   tmp_path: Path) -> None:
+    """The page exists: new events stored, the kill lands before its new revision. Doctor
+    used to call this store clean; now it reports the events and --fix rolls the page up."""
+    from tests.test_crash import die_at
+
+    first = ingest_file(tmp_path, CONVERSATION[:1], "first.jsonl")
+    done = cli("ingest", str(first), "--store", str(store), "--json")
+    assert done.code == 0, done.stderr
+    page_id = done.json["conversations"][0]["page_id"]
+    more = ingest_file(tmp_path, CONVERSATION, "more.jsonl")
+    killed = die_at("write_new", 1, "ingest", str(more), "--store", str(store))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    found = [f for f in findings(store) if f["kind"] == "unfinished_ingest"]
+    assert len(found) == 1 and found[0]["page_id"] == page_id and found[0]["fixable"], found
+    fixed = [f for f in findings(store, fix=True) if f["kind"] == "unfinished_ingest"]
+    assert fixed and fixed[0]["fixed"], fixed
+    assert cli("doctor", "--store", str(store)).code == 0
+    page = cli("show", page_id, "--store", str(store), "--json").json["page"]
+    assert "It is." in page["payload"]["content"]
+    again = cli("ingest", str(more), "--store", str(store), "--json").json
+    assert again["pages"]["unchanged"] == 1 and again["events"]["unchanged"] == 2
+
+
+def test_an_ingest_killed_before_its_first_page_names_what_to_send_again(
+        store: Path, tmp_path: Path) -> None:
+    """A new conversation whose page was never written: the namespace the ingest was given is
+    not in its events, so doctor reports it (not fixable) and says to send them again."""
+    from tests.test_crash import die_at
+
+    path = ingest_file(tmp_path, CONVERSATION, "c1.jsonl")
+    killed = die_at("write_new", 1, "ingest", str(path), "--store", str(store))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    found = [f for f in findings(store, fix=True) if f["kind"] == "unfinished_ingest"]
+    assert len(found) == 1 and not found[0]["fixable"] and not found[0]["fixed"], found
+    assert "send them again" in found[0]["message"]
+    resent = cli("ingest", str(path), "--store", str(store), "--json")
+    assert resent.code == 0 and resent.json["pages"]["created"] == 1, resent.stderr
+    assert cli("doctor", "--store", str(store)).code == 0
