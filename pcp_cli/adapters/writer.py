@@ -37,9 +37,10 @@ from pcp_cli.store.store import Store, page_id_for_key
 
 FORMATS = ("archive", "chatgpt", "claude", "markdown", "claude_code", "codex")
 RELATION_TYPE = "related_to"
-# Hold the writer lock for at most this long at a time, so other writers get a turn during a
-# long import without paying for the lock on every single page.
-LOCK_BATCH_SECONDS = 0.5
+# Hold the writer lock for at most this long at a time (then publish the batch written
+# meanwhile), so other writers get a turn during a long import without paying for the lock, or
+# a round of fsyncs, on every single page.
+LOCK_BATCH_SECONDS = 1.0
 # Errors that make one item fail; anything else (a full disk, a held lock) stops the import,
 # which the next run resumes.
 ITEM_WRITE_ERRORS = (InvalidInput, RevisionConflict, UsageError)
