@@ -726,6 +726,7 @@ class Store:
         """RevisePage: a new revision with `changes` applied to the head's state."""
         actor = actor or self.user
         with self.locked():
+            self._flush_for(None)  # an open batch first: this write must see its pages
             self._record_pending_edit(page_id)
             head = self.current(page_id)
             if expected_revision_id is not None and expected_revision_id != head.revision_id:
@@ -774,6 +775,7 @@ class Store:
                 "as com.example.reviews",
             )
         with self.locked():
+            self._flush_for(None)  # an open batch first: the relation may name its pages
             source = self.get(from_page_id, from_revision_id)
             target = self.get(to_page_id, to_revision_id)
             existing = self.find_relation(relation_type, source.revision_id,
@@ -878,6 +880,7 @@ class Store:
         interrupted part way is finished by `pcp doctor --fix` instead of leaving half a page.
         """
         with self.locked():
+            self._flush_for(None)
             self._case_index = None
             head = self.current(page_id)
             relations = self.relations(page_id)
@@ -938,6 +941,7 @@ class Store:
         their idempotency keys, go through store/events.py's `ingest`, which refuses a key
         re-used with other content."""
         with self.locked():
+            self._flush_for(None)  # an event may record what an open batch wrote
             recorded = now_iso()
             event = Event(
                 event_id=new_id("event"),
