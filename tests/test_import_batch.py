@@ -132,12 +132,13 @@ def test_a_killed_batched_import_is_finished_by_doctor(
 
 @pytest.mark.parametrize("op", OPS)
 def test_a_refused_write_undoes_its_whole_batch(store: Path, tmp_path: Path, op: str) -> None:
-    """EIO at the first head file's step of the only batch: exit 11, the store as it was
-    (the batch's revision files taken back), doctor clean; the next import writes it all."""
+    """EIO at the last head file's step of the only batch: exit 11, the store as it was
+    (every page of the batch undone, its revision files taken back), doctor clean; the next
+    import writes it all. (Page by page, the pages before the refused one stayed written.)"""
     folder = notes(tmp_path / "vault")
     steps = trace_of(store, tmp_path, "import", str(folder))
     calls = [path for kind, path in steps if kind == op]
-    n = next(i for i, path in enumerate(calls, 1) if "/pages/" in path)
+    n = max(i for i, path in enumerate(calls, 1) if "/pages/" in path)
     before = snapshot(store)
     done = faulty(store, op, n, "EIO", "import", str(folder))
     assert done.returncode == 11, done.stderr
