@@ -14,6 +14,16 @@ tracemalloc peak, which is slower because every allocation is traced.
 With --store, a third child imports the export into a new, empty store through the library
 entry point (`api.import_path`, what `pcp import` calls), then imports it again (every page
 comes back unchanged): time, peak RSS and pages per second for each run.
+
+    python bench/import_bench.py --markdown 3000 10000 [--from FOLDER] [--contend]
+                                 [--code OTHER_CHECKOUT] [--repeat 3]
+
+imports a Markdown folder of each size (the first N `.md` files under FOLDER, e.g. a generated
+store's `pages/`, else generated notes) into a new store, with fsync as pcp runs: wall time,
+CPU time (user + system of the child) and pages per second. `--contend` runs each import
+twice, the second time beside a competing disk writer (a loop writing 8 MB and fsyncing it).
+`--code` runs the same imports with another checkout's `pcp_cli` first (the baseline), in
+alternating turns, so both are measured under the same load.
 """
 
 from __future__ import annotations
@@ -243,6 +253,105 @@ def import_into(path: Path, root: Path, no_fsync: bool = False) -> dict[str, Any
     return {"runs": runs, "store_mb": round(store_bytes / 1e6, 1)}
 
 
+def markdown_folder(folder: Path, n: int, source: Path | None) -> int:
+    """A folder of `n` Markdown files: copies of the first `n` under `source`, else generated."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if source is not None:
+        files = sorted(source.rglob("*.md"))[:n]
+        for i, path in enumerate(files):
+            (folder / f"{i // 1000:03d}").mkdir(exist_ok=True)
+            (folder / f"{i // 1000:03d}" / path.name).write_bytes(path.read_bytes())
+        return len(files)
+    rng = random.Random(n)
+    for i in range(n):
+        sub = folder / f"{i // 1000:03d}"
+        sub.mkdir(exist_ok=True)
+        body = "\n\n".join(_text(rng, 40, 160) for _ in range(rng.randint(1, 5)))
+        (sub / f"note-{i:06d}.md").write_text(
+            f"---\ntitle: Note {i}\ntags: [bench]\n---\n# Note {i}\n\n{body}\n", "utf-8")
+    return n
+
+
+def import_markdown(folder: Path, root: Path) -> dict[str, Any]:
+    """One `api.import_path` of `folder` into a new store at `root` (run in a child)."""
+    from pcp_cli import api
+    from pcp_cli.store.store import Store
+
+    Store.init(root, owner_id="bench").close()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    began = time.perf_counter()
+    with api.open_store(root) as store:
+        summary = api.import_path(store, folder)
+    seconds = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    pages = summary["created"] + summary["revised"] + summary["unchanged"]
+    return {"pages": pages, "failed": summary["failed"], "seconds": round(seconds, 2),
+            "cpu_seconds": round(cpu, 2), "pages_per_second": round(pages / seconds, 1)}
+
+
+DISK_WRITER = """
+import os, sys
+chunk = b"\\0" * (1 << 20)
+path = sys.argv[1]
+while True:
+    with open(path, "wb") as fh:
+        for _ in range(8):
+            fh.write(chunk)
+        fh.flush()
+        os.fsync(fh.fileno())
+"""
+
+
+def markdown_runs(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
+    import os
+    import statistics
+
+    codes = {"this": ROOT}
+    if args.code:
+        codes = {"baseline": args.code.resolve(), "this": ROOT}
+    loads = ["quiet", "contended"] if args.contend else ["quiet"]
+    results: dict[str, Any] = {"load_before": os.getloadavg()}
+    for n in args.markdown:
+        folder = scratch / f"md-{n}"
+        count = markdown_folder(folder, n, args.source)
+        for load in loads:
+            for turn in range(args.repeat):
+                for label, code in codes.items():
+                    writer = None
+                    if load == "contended":
+                        writer = subprocess.Popen([sys.executable, "-c", DISK_WRITER,
+                                                   str(scratch / "disk-writer.bin")])
+                        time.sleep(1.0)
+                    try:
+                        store = scratch / f"store-{label}-{n}-{load}-{turn}"
+                        env = {**os.environ, "PYTHONPATH": str(code)}
+                        done = subprocess.run(
+                            [sys.executable, __file__, "--import-markdown", str(folder),
+                             str(store)], check=True, capture_output=True, text=True, env=env)
+                    finally:
+                        if writer is not None:
+                            writer.kill()
+                            writer.wait()
+                    run = json.loads(done.stdout)
+                    results.setdefault(f"{label} {count} pages {load}", []).append(run)
+                    print(f"{label} {count} {load} turn {turn}: {run}", file=sys.stderr)
+                    subprocess.run(["rm", "-rf", str(store)], check=True)
+    summary: dict[str, Any] = {}
+    for key, runs in results.items():
+        if key == "load_before":
+            summary[key] = [round(x, 2) for x in runs]
+            continue
+        summary[key] = {
+            "median_pages_per_second": statistics.median(r["pages_per_second"] for r in runs),
+            "median_seconds": statistics.median(r["seconds"] for r in runs),
+            "median_cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
+            "runs": runs,
+        }
+    summary["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    return summary
+
+
 def _child(path: Path, trace: bool) -> dict[str, Any]:
     args = [sys.executable, __file__, "--parse-only", str(path)] + (["--trace"] if trace else [])
     done = subprocess.run(args, check=True, capture_output=True, text=True)
@@ -262,7 +371,24 @@ def main() -> None:
                         help="diagnosis: also time the import with fsync turned off")
     parser.add_argument("--import-into", type=Path, nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--markdown", type=int, nargs="+", metavar="N",
+                        help="import Markdown folders of N pages instead (with fsync)")
+    parser.add_argument("--from", dest="source", type=Path,
+                        help="with --markdown: copy the first N .md files under this folder")
+    parser.add_argument("--contend", action="store_true",
+                        help="with --markdown: also import beside a competing disk writer")
+    parser.add_argument("--code", type=Path,
+                        help="with --markdown: also run another checkout (the baseline)")
+    parser.add_argument("--repeat", type=int, default=3, help="with --markdown: turns each")
+    parser.add_argument("--import-markdown", type=Path, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.import_markdown:
+        print(json.dumps(import_markdown(*args.import_markdown)))
+        return
+    if args.markdown:
+        with tempfile.TemporaryDirectory(dir=args.keep) as scratch:
+            print(json.dumps(markdown_runs(args, Path(scratch)), indent=2))
+        return
     if args.parse_only:
         print(json.dumps(parse(args.parse_only, args.trace)))
         return

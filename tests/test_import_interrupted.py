@@ -60,10 +60,12 @@ def test_killed_import_leaves_whole_pages_and_resumes(store: Path, tmp_path: Pat
     assert 40 <= written < CONVERSATIONS
 
     # Whatever is visible is whole: every head file parses and names a published revision.
+    # (Pages are published in batches, revision files first: the kill may have left a batch's
+    # revisions without their head files, which the next run or `pcp doctor --fix` finishes.)
     with Store.open(store) as opened:
         opened.catalog.refresh("full")
         entries = opened.catalog.entries()
-        assert entries and all(entry.problem is None for entry in entries)
+        assert all(entry.problem is None for entry in entries)
         for entry in entries:
             assert entry.page_id and entry.revision_id
             assert entry.revision_id in opened.revision_ids(entry.page_id)
@@ -73,7 +75,7 @@ def test_killed_import_leaves_whole_pages_and_resumes(store: Path, tmp_path: Pat
     summary = result.json
     assert summary["failed"] == 0
     assert summary["created"] + summary["unchanged"] == CONVERSATIONS
-    assert summary["unchanged"] >= written - 1  # at most one page was mid-write
+    assert summary["unchanged"] == len(entries)  # a page with its head file is whole
     assert summary["revised"] == 0
 
     # Every conversation is now a page with exactly one revision and its head file.

@@ -435,7 +435,7 @@ def import_archive(store: Store, path: str | Path, *, dry_run: bool = False,
         for item in plan.items:
             _count(summary, source, item, _would(store, item[3]))
         return summary
-    with store.locked():
+    with store.batch():  # the pages are published in batches, all before this returns
         plan = plan_import(store, data, namespace=namespace, source=source)
         for item in plan.items:
             part, original, where, state, skip = item

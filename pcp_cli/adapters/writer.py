@@ -37,9 +37,10 @@ from pcp_cli.store.store import Store, page_id_for_key
 
 FORMATS = ("archive", "chatgpt", "claude", "markdown", "claude_code", "codex")
 RELATION_TYPE = "related_to"
-# Hold the writer lock for at most this long at a time, so other writers get a turn during a
-# long import without paying for the lock on every single page.
-LOCK_BATCH_SECONDS = 0.5
+# Hold the writer lock for at most this long at a time (then publish the batch written
+# meanwhile), so other writers get a turn during a long import without paying for the lock, or
+# a round of fsyncs, on every single page.
+LOCK_BATCH_SECONDS = 1.0
 # Errors that make one item fail; anything else (a full disk, a held lock) stops the import,
 # which the next run resumes.
 ITEM_WRITE_ERRORS = (InvalidInput, RevisionConflict, UsageError)
@@ -189,7 +190,9 @@ def write_items(
 
 
 class _Batches:
-    """The store's writer lock, held across a few writes at a time (never in a dry run)."""
+    """The store's writer lock, held across a few writes at a time (never in a dry run), as a
+    `Store.batch()`: the pages written while it is held are published together when it is
+    released (and in between when the batch fills), so their fsyncs are paid per batch."""
 
     def __init__(self, store: Store, enabled: bool) -> None:
         self._store = store
@@ -199,7 +202,7 @@ class _Batches:
 
     def before_write(self) -> None:
         if self._enabled and self._since is None:
-            self._stack.enter_context(self._store.locked())
+            self._stack.enter_context(self._store.batch())
             self._since = time.monotonic()
 
     def after_write(self) -> None:
@@ -244,6 +247,7 @@ class _Writer:
             if not items and file_failures and not self.summary.skipped:
                 raise InvalidInput("nothing could be read from this export",
                                    path=self.summary.source or None, details=file_failures)
+            self.batches.release()  # every page published before the links name them
             self._link()
         finally:
             self.batches.release()

@@ -410,22 +410,28 @@ class Catalog:
 
     def record_write(self, rel: str, fields: dict[str, Any], removed: Iterable[str] = ()) -> None:
         """Note a file pcp itself just wrote (or removed), with its folder's new mtime."""
-        path = self.root / rel
+        self.record_writes([(rel, fields, removed)])
+
+    def record_writes(self, writes: Iterable[tuple[str, dict[str, Any], Iterable[str]]]
+                      ) -> None:
+        """record_write for many files (a batch of imported pages), in one transaction."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             seq = self.seq()
-            for old in removed:
-                seq += 1
-                self._db.execute("DELETE FROM pages WHERE path=?", (old,))
-                self._db.execute("INSERT INTO removed VALUES(?,?,?)",
-                                 (old, fields.get("page_id"), seq))
-                self._note_dir((self.root / old).parent)
-            if path.exists():
-                stat = path.stat()
-                seq += 1
-                self._upsert({**fields, "path": rel, "mtime_ns": stat.st_mtime_ns,
-                              "size": stat.st_size}, seq)
-                self._note_dir(path.parent)
+            for rel, fields, removed in writes:
+                path = self.root / rel
+                for old in removed:
+                    seq += 1
+                    self._db.execute("DELETE FROM pages WHERE path=?", (old,))
+                    self._db.execute("INSERT INTO removed VALUES(?,?,?)",
+                                     (old, fields.get("page_id"), seq))
+                    self._note_dir((self.root / old).parent)
+                if path.exists():
+                    stat = path.stat()
+                    seq += 1
+                    self._upsert({**fields, "path": rel, "mtime_ns": stat.st_mtime_ns,
+                                  "size": stat.st_size}, seq)
+                    self._note_dir(path.parent)
             self._db.execute("UPDATE meta SET value=? WHERE key='seq'", (str(seq),))
             self._db.execute("COMMIT")
         except BaseException:

@@ -56,6 +56,8 @@ KINDS = {
     "audit_log": "the MCP audit log's hash chain is broken: a record was removed or changed",
     "unfinished_supersede": "a keystone that supersedes another, without the supersession "
     "recorded (the old keystone's revision or the relation is missing)",
+    "unfinished_ingest": "ingested events stored, but their conversation page was not written "
+    "(an interrupted `pcp ingest` or session import)",
 }
 
 
@@ -70,7 +72,7 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
         store.catalog.refresh("full")
     deleting = {f.page_id for f in deletes}
     later = _head_files(store, fix) + _revision_graphs(store, fix) + _relations(store)
-    later += _unfinished_supersedes(store, fix)
+    later += _unfinished_supersedes(store, fix) + _unfinished_ingests(store, fix)
     findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
@@ -158,6 +160,95 @@ def _unfinished_deletes(store: Store, fix: bool) -> list[Finding]:
             finding.fixed = True
         found.append(finding)
     return found
+
+
+def _unfinished_ingests(store: Store, fix: bool) -> list[Finding]:
+    """Ingested events that their page does not list: the events are stored before the page
+    is written, so a kill in between leaves them unlisted. --fix rolls the page up again from
+    the stored events, as sending them again would; a page not written at all is rolled up
+    only when its events say its namespace (else the person re-sends them: the namespace the
+    ingest was given is not recorded)."""
+    from pcp_cli.model.ingest import EventInput
+    from pcp_cli.model.page import Actor
+    from pcp_cli.store.events import ingest, page_key
+    from pcp_cli.store.store import page_id_for_key
+
+    events = store.layout.events
+    deleted: dict[str, str] = {}  # page id -> when it was last deleted
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (source, page key) -> events
+    for path in sorted(events.glob("*/*/*.json")) if events.exists() else []:
+        if is_temp_name(path.name):
+            continue
+        try:
+            event = json.loads(path.read_bytes())
+            kind, data, source = event["kind"], event["data"], event.get("source")
+        except (ValueError, OSError, KeyError, TypeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        if kind == "page_deleted" and isinstance(data.get("page_id"), str):
+            when = str(event.get("recorded_at", ""))
+            deleted[data["page_id"]] = max(when, deleted.get(data["page_id"], ""))
+            continue
+        if not isinstance(source, str) or not isinstance(event.get("idempotency_key"), str):
+            continue  # a store operation's record, not an ingested event
+        cid = data.get("conversation_id")
+        key = page_key(source, cid) if isinstance(cid, str) else \
+            f"events:{source}:note:{event.get('event_id')}"
+        groups.setdefault((source, key), []).append({**event, "_path": path})
+    found = []
+    for (source, key), members in sorted(groups.items()):
+        page_id = page_id_for_key(key)
+        since = deleted.get(page_id, "")
+        members = [e for e in members if str(e.get("recorded_at", "")) > since]
+        listed = _listed_events(store, page_id, key)
+        missing = [e for e in members if e.get("event_id") not in listed]
+        if not missing:
+            continue
+        head = store.current(page_id) if store.page_exists(page_id) else None
+        namespace = head.state.namespace if head is not None else next(
+            (e["data"]["namespace"] for e in missing
+             if isinstance(e["data"].get("namespace"), str)), None)
+        finding = Finding(
+            "unfinished_ingest", store.layout.rel(missing[0]["_path"]),
+            f"{len(missing)} event(s) of {source} stored but not on their page {page_id}"
+            + ("" if namespace else "; send them again (`pcp ingest` or `pcp import` of the "
+               "same file, with the same --namespace) to write the page"),
+            page_id, fixable=namespace is not None)
+        if fix and namespace is not None:
+            actor = missing[0].get("actor") or {}
+            inputs = [EventInput(type=e["kind"], data=e["data"],
+                                 idempotency_key=e["idempotency_key"], key_given=True,
+                                 content_hash=e.get("content_hash") or "",
+                                 occurred_at=e.get("occurred_at"),
+                                 source_ref=(e.get("source_refs") or [None])[0])
+                      for e in missing]
+            ingest(store, inputs, source=source,
+                   actor=Actor(actor.get("actor_type", "system"),
+                               actor.get("actor_id", "pcp-doctor")),
+                   origin=head.state.origin if head is not None else "recorded",
+                   namespace=namespace, strict=False,
+                   note=f"rolled up by `pcp doctor --fix` from {len(missing)} stored event(s)")
+            finding.fixed = True
+        found.append(finding)
+    return found
+
+
+def _listed_events(store: Store, page_id: str, key: str) -> set[str]:
+    """The event ids a page's roll-ups list (its source spans), in any of its revisions."""
+    if not store.page_exists(page_id):
+        return set()
+    listed: set[str] = set()
+    try:
+        revisions = store.revisions(page_id)
+    except PcpError:
+        return set()
+    for revision in revisions:
+        spans = revision.state.facets.get("source_spans")
+        for span in spans if isinstance(spans, list) else []:
+            if isinstance(span, dict) and isinstance(span.get("event_id"), str):
+                listed.add(span["event_id"])
+    return listed
 
 
 def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:

@@ -7,6 +7,9 @@ OP is `write`, `fsync` (a file's), `rename` or `dirfsync` (a folder's fsync), as
 the operation). With OP `trace` (N and FAULT ignored), every operation is logged instead, one
 `op path` line each, to the file named by `PCP_FAULT_TRACE`.
 
+`PCP_TEST_BATCH_PAGES` (read here, never by pcp) makes an import's batches that many pages, so
+a small export spans several batches.
+
 The patch lives in this child process only (a stand-in for the `os` module that
 `pcp_cli.store.atomic` sees); pcp itself has no test hook. The command's exit status is this
 process's; `finished after K calls` goes to stderr so a test can tell whether N was reached.
@@ -78,6 +81,10 @@ def main() -> None:
     op, n, fault, args = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
     fake = FaultyOs(op, n, fault)
     atomic.os = fake  # type: ignore[attr-defined]
+    if os.environ.get("PCP_TEST_BATCH_PAGES"):
+        from pcp_cli.store import store
+
+        store.BATCH_PAGES = int(os.environ["PCP_TEST_BATCH_PAGES"])
     code = run(args)
     sys.stderr.write(f"finished after {fake.calls} calls\n")
     sys.stderr.flush()

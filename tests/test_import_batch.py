@@ -1,0 +1,215 @@
+"""`pcp import` publishes pages in batches: a real process killed (SIGKILL) or refused by the
+disk at many points of a batch leaves a store that `pcp doctor` reports and `pcp doctor --fix`
+finishes, with whole pages only; the next import completes it and a third changes nothing.
+
+The kill points are the file operations of `pcp_cli.store.atomic` (tests/helpers/fault_at.py),
+chosen from the recorded sequence of the same import: inside the revision files' writes, their
+fsyncs and renames, between the revision files and the head files, inside the head files'
+renames and their folders' fsyncs, in the first, a middle and the last batch.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from pcp_cli.store.store import Store
+from tests.conftest import cli, snapshot
+from tests.test_faults import OPS, durable, faulty, trace_of
+
+NOTES = 24
+BATCH = "10"  # pages per batch in the killed process: three batches (10, 10, 4)
+
+
+def notes(folder: Path, count: int = NOTES) -> Path:
+    folder.mkdir()
+    for n in range(count):
+        sub = folder / ("docs" if n % 5 == 0 else "notes")
+        sub.mkdir(exist_ok=True)
+        (sub / f"note-{n:02d}.md").write_text(
+            f"---\ntitle: Note {n}\ntags: [tide]\n---\n# Note {n}\n\nThe tide gauge {n} "
+            f"reads high.\n", "utf-8")
+    return folder
+
+
+def import_json(store: Path, folder: Path) -> dict:
+    result = cli("import", str(folder), "--store", str(store), "--json")
+    assert result.code == 0, result.stderr
+    return result.json
+
+
+def assert_whole(store: Path) -> int:
+    """Every head file parses and names its page's one published revision; returns how many."""
+    with Store.open(store) as opened:
+        opened.catalog.refresh("full")
+        entries = opened.catalog.entries()
+        for entry in entries:
+            assert entry.problem is None and entry.page_id, entry
+            assert opened.revision_ids(entry.page_id) == [entry.revision_id]
+        return len(entries)
+
+
+def assert_finished(store: Path, folder: Path, kind: str) -> None:
+    report = cli("doctor", "--store", str(store), "--json")
+    assert report.code in (0, 8), report.stderr
+    fixed = cli("doctor", "--fix", "--store", str(store), "--json")
+    assert fixed.code in (0, 8), fixed.stderr
+    clean = cli("doctor", "--store", str(store), "--json")
+    assert clean.code == 0, (kind, clean.stdout, clean.stderr)
+    assert cli("validate", str(store)).code == 0
+    shown = assert_whole(store)
+    summary = import_json(store, folder)
+    assert summary["failed"] == 0 and summary["revised"] == 0, summary
+    assert summary["created"] + summary["unchanged"] == NOTES, summary
+    assert summary["unchanged"] == shown  # what doctor finished is the page, not a copy
+    assert assert_whole(store) == NOTES
+    again = import_json(store, folder)
+    assert again["unchanged"] == NOTES, again
+
+
+def kill_points(steps: list[tuple[str, str]]) -> list[tuple[str, int]]:
+    """(op, n) pairs: first, middle and last call of each operation, and the first call of
+    each operation on a head file (under pages/) - the step after a batch's revisions."""
+    points: set[tuple[str, int]] = set()
+    for op in OPS:
+        calls = [path for kind, path in steps if kind == op]
+        if not calls:
+            continue
+        points.update({(op, 1), (op, len(calls) // 2 or 1), (op, len(calls))})
+        for n, path in enumerate(calls, 1):
+            if "/pages/" in path:
+                points.add((op, n))
+                break
+    return sorted(points)
+
+
+@pytest.fixture
+def traced(store: Path, tmp_path: Path) -> tuple[Path, Path, list[tuple[str, int]]]:
+    folder = notes(tmp_path / "vault")
+    steps = _trace(store, tmp_path, folder)
+    renames = [path for op, path in steps if op == "rename"]
+    heads = [i for i, path in enumerate(renames) if "/pages/" in path]
+    revisions = [i for i, path in enumerate(renames) if "/revisions/" in path]
+    # published in batches: a batch's revision files are all renamed before its head files
+    assert len(heads) == len(revisions) == NOTES
+    assert revisions[9] < heads[0] and heads[9] < revisions[10], renames
+    return store, folder, kill_points(steps)
+
+
+def _trace(store: Path, tmp_path: Path, folder: Path) -> list[tuple[str, str]]:
+    import os
+
+    os.environ["PCP_TEST_BATCH_PAGES"] = BATCH
+    try:
+        return trace_of(store, tmp_path, "import", str(folder))
+    finally:
+        del os.environ["PCP_TEST_BATCH_PAGES"]
+
+
+@pytest.mark.slow
+def test_a_killed_batched_import_is_finished_by_doctor(
+        traced: tuple[Path, Path, list[tuple[str, int]]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store, folder, points = traced
+    monkeypatch.setenv("PCP_TEST_BATCH_PAGES", BATCH)
+    assert len(points) >= 10, points
+    left = set()
+    for op, n in points:
+        copy = tmp_path / f"kill-{op}-{n}"
+        shutil.copytree(store, copy)
+        done = faulty(copy, op, n, "kill", "import", str(folder))
+        assert done.returncode == -signal.SIGKILL, (op, n, done.stderr)
+        report = cli("doctor", "--store", str(copy), "--json")
+        left.update(f["kind"] for f in report.json["findings"]) if report.json else None
+        assert_finished(copy, folder, f"{op} {n}")
+        shutil.rmtree(copy)
+    # the kills hit the windows doctor mends, not only the edges
+    assert {"missing_head_file", "temp_file"} <= left, left
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a_refused_write_undoes_its_whole_batch(store: Path, tmp_path: Path, op: str) -> None:
+    """EIO at the last head file's step of the only batch: exit 11, the store as it was
+    (every page of the batch undone, its revision files taken back), doctor clean; the next
+    import writes it all. (Page by page, the pages before the refused one stayed written.)"""
+    folder = notes(tmp_path / "vault")
+    steps = trace_of(store, tmp_path, "import", str(folder))
+    calls = [path for kind, path in steps if kind == op]
+    n = max(i for i, path in enumerate(calls, 1) if "/pages/" in path)
+    before = snapshot(store)
+    done = faulty(store, op, n, "EIO", "import", str(folder))
+    assert done.returncode == 11, done.stderr
+    assert done.stderr.startswith("Error: cannot write ") and "Traceback" not in done.stderr
+    assert snapshot(store) == before
+    assert cli("doctor", "--store", str(store)).code == 0
+    summary = import_json(store, folder)
+    assert summary["created"] == NOTES and summary["failed"] == 0
+    assert durable(store)
+
+
+# -- pcp ingest: events stored, then the page --------------------------------------------------
+
+CONVERSATION = [
+    {"type": "message", "conversation_id": "c1", "role": "user", "content": "Is the tide high?",
+     "timestamp": "2026-05-14T09:30:00Z", "idempotency_key": "m1"},
+    {"type": "message", "conversation_id": "c1", "role": "assistant", "content": "It is.",
+     "timestamp": "2026-05-14T09:30:05Z", "idempotency_key": "m2"},
+]
+
+
+def ingest_file(tmp_path: Path, events: list[dict], name: str) -> Path:
+    import json
+
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), "utf-8")
+    return path
+
+
+def findings(store: Path, fix: bool = False) -> list[dict]:
+    result = cli("doctor", *(["--fix"] if fix else []), "--store", str(store), "--json")
+    assert result.code in (0, 8), result.stderr
+    return result.json["findings"]
+
+
+def test_an_ingest_killed_before_its_page_is_reported_and_finished(store: Path,
+                                                                   tmp_path: Path) -> None:
+    """The page exists: new events stored, the kill lands before its new revision. Doctor
+    used to call this store clean; now it reports the events and --fix rolls the page up."""
+    from tests.test_crash import die_at
+
+    first = ingest_file(tmp_path, CONVERSATION[:1], "first.jsonl")
+    done = cli("ingest", str(first), "--store", str(store), "--json")
+    assert done.code == 0, done.stderr
+    page_id = done.json["conversations"][0]["page_id"]
+    more = ingest_file(tmp_path, CONVERSATION, "more.jsonl")
+    killed = die_at("write_new", 1, "ingest", str(more), "--store", str(store))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    found = [f for f in findings(store) if f["kind"] == "unfinished_ingest"]
+    assert len(found) == 1 and found[0]["page_id"] == page_id and found[0]["fixable"], found
+    fixed = [f for f in findings(store, fix=True) if f["kind"] == "unfinished_ingest"]
+    assert fixed and fixed[0]["fixed"], fixed
+    assert cli("doctor", "--store", str(store)).code == 0
+    page = cli("show", page_id, "--store", str(store), "--json").json["page"]
+    assert "It is." in page["payload"]["content"]
+    again = cli("ingest", str(more), "--store", str(store), "--json").json
+    assert again["pages"]["unchanged"] == 1 and again["events"]["unchanged"] == 2
+
+
+def test_an_ingest_killed_before_its_first_page_names_what_to_send_again(
+        store: Path, tmp_path: Path) -> None:
+    """A new conversation whose page was never written: the namespace the ingest was given is
+    not in its events, so doctor reports it (not fixable) and says to send them again."""
+    from tests.test_crash import die_at
+
+    path = ingest_file(tmp_path, CONVERSATION, "c1.jsonl")
+    killed = die_at("write_new", 1, "ingest", str(path), "--store", str(store))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    found = [f for f in findings(store, fix=True) if f["kind"] == "unfinished_ingest"]
+    assert len(found) == 1 and not found[0]["fixable"] and not found[0]["fixed"], found
+    assert "send them again" in found[0]["message"]
+    resent = cli("ingest", str(path), "--store", str(store), "--json")
+    assert resent.code == 0 and resent.json["pages"]["created"] == 1, resent.stderr
+    assert cli("doctor", "--store", str(store)).code == 0
