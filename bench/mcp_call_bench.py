@@ -14,7 +14,9 @@ For each tool (`pcp_search` over rotating queries, `pcp_get_profile` as micro_pr
 - backend: `ToolSession.call` over `StoreBackend` in process (grant, audit, backend);
 - stdio: a real `pcp serve --client-id CLIENT` driven over stdio by the MCP SDK's client.
 
-overhead = stdio - api. Nothing here asserts a time; results go in bench/RESULTS.md.
+overhead = stdio - api, in wall time and in CPU time (the server process's, read from /proc:
+Linux only; on a loaded machine the steadier of the two). Nothing here asserts a time;
+results go in bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -32,6 +34,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 QUERIES: list[str] = []  # two words of the titles of ten low-sensitivity pages of STORE
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's child processes (the server) so far."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def pct(values: list[float], q: float) -> float:
@@ -82,6 +98,8 @@ def main() -> None:
     tools = ("pcp_search", "pcp_get_profile", "pcp_read_pages")
     times: dict[tuple[str, str], list[float]] = {(t, w): [] for t in tools
                                                  for w in ("api", "backend", "stdio")}
+    cpus: dict[tuple[str, str], list[float]] = {(t, w): [] for t in tools
+                                                for w in ("api", "backend", "stdio")}
 
     async def run() -> None:
         from mcp import Client, StdioServerParameters
@@ -100,16 +118,19 @@ def main() -> None:
                     api_call(tool, 0)
                 for n in range(args.calls):
                     for tool in tools:
-                        started = time.perf_counter()
+                        started, cpu = time.perf_counter(), time.thread_time()
                         api_call(tool, n)
                         times[(tool, "api")].append(time.perf_counter() - started)
-                        started = time.perf_counter()
+                        cpus[(tool, "api")].append(time.thread_time() - cpu)
+                        started, cpu = time.perf_counter(), time.thread_time()
                         reply = session.call(tool, arguments(tool, n))
                         times[(tool, "backend")].append(time.perf_counter() - started)
+                        cpus[(tool, "backend")].append(time.thread_time() - cpu)
                         assert not reply.is_error, reply
-                        started = time.perf_counter()
+                        started, cpu = time.perf_counter(), children_cpu()
                         result = await client.call_tool(tool, arguments(tool, n))
                         times[(tool, "stdio")].append(time.perf_counter() - started)
+                        cpus[(tool, "stdio")].append(children_cpu() - cpu)
                         assert not result.is_error, result.content
 
     load_before = os.getloadavg()
@@ -123,6 +144,11 @@ def main() -> None:
         p95 = [1000 * pct(times[(tool, w)], 0.95) for w in ("api", "backend", "stdio")]
         print(f"{tool:18} {row[0]:8.1f} {p95[0]:7.1f} {row[1]:11.1f} {p95[1]:7.1f} "
               f"{row[2]:9.1f} {p95[2]:7.1f} {row[2] - row[0]:12.1f}")
+    print("CPU time per call, median (ms; the server's process for stdio, 10 ms ticks):")
+    print(f"{'tool':18} {'api':>8} {'backend':>8} {'stdio':>8} {'overhead':>9}")
+    for tool in tools:
+        row = [1000 * statistics.median(cpus[(tool, w)]) for w in ("api", "backend", "stdio")]
+        print(f"{tool:18} {row[0]:8.1f} {row[1]:8.1f} {row[2]:8.1f} {row[2] - row[0]:9.1f}")
 
 
 if __name__ == "__main__":
