@@ -414,10 +414,15 @@ def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type,
 def _fast_command(args: list[str]) -> int | None:
     """`pcp export --format micro_prompt [--store S] [--scope NS]...`, without typer.
 
-    Clients run this at every cold start, and building the typer app costs more than the work
-    (typer, click and pydantic imports: ~100 ms of the 0.3 s budget). This handles exactly
-    those options, through the same library call and the same error reporting; any other
-    argument (--help, --out, a typo) returns None and goes the normal way.
+    Clients run this at every cold start, and the typer route costs more than the work. This
+    handles exactly those options, through the same library call and the same error reporting;
+    any other argument (--help, --out, a typo) returns None and goes the normal way.
+
+    Measured (bench/cli_startup_bench.py, issue #16, CPU medians): even with the typer app
+    built from the one command's module (COMMAND_MODULE) and everything else imported lazily,
+    the typer route costs ~185 ms of CPU more for this export (0.30 vs 0.12 s) and ~170 ms
+    more for `_fast_search` (0.42 vs 0.25 s): typer, click and pydantic imports plus typer's
+    per-parameter adapters. Lazy imports do not make the fast paths unnecessary, so they stay.
     """
     if args and args[0] == "search":
         return _fast_search(args[1:])
