@@ -54,3 +54,24 @@ def test_probe_can_see_a_heavy_import(store: Path) -> None:
     """The probe is not blind: `pcp validate` does load jsonschema."""
     data = probe("validate", str(store))
     assert "jsonschema" in data["heavy"]
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--traceback", "--version"],
+                                  ["--store", "nowhere", "--version"]])
+def test_version_loads_no_front_end_library(args: list[str]) -> None:
+    """`pcp --version` prints before typer, click, pydantic or rich is imported (it is run to
+    check an install, and building the typer app cost ~150 ms of CPU for one line)."""
+    from pcp_cli import __version__
+
+    code = ("import json, sys, io, contextlib\n"
+            "from pcp_cli.cli.main import run\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            "    code = run(sys.argv[1:])\n"
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('typer', 'click', 'pydantic', 'rich', 'yaml', 'sqlite3') or m == 'pcp_cli.api')\n"
+            "print(json.dumps({'code': code, 'out': out.getvalue(), 'loaded': loaded}))\n")
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=60)
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data == {"code": 0, "out": f"pcp {__version__}\n", "loaded": []}

@@ -39,6 +39,30 @@ COMMAND_MODULES = (
     "pcp_cli.cli.search",
 )
 
+# The module that registers each top-level command or group. Running one command builds the app
+# with its module alone: importing and registering all fourteen (typer builds a pydantic adapter
+# per parameter) cost ~70 ms of CPU per run. A name missing here still works through the whole
+# app; tests/test_cli_lazy_commands.py checks the table against what each module registers.
+COMMAND_MODULE = {
+    **dict.fromkeys(("init", "add", "edit", "revise", "show", "history", "ls", "related", "diff",
+                     "link", "archive", "tombstone", "delete"), "pcp_cli.cli.pages"),
+    "keystone": "pcp_cli.cli.keystones",
+    "timeline": "pcp_cli.cli.timeline",
+    "profile": "pcp_cli.cli.profile",
+    "validate": "pcp_cli.cli.maintenance",
+    "doctor": "pcp_cli.cli.maintenance",
+    **dict.fromkeys(("status", "resolve", "sync", "merge-file"), "pcp_cli.cli.sync"),
+    "serve": "pcp_cli.cli.serve",
+    "audit": "pcp_cli.cli.serve",
+    "grant": "pcp_cli.cli.grant",
+    "mcp-config": "pcp_cli.cli.mcp_config",
+    "import": "pcp_cli.cli.imports",
+    "ingest": "pcp_cli.cli.ingest",
+    "export": "pcp_cli.cli.export",
+    "review": "pcp_cli.cli.review",
+    **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
+}
+
 STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
 
 # Options taken before the command, like git's: `pcp --store PATH ls`, `pcp -C DIR ls`.
@@ -56,7 +80,9 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_app() -> typer.Typer:
+def build_app(command: str | None = None) -> typer.Typer:
+    """The typer app: every command, or only the module of `command` when the table knows it
+    (the usage, help and errors of that command are the same either way)."""
     import typer
 
     app = typer.Typer(
@@ -95,7 +121,8 @@ def build_app() -> typer.Typer:
         if store is not None:
             _use_store(store)
 
-    for name in COMMAND_MODULES:
+    modules = (COMMAND_MODULE[command],) if command in COMMAND_MODULE else COMMAND_MODULES
+    for name in modules:
         importlib.import_module(name).register(app)
     _whole_short_help(app)
     return app
@@ -111,11 +138,12 @@ METAVARS = {
 }
 
 
-def get_command() -> Any:
-    """The click command tree of the app, with readable metavars everywhere."""
+def get_command(name: str | None = None) -> Any:
+    """The click command tree of the app (only `name`'s module when given: see
+    COMMAND_MODULE), with readable metavars everywhere."""
     import typer
 
-    command = typer.main.get_command(build_app())
+    command = typer.main.get_command(build_app(name))
     _readable_metavars(command)
     return command
 
@@ -250,6 +278,9 @@ def run(args: list[str]) -> int:
         except PcpError as exc:
             _report(exc, want_json)
             return int(exc.exit_status)
+        if _asks_version(args):
+            sys.stdout.write(f"pcp {__version__}\n")
+            return ExitStatus.OK
         fast = _fast_command(args)
         if fast is not None:
             return fast
@@ -260,6 +291,19 @@ def run(args: list[str]) -> int:
             os.environ.pop("PCP_STORE", None)
         else:
             os.environ["PCP_STORE"] = saved_store
+
+
+def _asks_version(args: list[str]) -> bool:
+    """`pcp --version` (after the global options, maybe with --traceback): the version is
+    printed before typer is even imported. Building the app to run the eager `--version`
+    callback cost ~150 ms of CPU (typer, click, pydantic and every command module) to print
+    one line; this is 0 extra. Anything else (`pcp ls --version`) goes to typer as before."""
+    for arg in args:
+        if arg == "--version":
+            return True
+        if arg != "--traceback":
+            return False
+    return False
 
 
 def _apply_global_options(args: list[str]) -> list[str]:
@@ -320,7 +364,7 @@ def _run_typer(args: list[str], want_json: bool) -> int:
 
     exit_types, abort_types, usage_types = _click_exceptions()
     try:
-        command = get_command()
+        command = get_command(args[0] if args else None)
         returned = command.main(args=args, prog_name="pcp", standalone_mode=False)
         # Without standalone mode click returns typer.Exit's code instead of raising it.
         return returned if isinstance(returned, int) else ExitStatus.OK
@@ -370,10 +414,15 @@ def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type,
 def _fast_command(args: list[str]) -> int | None:
     """`pcp export --format micro_prompt [--store S] [--scope NS]...`, without typer.
 
-    Clients run this at every cold start, and building the typer app costs more than the work
-    (typer, click and pydantic imports: ~100 ms of the 0.3 s budget). This handles exactly
-    those options, through the same library call and the same error reporting; any other
-    argument (--help, --out, a typo) returns None and goes the normal way.
+    Clients run this at every cold start, and the typer route costs more than the work. This
+    handles exactly those options, through the same library call and the same error reporting;
+    any other argument (--help, --out, a typo) returns None and goes the normal way.
+
+    Measured (bench/cli_startup_bench.py, issue #16, CPU medians): even with the typer app
+    built from the one command's module (COMMAND_MODULE) and everything else imported lazily,
+    the typer route costs ~185 ms of CPU more for this export (0.30 vs 0.12 s) and ~170 ms
+    more for `_fast_search` (0.42 vs 0.25 s): typer, click and pydantic imports plus typer's
+    per-parameter adapters. Lazy imports do not make the fast paths unnecessary, so they stay.
     """
     if args and args[0] == "search":
         return _fast_search(args[1:])

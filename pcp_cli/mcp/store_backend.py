@@ -1,14 +1,18 @@
 """The MCP backend over a real store folder, through `pcp_cli.api` only.
 
-Every call opens the store afresh (read-only for the read tools, which refreshes only the catalog
-under `.pcp/`), so a page the CLI wrote while the server runs is visible to the next call, and no
-SQLite connection is shared between the worker threads the SDK runs calls on. Write tools open a
-writable store for the one call.
+Each worker thread the SDK runs calls on keeps one read-only store open (no SQLite connection is
+shared between threads) and refreshes it at the start of every read call: `Store.refresh` is the
+one judge of what changed, so a page the CLI wrote while the server runs is visible to the next
+call. Opening the store afresh per call cost more than most calls' own work. The kept store is
+reopened when `pcp.yaml` or the catalog file is replaced (a rebuilt catalog is a new file). Write
+tools open a writable store for the one call.
 
-The grant is applied before anything is ranked or read: the api functions get the grant's scopes
-and a `hidden` set (the session's suppressed pages, plus every high-sensitivity page when the
-grant never allows sensitive material), so what is outside the grant is never a candidate, never
-counted and never named in an error. Results are then checked again against the grant (defence
+The grant is applied before anything is ranked or read: the api functions get the grant's scopes,
+the session's suppressed pages and the grant's sensitivity switch, so what is outside the grant
+is never a candidate, never counted and never named in an error. Search filters sensitivity in
+the index, and reads check each page's catalog row; only the tools whose api functions take no
+sensitivity switch (timeline, stats, scopes, related) get a `hidden` set of the high-sensitivity
+pages, cached per catalog state. Results are then checked again against the grant (defence
 in depth): a page that should not be visible is dropped, and a count that names a namespace
 outside the grant fails the call closed instead of leaking.
 """
@@ -16,6 +20,7 @@ outside the grant fails the call closed instead of leaking.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -36,6 +41,8 @@ WRITE_ORIGIN = "generated"
 KEYSTONE_SOURCE = "inferred"
 # Statuses a page read by id may have (tombstoned pages are gone from reads; history is kept).
 READABLE_STATUSES = ("active", "superseded", "archived")
+# The page types a profile rendering reads.
+PROFILE_MATERIAL = ("profile", "keystone", "timeline_event")
 # Namespaces may only be checked against a grant's scopes after the store has said them.
 UNEXPECTED_SCOPE = "the store answered outside this client's grant; the answer was withheld"
 
@@ -55,6 +62,7 @@ class StoreBackend:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+        self._local = threading.local()  # per worker thread: (store, files stamp)
         # The high-sensitivity pages, per catalog state: listing every page on every call was
         # two thirds of a call's time on a 10,000-page store.
         self._sensitive: tuple[tuple[str, int], tuple[tuple[str, str | None], ...]] | None = None
@@ -63,11 +71,43 @@ class StoreBackend:
     # -- opening ------------------------------------------------------------------------------
     @contextmanager
     def _reading(self) -> Iterator[api.Store]:
-        store = api.open_store(self.root, readonly=True)
+        yield self._kept_store()
+
+    def _files_stamp(self) -> tuple[int, int, int]:
+        """Changes when pcp.yaml is edited or replaced, or the catalog file is replaced."""
+        def of(path: Path) -> tuple[int, int]:
+            try:
+                stat = os.stat(path)
+            except OSError:
+                return -1, -1
+            return stat.st_ino, stat.st_mtime_ns
+
+        return (*of(self.root / "pcp.yaml"), of(self.root / ".pcp" / "catalog.sqlite")[0])
+
+    def _kept_store(self) -> api.Store:
+        """This thread's read-only store, refreshed now (reopened if its files were replaced)."""
+        local = self._local
+        kept: tuple[api.Store, tuple[int, int, int]] | None = getattr(local, "kept", None)
+        stamp = self._files_stamp()
+        if kept is not None and kept[1] != stamp:
+            kept[0].close()
+            kept = local.kept = None
+        store = kept[0] if kept else api.open_store(self.root, readonly=True, refresh=False)
         try:
-            yield store
-        finally:
+            store.refresh()
+        except BaseException:
             store.close()
+            local.kept = None
+            raise
+        local.kept = (store, self._files_stamp())
+        return store
+
+    def close(self) -> None:
+        """Close this thread's kept store (the others close with their threads)."""
+        kept = getattr(self._local, "kept", None)
+        if kept is not None:
+            kept[0].close()
+            self._local.kept = None
 
     @contextmanager
     def _writing(self) -> Iterator[api.Store]:
@@ -140,7 +180,7 @@ class StoreBackend:
         self, grant: Grant, ids: tuple[str, ...], *, suppressed: frozenset[str]
     ) -> frozenset[str]:
         with self._reading() as store:
-            hidden = self._hidden(store, grant, suppressed)
+            hidden = frozenset(suppressed)  # sensitivity: each entry is checked
             return frozenset(
                 i for i in ids
                 if (e := self._visible_entry(store, grant, i, hidden)) is not None
@@ -152,20 +192,27 @@ class StoreBackend:
                     as_of: str | None = None) -> JSON:
         with self._reading() as opened:
             store = api.as_of_view(opened, as_of)
-            hidden = self._hidden(store, grant, suppressed)
-            used = {
-                e.page_id
-                for e in api.list_pages(store, types=("profile", "keystone", "timeline_event"))
-                if e.page_id and scope_allows(grant, e.namespace or "")
-            }
-            if used & hidden:
-                rendered = self._profile_without(store, grant, format, hidden)
+            # The api's profile never uses a high-sensitivity or unclassified page; only pages
+            # the client suppressed need the renderers fed by hand (looked up by id, not by
+            # listing the profile material).
+            if self._suppresses_profile_material(store, grant, suppressed):
+                rendered = self._profile_without(store, grant, format, frozenset(suppressed))
             else:
                 rendered = api.profile_text(store, format, scopes=self._scopes(grant))
         if format == "json":
             assert isinstance(rendered, dict)
             return rendered
         return {"format": format, "text": str(rendered)}
+
+    @staticmethod
+    def _suppresses_profile_material(store: api.Store, grant: Grant,
+                                     suppressed: frozenset[str]) -> bool:
+        for page_id in suppressed:
+            entry = api.page_entry(store, page_id)
+            if entry is not None and entry.type in PROFILE_MATERIAL and scope_allows(
+                    grant, entry.namespace or ""):
+                return True
+        return False
 
     def _profile_without(self, store: api.Store, grant: Grant, format: str,
                          hidden: frozenset[str]) -> JSON | str:
@@ -178,6 +225,7 @@ class StoreBackend:
                 api.require_page(store, e.page_id)
                 for e in api.list_pages(store, types=(page_type,))
                 if e.page_id and e.page_id not in hidden and scope_allows(grant, e.namespace or "")
+                and e.sensitivity in SERVED  # as in api.profile_text, whatever the grant
             ]
 
         profiles = revisions("profile")
@@ -212,7 +260,8 @@ class StoreBackend:
     ) -> JSON:
         narrowed = _narrowed(grant, scopes)
         with self._reading() as store:
-            hidden = self._hidden(store, grant, suppressed)
+            # Sensitivity is filtered in the index (below) and checked again per result.
+            hidden = frozenset(suppressed)
             # Sensitivity has its own switch here; `suppressed` is only what the client hid.
             data = api.search(
                 store, query, limit=limit, types=types or (), exclude_types=exclude_types or (),
@@ -326,7 +375,7 @@ class StoreBackend:
         not_found: list[str] = []
         with self._reading() as opened:
             store = api.as_of_view(opened, as_of)
-            hidden = self._hidden(store, grant, suppressed)
+            hidden = frozenset(suppressed)  # sensitivity: each entry (and revision) is checked
             for page_id in ids:
                 entry = self._visible_entry(store, grant, page_id, hidden)
                 if entry is None:
@@ -440,7 +489,7 @@ class StoreBackend:
     ) -> JSON:
         with self._writing() as store:
             target = self._target_namespace(store, grant, namespace)
-            hidden = self._hidden(store, grant, frozenset())
+            hidden: frozenset[str] = frozenset()  # sensitivity: each entry is checked
             for source in derived_from:  # only pages this client may read can be inputs
                 if self._visible_entry(store, grant, source, hidden) is None:
                     raise NotFound(f"page {source} not found",

@@ -198,6 +198,11 @@ class Catalog:
     def by_page_id(self, page_id: str) -> list[Entry]:
         return self.entries("page_id = ?", (page_id,))
 
+    def page_ids(self) -> set[str]:
+        """The page id of every row that has one (`pcp status`: which pages have a head file)."""
+        return {row[0] for row in self._db.execute(
+            "SELECT page_id FROM pages WHERE page_id IS NOT NULL")}
+
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
 

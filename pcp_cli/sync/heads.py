@@ -15,6 +15,7 @@ from pcp_cli.model.ids import check_id, is_safe_id
 from pcp_cli.model.page import Revision, file_json
 from pcp_cli.store.atomic import write_new
 from pcp_cli.store.frontmatter import has_conflict_markers
+from pcp_cli.store.graph import PageGraph, summaries
 from pcp_cli.store.headfile import parse_head
 from pcp_cli.store.store import HandEdit, Store
 from pcp_cli.sync.driver import classify
@@ -36,10 +37,14 @@ def chosen_head(heads: list[Revision]) -> Revision:
     return max(heads, key=lambda r: (r.created_at, r.revision_id))
 
 
-def divergences(store: Store) -> list[dict[str, Any]]:
-    """Pages whose revision graph has more than one head (the JSON shape `pcp status` lists)."""
+def divergences(store: Store, graphs: list[PageGraph] | None = None) -> list[dict[str, Any]]:
+    """Pages whose revision graph has more than one head (the JSON shape `pcp status` lists).
+    Only pages whose summary says so (or could not tell) have their revisions read."""
     found = []
-    for page_id in page_ids(store):
+    for graph in summaries(store) if graphs is None else graphs:
+        if graph.heads == 1:
+            continue
+        page_id = graph.page_id
         try:
             heads = store.graph_heads(page_id)
         except PcpError:
@@ -76,16 +81,15 @@ def is_conflicted(store: Store, rel: str) -> bool:
         return False
 
 
-def head_file_report(store: Store) -> dict[str, list[dict[str, Any]]]:
-    """Head files that differ from the graph: hand edits, new files, conflicts, invalid files."""
+def head_file_report(store: Store, graphs: list[PageGraph] | None = None
+                     ) -> dict[str, list[dict[str, Any]]]:
+    """Head files that differ from the graph: hand edits, new files, conflicts, invalid files.
+    From the catalog's unsettled rows and the revision folders' summaries: no file is read
+    but the unsettled ones."""
     report: dict[str, list[dict[str, Any]]] = {
         "hand_edits": [], "conflicts": [], "invalid_files": [], "missing_head_files": []}
-    listed: set[str] = set()
-    for entry in store.catalog.entries():
-        if entry.page_id:
-            listed.add(entry.page_id)
-        if entry.problem is None and not entry.edited:
-            continue
+    listed = store.catalog.page_ids()
+    for entry in store.catalog.entries("problem IS NOT NULL OR edited = 1"):
         item = {"path": entry.path, "page_id": entry.page_id}
         if entry.problem and entry.problem.startswith("new file"):
             report["hand_edits"].append({**item, "kind": "new_file"})
@@ -95,10 +99,10 @@ def head_file_report(store: Store) -> dict[str, list[dict[str, Any]]]:
             report["conflicts"].append(item)
         else:
             report["invalid_files"].append({**item, "problem": entry.problem})
-    for page_id in page_ids(store):
-        if page_id not in listed:
+    for graph in summaries(store) if graphs is None else graphs:
+        if graph.page_id not in listed:
             report["missing_head_files"].append(
-                {"page_id": page_id, "revisions": len(store.revision_ids(page_id))})
+                {"page_id": graph.page_id, "revisions": graph.revisions})
     return report
 
 

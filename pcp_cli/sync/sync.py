@@ -6,6 +6,7 @@ import socket
 from typing import Any
 
 from pcp_cli.errors import UsageError
+from pcp_cli.store.graph import summaries
 from pcp_cli.store.store import Store
 from pcp_cli.sync.git import GitBusy, GitError, RemoteFailed, Repo, find_repo, require_repo
 from pcp_cli.sync.heads import divergences, head_file_report, record_unmerged_sides, repair
@@ -15,11 +16,12 @@ from pcp_cli.sync.setup import driver_registered
 def status(store: Store) -> dict[str, Any]:
     """Everything not yet settled: unrecorded hand edits, divergence, conflicts, git changes."""
     store.refresh("full")
-    report = head_file_report(store)
+    graphs = summaries(store)
+    report = head_file_report(store, graphs)
     data: dict[str, Any] = {
         "store": str(store.root),
         "hand_edits": report["hand_edits"],
-        "diverged": divergences(store),
+        "diverged": divergences(store, graphs),
         "conflicts": report["conflicts"],
         "missing_head_files": report["missing_head_files"],
         "invalid_files": report["invalid_files"],
