@@ -868,6 +868,22 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     return data
 
 
+def search_before_index(store: Store, query: str, *, limit: int | None = None,
+                        types: Sequence[str] = (), exclude_types: Sequence[str] = (),
+                        include_superseded: bool = False, include_sensitive: bool = False,
+                        min_score: float | None = None,
+                        scopes: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """`pcp search` on a large store with no index yet (a fresh clone): start the build in the
+    background and answer from a bounded, unranked scan of the files, with every safeguard of
+    `search` (see pcp_cli.query.first_answer). None when the usual `search` should run; the
+    store need not be refreshed first (refresh it before that `search`)."""
+    from pcp_cli.query.first_answer import answer
+
+    return answer(store, query, limit=limit, types=types, exclude_types=exclude_types,
+                  include_superseded=include_superseded, include_sensitive=include_sensitive,
+                  min_score=min_score, scopes=scopes)
+
+
 def index_missing(store: Store) -> bool:
     """True when the store has no search index yet: the next search builds it (say so first,
     on a large store it takes a while)."""
