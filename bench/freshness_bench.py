@@ -20,6 +20,9 @@ install). Measured, per code base:
   time, its extra over `search_open_ms`, and whether it found the edit;
 - whole process `python -S -m pcp_cli search Q --json` against `rg -l -i` over pages/, the
   base, the branch and rg taking turns on each query (medians, and the ratio to rg);
+- `--catalog-only`: only the change scan, on a store copied without its index (pages/,
+  pcp.yaml, .pcp/catalog.sqlite): the first refresh after the copy, an unchanged refresh, and
+  the refresh after each kind of edit, with whether the catalog saw the new bytes;
 - `--fresh-clone`: a copy of STORE without `.pcp/` and the time of the first `pcp search`
   (the first byte on stdout and the process's exit), per code base.
 
@@ -108,13 +111,72 @@ print(json.dumps(out))
 """
 
 
+# --catalog-only: the change scan alone (Store.refresh), for a store copied without its index.
+CATALOG_WORKER = r"""
+import hashlib, json, os, statistics, sys, time
+from pathlib import Path
+from pcp_cli import api
+
+root = Path(sys.argv[1]); runs = int(sys.argv[2])
+out = {}
+s = api.open_store(root, readonly=True)
+t0 = time.perf_counter(); s.refresh(); out["first_refresh_after_copy_s"] = round(
+    time.perf_counter() - t0, 2)
+s.refresh()
+out["pages"] = s.catalog.count()
+
+def med(n):
+    walls, cpus = [], []
+    for _ in range(n):
+        c0, t0 = time.process_time(), time.perf_counter()
+        s.refresh()
+        walls.append(time.perf_counter() - t0); cpus.append(time.process_time() - c0)
+    return round(statistics.median(walls) * 1000, 1), round(statistics.median(cpus) * 1000, 1)
+
+out["refresh_ms"], out["refresh_cpu_ms"] = med(runs)
+entries = s.entries(types=("note",), statuses=("active",))
+victim = root / entries[len(entries) // 2].path
+rel = victim.relative_to(root).as_posix()
+out["victim_folder_files"] = len(os.listdir(victim.parent))
+
+def seen():
+    row = s.catalog.entries("path = ?", (rel,))[0]
+    return row.digest == hashlib.sha256(victim.read_bytes()).hexdigest()
+
+for i, how in enumerate(("in_place", "rename", "same_size_mtime_kept")):
+    text = victim.read_text("utf-8")
+    if how == "same_size_mtime_kept":
+        st, folder = victim.stat(), victim.parent.stat()
+        data = text.encode()
+        data = data[:-3] + (b"ZZ\n" if data[-3:] != b"ZZ\n" else b"YY\n")
+        with open(victim, "r+b") as fh:
+            fh.write(data)
+        os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.utime(victim.parent, ns=(folder.st_atime_ns, folder.st_mtime_ns))
+    elif how == "rename":
+        tmp = victim.with_name(f".{victim.name}.tmp")
+        tmp.write_text(text + f"\nEdited {i}.\n", "utf-8")
+        os.replace(tmp, victim)
+    else:
+        victim.write_text(text + f"\nEdited {i}.\n", "utf-8")
+    time.sleep(0.2)
+    c0, t0 = time.process_time(), time.perf_counter()
+    s.refresh()
+    out[f"edit_{how}_refresh_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    out[f"edit_{how}_refresh_cpu_ms"] = round((time.process_time() - c0) * 1000, 1)
+    out[f"edit_{how}_seen"] = seen()
+    s.refresh()
+print(json.dumps(out))
+"""
+
+
 def env_for(checkout: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{checkout}{os.pathsep}{SITE}",
             "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def run_worker(checkout: Path, store: Path, runs: int) -> dict:
-    out = subprocess.run([sys.executable, "-S", "-c", WORKER, str(store), str(runs)],
+def run_worker(checkout: Path, store: Path, runs: int, code: str = WORKER) -> dict:
+    out = subprocess.run([sys.executable, "-S", "-c", code, str(store), str(runs)],
                          env=env_for(checkout), capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -153,6 +215,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--skip-process", action="store_true")
     ap.add_argument("--fresh-clone", action="store_true")
+    ap.add_argument("--catalog-only", action="store_true",
+                    help="only the change scan (a store copied without its index)")
     args = ap.parse_args()
     sides = {"branch": (ROOT, args.store)}
     if args.base:
@@ -162,7 +226,12 @@ def main() -> None:
         sides["base"] = (args.base, base_store)
     res: dict[str, object] = {"load_before": os.getloadavg(), "cpus": os.cpu_count()}
     for name, (checkout, store) in sides.items():
-        res[name] = run_worker(checkout, store, args.runs)
+        res[name] = run_worker(checkout, store, args.runs,
+                               CATALOG_WORKER if args.catalog_only else WORKER)
+    if args.catalog_only:
+        res["load_after"] = os.getloadavg()
+        print(json.dumps(res, indent=1))
+        return
     if not args.skip_process:
         times: dict[str, list[float]] = {name: [] for name in (*sides, "rg")}
         for checkout, store in sides.values():  # warm up

@@ -832,9 +832,8 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     from pcp_cli.errors import IndexUnavailable
     from pcp_cli.semantic import INSTALL_HINT, installed
 
-    # A full scan whatever the size, comparing content hashes: above FULL_SCAN_MAX_PAGES a
-    # search only looks at folders, and a stat scan misses an edit that kept the size and the
-    # mtime; this is how either is picked up (and recorded).
+    # Comparing every file's content hash, not only its stat: an edit that kept size, mtime
+    # and ctime (only a clock change makes one) is picked up (and recorded) here.
     store.refresh("verify")
     data: dict[str, Any] = {}
     if text:
@@ -866,6 +865,16 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
                                hint="Wait for it to finish and run `pcp index` again.")
     data["vectors"] = vreport.to_dict()
     return data
+
+
+def watch_files(store: Store) -> bool:
+    """For a long-lived process (`pcp serve`): watch the folders under pages/ (inotify) so a
+    refresh skips the stat scan of every head file while nothing moved. False where that cannot
+    be trusted (not Linux, a network file system): every refresh then scans, as without it.
+    See pcp_cli.store.watch."""
+    from pcp_cli.store.watch import watch
+
+    return watch(store.layout.pages)
 
 
 def search_before_index(store: Store, query: str, *, limit: int | None = None,

@@ -2,10 +2,8 @@
 
 It answers "which pages are there, of what type, in which scope, changed since when" without
 opening every file, so `pcp ls`, stats, the micro_prompt and the search index's change scan stay
-fast on large stores. A *verify* scan (`pcp doctor`, `pcp index`) also reads every file whose
-stat looks unchanged and compares content hashes, catching an edit that kept the size and put
-the mtime back. It is derived only from the files under `pages/` and can be deleted at any
-time; a missing or corrupt catalog is rebuilt by a full scan.
+fast on large stores. It is derived only from the files under `pages/` and can be deleted at
+any time; a missing or corrupt catalog is rebuilt by a full scan.
 
 Change detection: every row remembers the stat it was read at (mtime, size, ctime, inode) and
 the SHA-256 of the bytes. Every refresh stats every head file, at every size: a file rewritten
@@ -24,6 +22,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import time
 import uuid
 import zlib
@@ -283,7 +282,20 @@ class Catalog:
         hash (an edit that kept size, mtime and ctime, which only a clock change can do)."""
         if mode not in ("auto", "full", "verify"):
             raise ValueError(f"unknown catalog refresh mode {mode!r}")
-        return self._scan_files(verify=mode == "verify")
+        # A long-lived process may watch the folders (store/watch.py): then the scan runs only
+        # when something under pages/ moved. Never imported here unless someone watches.
+        watch = sys.modules.get("pcp_cli.store.watch")
+        watched = watch.watching(self.pages_dir) if watch is not None else None
+        if watched is None or mode == "verify":
+            return self._scan_files(verify=mode == "verify")
+        with watched.lock:
+            started = time.monotonic()
+            if not watched.must_scan() and self._db.execute(
+                    "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
+                return Changes((), ())
+            changes = self._scan_files()
+            watched.scanned(started)
+            return changes
 
     def _scan_files(self, *, verify: bool = False) -> Changes:
         files = self._walk()
