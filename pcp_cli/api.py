@@ -886,6 +886,10 @@ def search_before_index(store: Store, query: str, *, limit: int | None = None,
     background and answer from a bounded, unranked scan of the files, with every safeguard of
     `search` (see pcp_cli.query.first_answer). None when the usual `search` should run; the
     store need not be refreshed first (refresh it before that `search`)."""
+    from pcp_cli.query.index_sync import index_missing as missing
+
+    if not missing(store):  # the usual case: no need to load the scan's code
+        return None
     from pcp_cli.query.first_answer import answer
 
     return answer(store, query, limit=limit, types=types, exclude_types=exclude_types,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -202,6 +201,7 @@ def _result(store: Store, rel: str, fields: dict[str, Any], body: str, query: st
 def start_build(store: Store) -> str:
     """Start `build` in a process of its own unless one holds the build lock; say which."""
     import fcntl
+    import subprocess
 
     local = store.layout.local
     local.mkdir(parents=True, exist_ok=True)
