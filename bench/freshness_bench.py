@@ -176,8 +176,10 @@ def env_for(checkout: Path) -> dict[str, str]:
 
 
 def run_worker(checkout: Path, store: Path, runs: int, code: str = WORKER) -> dict:
+    # cwd: `-c` puts the working folder first on sys.path, so it must be the checkout's.
     out = subprocess.run([sys.executable, "-S", "-c", code, str(store), str(runs)],
-                         env=env_for(checkout), capture_output=True, text=True, check=True)
+                         env=env_for(checkout), capture_output=True, text=True, check=True,
+                         cwd=checkout)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
