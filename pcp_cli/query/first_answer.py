@@ -79,7 +79,10 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
              if stat is not None]
     if len(files) < max(1, min_pages()):
         return None
-    build = start_build(store)
+    try:
+        build = start_build(store)
+    except OSError:  # .pcp/ not writable, no process to spare: build in the foreground
+        return None
     words = [w.casefold() for w in query.split()]
     statuses = text_search.WITH_SUPERSEDED if include_superseded else text_search.CURRENT
     served = None if include_sensitive else (
