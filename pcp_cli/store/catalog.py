@@ -298,6 +298,7 @@ class Catalog:
             return changes
 
     def _scan_files(self, *, verify: bool = False) -> Changes:
+        walked_at = time.time_ns()
         files = self._walk()
         crc32 = zlib.crc32
         mask = BUCKETS - 1
@@ -349,12 +350,22 @@ class Catalog:
                         restats.append((rel, st, is_racy))
                 else:
                     updates.append((rel, st, raw, read_at))
-        removed = sorted(path for path in known if path not in present)
+        # A row the walk did not meet may be a file another process created after the walk
+        # began (a hand edit it adopted, a page it wrote): that one is the next scan's.
+        removed = sorted(path for path in known if path not in present
+                         and not self._born_since(path, walked_at))
         for b in unread:
             sums[b] = (sums[b] + 1) & _MASK64  # never equal to what the files say: look again
         if not updates and not restats and not removed and sums == stored:
             return Changes((), ())
         return self._apply(updates, restats, removed, sums)
+
+    def _born_since(self, rel: str, moment: int) -> bool:
+        try:
+            st = os.lstat(self.root / rel)
+        except OSError:
+            return False
+        return st.st_ctime_ns >= moment - RACY_FINE_NS
 
     def _fingerprints(self) -> array[int] | None:
         row = self._db.execute("SELECT value FROM meta WHERE key='fingerprints'").fetchone()
