@@ -832,9 +832,8 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     from pcp_cli.errors import IndexUnavailable
     from pcp_cli.semantic import INSTALL_HINT, installed
 
-    # A full scan whatever the size, comparing content hashes: above FULL_SCAN_MAX_PAGES a
-    # search only looks at folders, and a stat scan misses an edit that kept the size and the
-    # mtime; this is how either is picked up (and recorded).
+    # Comparing every file's content hash, not only its stat: an edit that kept size, mtime
+    # and ctime (only a clock change makes one) is picked up (and recorded) here.
     store.refresh("verify")
     data: dict[str, Any] = {}
     if text:
@@ -866,6 +865,36 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
                                hint="Wait for it to finish and run `pcp index` again.")
     data["vectors"] = vreport.to_dict()
     return data
+
+
+def watch_files(store: Store) -> bool:
+    """For a long-lived process (`pcp serve`): watch the folders under pages/ (inotify) so a
+    refresh skips the stat scan of every head file while nothing moved. False where that cannot
+    be trusted (not Linux, a network file system): every refresh then scans, as without it.
+    See pcp_cli.store.watch."""
+    from pcp_cli.store.watch import watch
+
+    return watch(store.layout.pages)
+
+
+def search_before_index(store: Store, query: str, *, limit: int | None = None,
+                        types: Sequence[str] = (), exclude_types: Sequence[str] = (),
+                        include_superseded: bool = False, include_sensitive: bool = False,
+                        min_score: float | None = None,
+                        scopes: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """`pcp search` on a large store with no index yet (a fresh clone): start the build in the
+    background and answer from a bounded, unranked scan of the files, with every safeguard of
+    `search` (see pcp_cli.query.first_answer). None when the usual `search` should run; the
+    store need not be refreshed first (refresh it before that `search`)."""
+    from pcp_cli.query.index_sync import index_missing as missing
+
+    if not missing(store):  # the usual case: no need to load the scan's code
+        return None
+    from pcp_cli.query.first_answer import answer
+
+    return answer(store, query, limit=limit, types=types, exclude_types=exclude_types,
+                  include_superseded=include_superseded, include_sensitive=include_sensitive,
+                  min_score=min_score, scopes=scopes)
 
 
 def index_missing(store: Store) -> bool:

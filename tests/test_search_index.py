@@ -234,21 +234,57 @@ def test_damage_found_only_while_reading_is_rebuilt(example):
     assert "tidewatch-architecture" in ids(example, "tidewatch")
 
 
-def test_pcp_index_does_a_full_scan_on_a_large_store(example, monkeypatch):
-    """Above FULL_SCAN_MAX_PAGES a search only stats folders; `pcp index` stats every file."""
-    monkeypatch.setattr("pcp_cli.store.catalog.FULL_SCAN_MAX_PAGES", 0)
-    ids(example, "tidewatch")
-    ids(example, "tidewatch")  # now the catalog is past its first scan: fast scans from here
-    path = example / HEAD
-    stat = path.stat()
-    edit_body(example, HEAD, "The capybara enclosure.\n")
+def _rewrite_in_place(path: Path, old: str, new: str) -> None:
+    """What many editors do: the same file (inode) rewritten, here with the same size."""
+    assert len(old) == len(new)
+    data = path.read_bytes()
+    assert old.encode() in data
+    with open(path, "r+b") as fh:
+        fh.write(data.replace(old.encode(), new.encode()))
+
+
+def test_an_in_place_rewrite_keeping_size_and_mtime_is_seen_by_the_next_search(example):
+    """Same inode, same size, mtime (and the folder's) put back: no threshold, no `pcp index`.
+    Only the ctime, which no program can set, tells the rewrite apart."""
     import os
 
-    os.utime(path.parent, ns=(path.parent.stat().st_atime_ns, path.parent.stat().st_mtime_ns))
-    assert stat.st_ino == path.stat().st_ino  # rewritten in place
-    out = cli("index", "--store", str(example), "--json")
-    assert out.code == 0 and out.json["updated"] >= 1
-    assert ids(example, "capybara") == ["client-checklist"]
+    edit_body(example, HEAD, "Bring the walrus-grade notebook.\n")
+    assert ids(example, "walrus") == ["client-checklist"]
+    assert ids(example, "walrus") == ["client-checklist"]  # past the first scans
+    path = example / HEAD
+    before, folder = path.stat(), path.parent.stat()
+    _rewrite_in_place(path, "walrus", "ferret")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.utime(path.parent, ns=(folder.st_atime_ns, folder.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino, before.st_size, before.st_mtime_ns)
+    assert ids(example, "ferret") == ["client-checklist"]
+    assert ids(example, "walrus") == []
+
+
+def test_a_same_size_rewrite_within_one_timestamp_tick_is_seen(example):
+    """A rewrite right after a scan may keep mtime and ctime (one clock tick): the row read
+    within that tick is racy and the next scan compares its content."""
+    import hashlib
+
+    path = example / HEAD
+    edit_body(example, HEAD, "word0000\n")
+    same_tick = 0
+    with api.open_store(example, readonly=True) as store:
+        for i in range(1, 60):
+            store.catalog.refresh()
+            seen = path.stat()
+            _rewrite_in_place(path, f"word{i - 1:04d}", f"word{i:04d}")
+            now = path.stat()
+            same_tick += (now.st_mtime_ns, now.st_ctime_ns) == (seen.st_mtime_ns,
+                                                                seen.st_ctime_ns)
+            store.catalog.refresh()
+            row = store.catalog.entries("path = ?", (HEAD.as_posix(),))[0]
+            assert row.digest == hashlib.sha256(path.read_bytes()).hexdigest(), i
+            if same_tick >= 3:
+                break
+    # Not asserted: whether this file system's clock ever put two writes in one tick.
 
 
 def test_progress_bar_only_on_a_terminal_and_only_once_reported(monkeypatch):

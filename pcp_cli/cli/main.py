@@ -465,6 +465,8 @@ def _fast_command(args: list[str]) -> int | None:
 
 
 BUILDING_NOTE = "Building the search index for {} pages (once; later searches catch up).\n"
+SCAN_NOTE = ("The search index is being built in the background (once; .pcp/index-build.log). "
+             "Until it is, these results come from a scan of the files and are not ranked.\n")
 # `pcp search` options the fast path understands: name -> (key, takes a value, repeatable).
 _SEARCH_OPTIONS = {
     "--store": ("store", True, False),
@@ -525,15 +527,20 @@ def _fast_search(rest: list[str]) -> int | None:
     def work() -> int:
         from pcp_cli import api
 
-        with api.open_store(opts.get("store")) as opened:
-            if not want_json and api.index_missing(opened):  # stderr stays JSON under --json
-                sys.stderr.write(BUILDING_NOTE.format(api.index_pages_count(opened)))
-            data = api.search(
-                opened, query, limit=limit, types=opts["types"],
-                exclude_types=opts["exclude_types"],
-                include_superseded=bool(opts.get("include_superseded")),
-                include_sensitive=bool(opts.get("include_sensitive")), min_score=min_score,
-                scopes=opts["scopes"] or None)
+        with api.open_store(opts.get("store"), refresh=False) as opened:
+            common = {"limit": limit, "types": opts["types"],
+                      "exclude_types": opts["exclude_types"],
+                      "include_superseded": bool(opts.get("include_superseded")),
+                      "include_sensitive": bool(opts.get("include_sensitive")),
+                      "min_score": min_score, "scopes": opts["scopes"] or None}
+            data = api.search_before_index(opened, query, **common)
+            if data is not None and not want_json:
+                sys.stderr.write(SCAN_NOTE)
+            if data is None:
+                opened.refresh()
+                if not want_json and api.index_missing(opened):  # stderr stays JSON: --json
+                    sys.stderr.write(BUILDING_NOTE.format(api.index_pages_count(opened)))
+                data = api.search(opened, query, **common)
         if want_json:
             sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         else:

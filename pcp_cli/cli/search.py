@@ -89,7 +89,23 @@ def register(app: typer.Typer) -> None:
             "relation_types": relation_type, "lifecycle_status": status, "origins": origin,
             "namespaces": namespace, "tags": tag, "observed_from": observed_from,
             "observed_to": observed_to}.items() if v}
-        with api.open_store(store_path) as store:
+        with api.open_store(store_path, refresh=False) as store:
+            data = None
+            if mode in ("text", "auto") and not filters and cursor is None and as_of is None \
+                    and depth is None:
+                data = api.search_before_index(
+                    store, query, limit=limit, types=page_type or (),
+                    exclude_types=exclude_type or (), include_superseded=include_superseded,
+                    include_sensitive=include_sensitive, min_score=min_score,
+                    scopes=scope or None)
+            if data is not None:
+                if not as_json:
+                    from pcp_cli.cli.main import SCAN_NOTE
+
+                    note(SCAN_NOTE.rstrip("\n"))
+                _show(data, as_json, api.short_page_ids(store) if is_terminal() else str)
+                return
+            store.refresh()
             if not as_json and api.index_missing(store):  # stderr stays JSON under --json
                 from pcp_cli.cli.main import BUILDING_NOTE
 
@@ -104,6 +120,9 @@ def register(app: typer.Typer) -> None:
                               scopes=scope or None, mode=mode, filters=filters,
                               cursor=cursor, as_of=as_of, depth=depth)
             shorten = api.short_page_ids(store) if is_terminal() else str
+        _show(data, as_json, shorten)
+
+    def _show(data: dict[str, Any], as_json: bool, shorten: Callable[[str], str]) -> None:
         if as_json:
             print_json(data)
             return

@@ -2,10 +2,10 @@
 
 The index follows the catalog. Every pcp write notes itself in the catalog (a row with a new
 change sequence number); a page changed outside pcp (an editor, `git pull`, a deleted file) is
-noticed by `Store.refresh()`, which stats the head files (or, above `FULL_SCAN_MAX_PAGES`, only
-their folders) and re-reads only what moved. `catch_up` then applies `catalog.changes_since(seq)`
-to the index, where `seq` is the catalog position the index last reached (kept in the index's
-meta, with the catalog's identity so a rebuilt catalog is never mistaken for a continued one).
+noticed by `Store.refresh()`, which stats every head file and re-reads only what moved.
+`catch_up` then applies `catalog.changes_since(seq)` to the index, where `seq` is the catalog
+position the index last reached (kept in the index's meta, with the catalog's identity so a
+rebuilt catalog is never mistaken for a continued one).
 
 When: before every search (so nothing another process or an editor did is missed), and after
 `pcp import` (so a large import is not paid for by the first search). Plain writes (`pcp add`,

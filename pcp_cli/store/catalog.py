@@ -2,16 +2,18 @@
 
 It answers "which pages are there, of what type, in which scope, changed since when" without
 opening every file, so `pcp ls`, stats, the micro_prompt and the search index's change scan stay
-fast on large stores. A *verify* scan (`pcp doctor`, `pcp index`) also reads every file whose
-stat looks unchanged and compares content hashes, catching an edit that kept the size and put
-the mtime back. It is derived only from the files under `pages/` and can be deleted at any
-time; a missing or corrupt catalog is rebuilt by a full scan.
+fast on large stores. It is derived only from the files under `pages/` and can be deleted at
+any time; a missing or corrupt catalog is rebuilt by a full scan.
 
-Change detection: every row remembers the (mtime_ns, size) it was parsed at, and every folder
-its mtime. A *full* scan stats every head file. A *fast* scan stats only the folders and rescans
-those whose mtime moved (a rename into place, a new or deleted file, `git pull`); it misses a file
-rewritten in place inside an unchanged folder, which the next full scan catches. `auto` (the
-default) does a full scan up to `FULL_SCAN_MAX_PAGES` pages and a fast one above that.
+Change detection: every row remembers the stat it was read at (mtime, size, ctime, inode) and
+the SHA-256 of the bytes. Every refresh stats every head file, at every size: a file rewritten
+in place (same inode, same folder mtime: how many editors save) is seen by the next search. The
+stats are folded into 4,096 bucket fingerprints (bucket = CRC-32 of the path), so an unchanged
+store loads no rows at all and a changed file costs the rows of its bucket, not of its folder.
+The ctime catches an edit that kept the size and put the mtime back (`touch -r`); a row read
+within one timestamp tick of the file's last change is *racy* (a same-size rewrite in that tick
+would leave every stat field as it was), and the next scan compares its content hash. A
+*verify* scan (`pcp doctor`, `pcp index`) compares the content hash of every file.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
+import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+import zlib
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +35,14 @@ from typing import Any
 from pcp_cli.store.files import classify
 from pcp_cli.store.layout import is_foreign_root
 
-SCHEMA_VERSION = "5"
-FULL_SCAN_MAX_PAGES = 20_000
+SCHEMA_VERSION = "6"
+BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
+# A file changed this close to the moment its content was read may be rewritten again within
+# the same timestamp tick, leaving its stat as it was. Linux file systems keep nanoseconds but
+# step them by a clock tick (at most 10 ms); a whole-second timestamp means a coarse file
+# system (FAT: 2 s, some network file systems: 1 s).
+RACY_FINE_NS = 50_000_000
+RACY_COARSE_NS = 2_000_000_000
 PENDING = "edited = 1 OR problem LIKE 'new file%'"
 
 _COLUMNS = (
@@ -56,6 +68,10 @@ _COLUMNS = (
     "seq",
     "digest",
 )
+# Columns only the change scan reads (not part of an Entry).
+_STAT_COLUMNS = ("ctime_ns", "ino", "bucket", "racy")
+_SELECT = "SELECT " + ",".join(_COLUMNS) + " FROM pages"
+_MASK64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -156,39 +172,64 @@ class Catalog:
             if row and row[0] == SCHEMA_VERSION:
                 db.execute("COMMIT")
                 return
-            for table in ("pages", "dirs", "removed"):
-                db.execute(f"DROP TABLE IF EXISTS {table}")
-            db.execute(
-                "CREATE TABLE pages(path TEXT PRIMARY KEY, page_id TEXT, revision_id TEXT, "
-                "content_hash TEXT, type TEXT, namespace TEXT, title TEXT, "
-                "lifecycle_status TEXT, review_status TEXT, origin TEXT, sensitivity TEXT, "
-                "tags TEXT, record TEXT, created_at TEXT, updated_at TEXT, mtime_ns INTEGER, "
-                "size INTEGER, problem TEXT, edited INTEGER, seq INTEGER, digest TEXT)"
-            )
-            db.execute("CREATE INDEX pages_page_id ON pages(page_id)")
-            db.execute("CREATE INDEX pages_type ON pages(type)")
-            db.execute("CREATE INDEX pages_seq ON pages(seq)")
-            # A partial index for `pending()`: on a 100,000-page store it turns the scan every
-            # writable open does (~70 ms) into a lookup (~0.05 ms). SQLite uses it only when the
-            # query's WHERE is this one, so both live here.
-            db.execute(f"CREATE INDEX pages_pending ON pages(path) WHERE {PENDING}")
-            db.execute("CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER)")
-            db.execute("CREATE TABLE removed(path TEXT, page_id TEXT, seq INTEGER)")
-            db.execute("DELETE FROM meta")
-            db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-            db.execute("INSERT INTO meta VALUES('seq', '0')")
-            db.execute("INSERT INTO meta VALUES('scanned', '0')")
+            if row and row[0] == "5":
+                self._upgrade_from_5(db)
+            else:
+                self._create(db)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    @staticmethod
+    def _create(db: sqlite3.Connection) -> None:
+        for table in ("pages", "dirs", "removed"):
+            db.execute(f"DROP TABLE IF EXISTS {table}")
+        db.execute(
+            "CREATE TABLE pages(path TEXT PRIMARY KEY, page_id TEXT, revision_id TEXT, "
+            "content_hash TEXT, type TEXT, namespace TEXT, title TEXT, "
+            "lifecycle_status TEXT, review_status TEXT, origin TEXT, sensitivity TEXT, "
+            "tags TEXT, record TEXT, created_at TEXT, updated_at TEXT, mtime_ns INTEGER, "
+            "size INTEGER, problem TEXT, edited INTEGER, seq INTEGER, digest TEXT, "
+            "ctime_ns INTEGER, ino INTEGER, bucket INTEGER, racy INTEGER)"
+        )
+        db.execute("CREATE INDEX pages_page_id ON pages(page_id)")
+        db.execute("CREATE INDEX pages_type ON pages(type)")
+        db.execute("CREATE INDEX pages_seq ON pages(seq)")
+        # A partial index for `pending()`: on a 100,000-page store it turns the scan every
+        # writable open does (~70 ms) into a lookup (~0.05 ms). SQLite uses it only when the
+        # query's WHERE is this one, so both live here.
+        db.execute(f"CREATE INDEX pages_pending ON pages(path) WHERE {PENDING}")
+        Catalog._add_scan_indexes(db)
+        db.execute("CREATE TABLE removed(path TEXT, page_id TEXT, seq INTEGER)")
+        db.execute("DELETE FROM meta")
+        db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        db.execute("INSERT INTO meta VALUES('seq', '0')")
+        db.execute("INSERT INTO meta VALUES('scanned', '0')")
+
+    @staticmethod
+    def _add_scan_indexes(db: sqlite3.Connection) -> None:
+        db.execute("CREATE INDEX pages_bucket ON pages(bucket)")
+        db.execute("CREATE INDEX pages_racy ON pages(path) WHERE racy = 1")
+
+    @staticmethod
+    def _upgrade_from_5(db: sqlite3.Connection) -> None:
+        """Schema 5 lacked ctime, inode, bucket and racy: add them empty, keeping every row,
+        its sequence and the catalog's identity (so the search index follows on). The next
+        scan finds no bucket fingerprints, compares every row and, where only the stat is
+        unknown, the content hash: files are read once, never re-parsed."""
+        for column in _STAT_COLUMNS:
+            db.execute(f"ALTER TABLE pages ADD COLUMN {column} INTEGER")
+        Catalog._add_scan_indexes(db)
+        db.execute("DROP TABLE IF EXISTS dirs")
+        db.execute("UPDATE meta SET value=? WHERE key='schema'", (SCHEMA_VERSION,))
 
     def close(self) -> None:
         self._db.close()
 
     # -- queries ------------------------------------------------------------------------------
     def entries(self, where: str = "", params: Iterable[Any] = ()) -> list[Entry]:
-        sql = "SELECT * FROM pages" + (f" WHERE {where}" if where else "") + " ORDER BY path"
+        sql = _SELECT + (f" WHERE {where}" if where else "") + " ORDER BY path"
         return [Entry.from_row(row) for row in self._db.execute(sql, tuple(params))]
 
     def pending(self) -> list[Entry]:
@@ -234,145 +275,152 @@ class Catalog:
 
     # -- keeping current ----------------------------------------------------------------------
     def refresh(self, mode: str = "auto") -> Changes:
-        """Bring the catalog up to date with the files; return what changed."""
-        scanned = self._db.execute("SELECT value FROM meta WHERE key='scanned'").fetchone()[0]
-        if mode == "verify":
-            return self._full_scan(verify=True)
-        if scanned == "0" or mode == "full" or (
-            mode == "auto" and self.count() <= FULL_SCAN_MAX_PAGES
-        ):
-            return self._full_scan()
-        return self._fast_scan()
+        """Bring the catalog up to date with the files; return what changed.
 
-    def _known(self) -> dict[str, tuple[int, int]]:
-        """path -> (mtime_ns, size) of every row. Plain tuples, not sqlite3.Row: building
-        Row objects was a third of a 10,000-page full scan (18 of 50 ms)."""
-        cursor = self._db.cursor()
-        cursor.row_factory = None
-        rows = cursor.execute("SELECT path, mtime_ns, size FROM pages")
-        return {path: (mtime, size) for path, mtime, size in rows}
+        `auto` and `full` are the same scan, a stat of every head file at any size (`full` is
+        kept for callers that want to say so); `verify` also compares every file's content
+        hash (an edit that kept size, mtime and ctime, which only a clock change can do)."""
+        if mode not in ("auto", "full", "verify"):
+            raise ValueError(f"unknown catalog refresh mode {mode!r}")
+        # A long-lived process may watch the folders (store/watch.py): then the scan runs only
+        # when something under pages/ moved. Never imported here unless someone watches.
+        watch = sys.modules.get("pcp_cli.store.watch")
+        watched = watch.watching(self.pages_dir) if watch is not None else None
+        if watched is None or mode == "verify":
+            return self._scan_files(verify=mode == "verify")
+        with watched.lock:
+            started = time.monotonic()
+            if not watched.must_scan() and self._db.execute(
+                    "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
+                return Changes((), ())
+            changes = self._scan_files()
+            watched.scanned(started)
+            return changes
 
-    def _full_scan(self, *, verify: bool = False) -> Changes:
-        known = self._known()
-        seen_dirs: dict[str, int] = {}
-        updates: list[tuple[str, os.stat_result]] = []
-        unchanged: list[tuple[str, os.stat_result]] = []
-        present: set[str] = set()
-        for rel, stat in self._walk(self.pages_dir, seen_dirs):
-            present.add(rel)
-            if known.get(rel) != (stat.st_mtime_ns, stat.st_size):
-                updates.append((rel, stat))
-            elif verify:
-                unchanged.append((rel, stat))
-        if unchanged:
-            updates += self._rewritten(unchanged)
-        removed = [path for path in known if path not in present]
-        return self._apply(updates, removed, seen_dirs, replace_dirs=True)
-
-    def _rewritten(self, files: list[tuple[str, os.stat_result]]
-                   ) -> list[tuple[str, os.stat_result]]:
-        """Files whose size and mtime are what the catalog remembers but whose bytes are not
-        (an edit that kept the size and restored the mtime): read and compared by hash, which
-        a stat scan cannot see."""
-        cursor = self._db.cursor()
-        cursor.row_factory = None
-        digests = dict(cursor.execute("SELECT path, digest FROM pages"))
-        found = []
-        for rel, stat in files:
-            try:
-                raw = (self.root / rel).read_bytes()
-            except OSError:
-                continue
-            if digests.get(rel) != digest_of(raw):
-                found.append((rel, stat))
-        return found
-
-    def _fast_scan(self) -> Changes:
-        dirs = {row[0]: row[1] for row in self._db.execute("SELECT path, mtime_ns FROM dirs")}
-        moved: list[str] = []
-        gone: list[str] = []
-        for rel, mtime in dirs.items():
-            try:
-                current = os.stat(self.root / rel).st_mtime_ns
-            except OSError:
-                gone.append(rel)
-                continue
-            if current != mtime:
-                moved.append(rel)
-        if not moved and not gone:
+    def _scan_files(self, *, verify: bool = False) -> Changes:
+        walked_at = time.time_ns()
+        files = self._walk()
+        crc32 = zlib.crc32
+        mask = BUCKETS - 1
+        sums = [0] * BUCKETS
+        groups: list[list[tuple[str, os.stat_result]]] = [[] for _ in range(BUCKETS)]
+        for item in files:
+            rel, st = item
+            c = crc32(rel.encode())
+            sums[c & mask] += hash((c, st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino))
+            groups[c & mask].append(item)
+        sums = [x & _MASK64 for x in sums]
+        stored = self._fingerprints()
+        if verify or stored is None:
+            check = set(range(BUCKETS))
+        else:
+            check = {b for b in range(BUCKETS) if sums[b] != stored[b]}
+        racy = self._rows("racy = 1")
+        check.update(crc32(rel.encode()) & mask for rel in racy)
+        if not check:
             return Changes((), ())
-        known = self._known()
-        seen_dirs: dict[str, int] = {}
-        updates: list[tuple[str, os.stat_result]] = []
-        removed: list[str] = []
-        for rel_dir in moved:
-            present: set[str] = set()
-            folder = self.root / rel_dir
-            for rel, stat in self._walk(folder, seen_dirs, recurse_into=lambda d: d not in dirs):
+        if len(check) > BUCKETS // 8:
+            known = self._rows()
+        else:
+            known = racy
+            ordered = sorted(check)
+            for i in range(0, len(ordered), 500):
+                chunk = ordered[i:i + 500]
+                known.update(self._rows(f"bucket IN ({','.join('?' * len(chunk))})", chunk))
+        updates: list[tuple[str, os.stat_result, bytes, int]] = []
+        restats: list[tuple[str, os.stat_result, int]] = []
+        unread: set[int] = set()  # buckets with a file that could not be read: rechecked
+        present: set[str] = set()
+        for b in check:
+            for rel, st in groups[b]:
                 present.add(rel)
-                if known.get(rel) != (stat.st_mtime_ns, stat.st_size):
-                    updates.append((rel, stat))
-            prefix = rel_dir + "/"
-            removed.extend(
-                path
-                for path in known
-                if path.startswith(prefix) and "/" not in path[len(prefix):]
-                and path not in present
-            )
-        for rel_dir in gone:
-            prefix = rel_dir + "/"
-            removed.extend(path for path in known if path.startswith(prefix))
-            self._db.execute("DELETE FROM dirs WHERE path = ? OR path LIKE ?",
-                             (rel_dir, prefix + "%"))
-        return self._apply(updates, sorted(set(removed)), seen_dirs, replace_dirs=False)
+                row = known.get(rel)
+                key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+                if row is not None and row[:4] == key and not row[5] and not verify:
+                    continue
+                read_at = time.time_ns()
+                try:
+                    raw = (self.root / rel).read_bytes()
+                except OSError:
+                    unread.add(b)
+                    continue
+                if row is not None and row[4] == digest_of(raw):
+                    is_racy = _racy(st, read_at)
+                    if row[:4] != key or bool(row[5]) != is_racy:
+                        restats.append((rel, st, is_racy))
+                else:
+                    updates.append((rel, st, raw, read_at))
+        # A row the walk did not meet may be a file another process created after the walk
+        # began (a hand edit it adopted, a page it wrote): that one is the next scan's.
+        removed = sorted(path for path in known if path not in present
+                         and not self._born_since(path, walked_at))
+        for b in unread:
+            sums[b] = (sums[b] + 1) & _MASK64  # never equal to what the files say: look again
+        if not updates and not restats and not removed and sums == stored:
+            return Changes((), ())
+        return self._apply(updates, restats, removed, sums)
 
-    def _walk(
-        self,
-        folder: Path,
-        seen_dirs: dict[str, int],
-        recurse_into: Callable[[str], bool] = lambda _: True,
-    ) -> Iterator[tuple[str, os.stat_result]]:
+    def _born_since(self, rel: str, moment: int) -> bool:
         try:
-            stat = os.stat(folder)
+            st = os.lstat(self.root / rel)
         except OSError:
-            return
-        rel_folder = folder.relative_to(self.root).as_posix()
-        seen_dirs[rel_folder] = stat.st_mtime_ns
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                rel_dir = f"{rel_folder}/{entry.name}"
-                if is_foreign_root(Path(entry.path)):
-                    continue  # another store (or repository) inside this one: never ours
-                if recurse_into(rel_dir):
-                    yield from self._walk(Path(entry.path), seen_dirs)
-            else:
-                stat, _ = classify(entry)  # symlinks and hard links are never head files
-                if stat is not None:
-                    yield f"{rel_folder}/{entry.name}", stat
+            return False
+        return st.st_ctime_ns >= moment - RACY_FINE_NS
+
+    def _fingerprints(self) -> array[int] | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key='fingerprints'").fetchone()
+        if row is None or not isinstance(row[0], bytes):
+            return None
+        sums = array("Q")
+        sums.frombytes(row[0])
+        return sums if len(sums) == BUCKETS else None
+
+    def _rows(self, where: str = "", params: Iterable[Any] = ()
+              ) -> dict[str, tuple[Any, ...]]:
+        """path -> (mtime_ns, size, ctime_ns, ino, digest, racy) of the rows `where` selects.
+        Plain tuples, not sqlite3.Row: building Row objects was a third of a scan."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            "SELECT path, mtime_ns, size, ctime_ns, ino, digest, racy FROM pages"
+            + (f" WHERE {where}" if where else ""), tuple(params))
+        return {row[0]: row[1:] for row in rows}
+
+    def _walk(self) -> list[tuple[str, os.stat_result]]:
+        """(store-relative path, lstat) of every head file under pages/ (files.classify)."""
+        found: list[tuple[str, os.stat_result]] = []
+
+        def visit(folder: str, rel_folder: str) -> None:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                return
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if not is_foreign_root(Path(entry.path)):  # another store: never ours
+                        visit(entry.path, f"{rel_folder}/{name}")
+                else:
+                    stat, _ = classify(entry)  # symlinks and hard links are never head files
+                    if stat is not None:
+                        found.append((f"{rel_folder}/{name}", stat))
+
+        visit(str(self.pages_dir), self.pages_dir.relative_to(self.root).as_posix())
+        return found
 
     def _apply(
         self,
-        updates: list[tuple[str, os.stat_result]],
+        updates: list[tuple[str, os.stat_result, bytes, int]],
+        restats: list[tuple[str, os.stat_result, int]],
         removed: list[str],
-        seen_dirs: dict[str, int],
-        *,
-        replace_dirs: bool,
+        sums: list[int],
     ) -> Changes:
         rows = []
-        for rel, stat in updates:
-            try:
-                raw = (self.root / rel).read_bytes()
-            except OSError:
-                continue
+        for rel, stat, raw, read_at in updates:
             fields = self._scan(rel, raw)
-            fields.update(path=rel, mtime_ns=stat.st_mtime_ns, size=stat.st_size,
-                          digest=digest_of(raw))
+            fields.update(path=rel, digest=digest_of(raw), **_stat_fields(stat, read_at))
             rows.append(fields)
         self._db.execute("BEGIN IMMEDIATE")
         try:
@@ -380,15 +428,19 @@ class Catalog:
             for fields in rows:
                 seq += 1
                 self._upsert(fields, seq)
+            self._db.executemany(
+                "UPDATE pages SET mtime_ns=?, size=?, ctime_ns=?, ino=?, bucket=?, racy=? "
+                "WHERE path=?",
+                [(st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, _bucket(rel),
+                  int(is_racy), rel) for rel, st, is_racy in restats])
             for rel in removed:
                 seq += 1
                 page = self._db.execute("SELECT page_id FROM pages WHERE path=?", (rel,)).fetchone()
                 self._db.execute("DELETE FROM pages WHERE path=?", (rel,))
                 self._db.execute("INSERT INTO removed VALUES(?,?,?)",
                                  (rel, page[0] if page else None, seq))
-            if replace_dirs:
-                self._db.execute("DELETE FROM dirs")
-            self._db.executemany("INSERT OR REPLACE INTO dirs VALUES(?,?)", seen_dirs.items())
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprints', ?)",
+                             (array("Q", sums).tobytes(),))
             self._db.execute("UPDATE meta SET value=? WHERE key='seq'", (str(seq),))
             self._db.execute("UPDATE meta SET value='1' WHERE key='scanned'")
             self._db.execute("COMMIT")
@@ -400,26 +452,31 @@ class Catalog:
         return Changes(changed, tuple(removed))
 
     def _upsert(self, fields: dict[str, Any], seq: int) -> None:
-        values = dict.fromkeys(_COLUMNS)
+        values = dict.fromkeys(_COLUMNS + _STAT_COLUMNS)
         values.update(fields)
+        values["bucket"] = _bucket(values["path"])
+        values["racy"] = int(bool(values.get("racy")))
         values["tags"] = json.dumps(list(values.get("tags") or ()), ensure_ascii=False)
         values["record"] = json.dumps(values.get("record") or {}, ensure_ascii=False,
                                       sort_keys=True)
         values["edited"] = int(bool(values.get("edited")))
         values["seq"] = seq
-        placeholders = ",".join("?" for _ in _COLUMNS)
+        columns = _COLUMNS + _STAT_COLUMNS
+        placeholders = ",".join("?" for _ in columns)
         self._db.execute(
-            f"INSERT OR REPLACE INTO pages({','.join(_COLUMNS)}) VALUES({placeholders})",
-            [values[c] for c in _COLUMNS],
+            f"INSERT OR REPLACE INTO pages({','.join(columns)}) VALUES({placeholders})",
+            [values[c] for c in columns],
         )
 
     def record_write(self, rel: str, fields: dict[str, Any], removed: Iterable[str] = ()) -> None:
-        """Note a file pcp itself just wrote (or removed), with its folder's new mtime."""
+        """Note a file pcp itself just wrote (with the digest of its bytes in `fields`), or
+        removed. Written a moment ago, it is racy: the next scan compares its content."""
         self.record_writes([(rel, fields, removed)])
 
     def record_writes(self, writes: Iterable[tuple[str, dict[str, Any], Iterable[str]]]
                       ) -> None:
         """record_write for many files (a batch of imported pages), in one transaction."""
+        known_at = time.time_ns()
         self._db.execute("BEGIN IMMEDIATE")
         try:
             seq = self.seq()
@@ -430,13 +487,12 @@ class Catalog:
                     self._db.execute("DELETE FROM pages WHERE path=?", (old,))
                     self._db.execute("INSERT INTO removed VALUES(?,?,?)",
                                      (old, fields.get("page_id"), seq))
-                    self._note_dir((self.root / old).parent)
-                if path.exists():
-                    stat = path.stat()
-                    seq += 1
-                    self._upsert({**fields, "path": rel, "mtime_ns": stat.st_mtime_ns,
-                                  "size": stat.st_size}, seq)
-                    self._note_dir(path.parent)
+                try:
+                    stat = os.lstat(path)
+                except FileNotFoundError:
+                    continue
+                seq += 1
+                self._upsert({**fields, "path": rel, **_stat_fields(stat, known_at)}, seq)
             self._db.execute("UPDATE meta SET value=? WHERE key='seq'", (str(seq),))
             self._db.execute("COMMIT")
         except BaseException:
@@ -453,23 +509,43 @@ class Catalog:
                 self._db.execute("DELETE FROM pages WHERE path=?", (rel,))
                 self._db.execute("INSERT INTO removed VALUES(?,?,?)",
                                  (rel, page[0] if page else None, seq))
-                self._note_dir((self.root / rel).parent)
             self._db.execute("UPDATE meta SET value=? WHERE key='seq'", (str(seq),))
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
 
-    def _note_dir(self, folder: Path) -> None:
-        """Remember a folder's mtime after our own write, and its parents' (new folders)."""
-        while True:
-            try:
-                rel = folder.relative_to(self.root).as_posix()
-                mtime = os.stat(folder).st_mtime_ns
-            except (OSError, ValueError):
-                return
-            known = self._db.execute("SELECT 1 FROM dirs WHERE path=?", (rel,)).fetchone()
-            self._db.execute("INSERT OR REPLACE INTO dirs VALUES(?,?)", (rel, mtime))
-            if known or folder == self.pages_dir:
-                return
-            folder = folder.parent
+    def stat_changed(self, rel: str) -> bool:
+        """True when the file at `rel` may differ from its row (another stat, or a racy row
+        whose bytes differ): a cheap check before a write that must not overwrite a hand
+        edit."""
+        row = self._rows("path = ?", (rel,)).get(rel)
+        try:
+            st = os.lstat(self.root / rel)
+        except FileNotFoundError:
+            return row is not None
+        if row is None or row[:4] != (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino):
+            return True
+        if not row[5]:
+            return False
+        try:
+            return digest_of((self.root / rel).read_bytes()) != row[4]
+        except OSError:
+            return True
+
+
+def _bucket(rel: str) -> int:
+    return zlib.crc32(rel.encode()) & (BUCKETS - 1)
+
+
+def _racy(st: os.stat_result, known_at: int) -> bool:
+    """Could the file be rewritten after `known_at` (when its content was read or written)
+    and keep every stat field? Only within the timestamp tick of its last change."""
+    changed = max(st.st_mtime_ns, st.st_ctime_ns)
+    tick = RACY_COARSE_NS if st.st_mtime_ns % 1_000_000_000 == 0 else RACY_FINE_NS
+    return known_at < changed + tick
+
+
+def _stat_fields(st: os.stat_result, known_at: int) -> dict[str, Any]:
+    return {"mtime_ns": st.st_mtime_ns, "size": st.st_size, "ctime_ns": st.st_ctime_ns,
+            "ino": st.st_ino, "racy": _racy(st, known_at)}

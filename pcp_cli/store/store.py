@@ -969,12 +969,9 @@ class Store:
         what the person wrote there.
         """
         for entry in self.catalog.by_page_id(page_id):
-            path = self.root / entry.path
-            try:
-                stat = path.stat()
-            except FileNotFoundError:
+            if not (self.root / entry.path).exists():
                 continue
-            if (stat.st_mtime_ns, stat.st_size) != (entry.mtime_ns, entry.size) or entry.edited:
+            if entry.edited or self.catalog.stat_changed(entry.path):
                 self.catalog.refresh("full")
                 self._record_hand_edit(entry.path)
         for entry in self.catalog.by_page_id(page_id):

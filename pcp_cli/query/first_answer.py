@@ -1,0 +1,262 @@
+"""The first `pcp search` on a store without an index: an answer from the files while it builds.
+
+A fresh clone (no `.pcp/`) has neither catalog nor index, and building them reads and parses
+every head file: ~30 s for 10,000 pages on a quiet machine, minutes under load. When the store
+holds at least `SCAN_FIRST_MIN_PAGES` head files and the search is a plain one (words only, no
+cursor, no filters beyond types, scopes, sensitivity and superseded pages), `pcp search`
+instead
+
+1. starts the build in a background process (one at a time: it holds the flock on
+   `.pcp/index-build.lock`; what it does goes to `.pcp/index-build.log`), and
+2. answers from a bounded scan of the head files: the pages whose title or body holds the
+   words as case-insensitive substrings (not the index's word analysis), those holding every
+   word first, then those holding some, each group in path order; at most `limit`, reading
+   files for at most `SCAN_BUDGET_S` seconds (`filters_applied.scan` says how far it got).
+
+The scan obeys the same safeguards as the index, before anything is answered: every candidate
+file is parsed exactly as the catalog parses it, and only pages that are current (or, with
+include_superseded, superseded or archived; never tombstoned), affirmed (never a proposal), in
+the caller's scopes, of the asked types and of a served sensitivity are kept; a file that is
+not yet a page (no frontmatter, a problem) is skipped. It computes no ranking and says so: no
+result has a score, `relevance_scores` is "absent", `index` is "building", and each result's
+`match_channel` is "scan". The next search after the build is the usual ranked one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pcp_cli.index import IndexHit
+from pcp_cli.model import scopes as scope_rule
+from pcp_cli.model import vocab
+from pcp_cli.model.page import observed_time
+from pcp_cli.query import search as text_search
+from pcp_cli.query.index_sync import index_missing
+
+if TYPE_CHECKING:
+    from pcp_cli.store.store import Store
+
+# Below this many head files the build itself takes a few seconds: search waits for it.
+SCAN_FIRST_MIN_PAGES = 1000
+MIN_PAGES_ENV = "PCP_SCAN_FIRST_MIN_PAGES"  # a different threshold (tests use 1)
+SCAN_BUDGET_S = 3.0
+BUILD_LOCK = "index-build.lock"
+BUILD_LOG = "index-build.log"
+# Words only (any script), separated by spaces: no operators, fields, phrases or wildcards.
+_PLAIN = re.compile(r"\s*\w+(?:\s+\w+)*\s*")
+_OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
+_TITLE = re.compile(rb"^title:(.*)$", re.MULTILINE)
+
+
+def min_pages() -> int:
+    try:
+        return int(os.environ.get(MIN_PAGES_ENV, SCAN_FIRST_MIN_PAGES))
+    except ValueError:
+        return SCAN_FIRST_MIN_PAGES
+
+
+def answer(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
+           exclude_types: Sequence[str] = (), include_superseded: bool = False,
+           include_sensitive: bool = False, min_score: float | None = None,
+           scopes: Sequence[str] | None = None,
+           include_unclassified: bool = True) -> dict[str, Any] | None:
+    """The scan's search envelope while a background build runs, or None when the normal
+    search should run (an index exists, a small store, a query or option the scan cannot
+    honour exactly). The store need not be refreshed: the scan reads no catalog."""
+    if not index_missing(store) or min_score is not None or not _PLAIN.fullmatch(query) \
+            or set(query.split()) & _OPERATORS:
+        return None
+    capped, requested = text_search._check(limit, types, exclude_types, min_score)
+    text_search.check_and_rewrite_query(query)
+    from pcp_cli.store.files import walk_pages
+
+    files = [(path, stat) for path, stat, _ in walk_pages(store.layout.pages)
+             if stat is not None]
+    if len(files) < max(1, min_pages()):
+        return None
+    try:
+        build = start_build(store)
+    except OSError:  # .pcp/ not writable, no process to spare: build in the foreground
+        return None
+    words = [w.casefold() for w in query.split()]
+    statuses = text_search.WITH_SUPERSEDED if include_superseded else text_search.CURRENT
+    served = None if include_sensitive else (
+        (*vocab.SERVED_SENSITIVITIES, vocab.UNCLASSIFIED) if include_unclassified
+        else vocab.SERVED_SENSITIVITIES)
+
+    def admitted(fields: dict[str, Any]) -> bool:
+        page_type = fields.get("type") or "note"
+        namespace = fields.get("namespace") or store.default_namespace
+        return (fields.get("problem") is None and bool(fields.get("page_id"))
+                and (fields.get("lifecycle_status") or "active") in statuses
+                and (fields.get("review_status") or "affirmed") == "affirmed"
+                and (served is None or (fields.get("sensitivity") or vocab.UNCLASSIFIED)
+                     in served)
+                and (not types or page_type in types) and page_type not in exclude_types
+                and (scopes is None or scope_rule.in_scopes(namespace, scopes)))
+
+    every: list[tuple[str, dict[str, Any], str]] = []
+    some: list[tuple[str, dict[str, Any], str]] = []
+    deadline = time.monotonic() + SCAN_BUDGET_S
+    scanned = 0
+    stopped = "every file read"
+    for path, _stat in files:
+        if len(every) >= capped:
+            stopped = f"{capped} pages hold every word"
+            break
+        if time.monotonic() > deadline:
+            stopped = f"time budget of {SCAN_BUDGET_S:g} s spent"
+            break
+        scanned += 1
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        body, haystack = _searchable(raw)
+        held = [w in haystack for w in words]
+        if not any(held) or (not all(held) and len(some) >= capped):
+            continue
+        rel = store.layout.rel(path)
+        fields = store._scan(rel, raw)
+        if admitted(fields):
+            (every if all(held) else some).append((rel, fields, body))
+    results = [_result(store, rel, fields, body, query, "every" if n < len(every) else "some")
+               for n, (rel, fields, body) in enumerate((every + some)[:capped])]
+    filters: dict[str, Any] = {"limit": capped}
+    if requested is not None:
+        filters.update(limit_requested=requested, capped=True)
+    filters.update(
+        types=list(types) or None,
+        exclude_types=list(exclude_types) or None,
+        current_only=not include_superseded,
+        lifecycle_statuses=list(statuses),
+        review_status="affirmed_only",
+        include_sensitive=include_sensitive,
+        sensitivity_filtering="all_records",
+        unclassified_sensitivity=(
+            "included, labelled unclassified" if include_sensitive or include_unclassified
+            else "withheld with high: they might be sensitive (include_sensitive returns them)"),
+        min_score=None,
+        relevance_scores="absent: the index is still being built; these pages were found by "
+        "a scan of the files and are not ranked",
+        scopes=None if scopes is None else list(scopes),
+        scope_filtering="before_answering",
+        mode="scan",
+        index=f"building: {build}; the next search after it finishes is ranked "
+        f"(log: .pcp/{BUILD_LOG})",
+        scan={"matching": "case-insensitive substring of the title or body, not the index's "
+              "word analysis", "order": "pages holding every word, then some, in path order",
+              "files": len(files), "files_read": scanned, "stopped": stopped,
+              "complete": stopped != f"time budget of {SCAN_BUDGET_S:g} s spent"},
+    )
+    return {"schema_version": text_search.SCHEMA_VERSION, "query": query,
+            "count": len(results), "filters_applied": filters, "results": results,
+            "next_cursor": None}
+
+
+def _searchable(raw: bytes) -> tuple[str, str]:
+    """(the body as text, the casefolded title and body) of a head file's bytes."""
+    title = b""
+    body = raw
+    if raw.startswith(b"---\n"):
+        end = raw.find(b"\n---\n", 3)
+        if end != -1:
+            match = _TITLE.search(raw, 4, end)
+            title = match.group(1) if match else b""
+            body = raw[end + 5:]
+    text = body.decode("utf-8", "replace")
+    return text, (title.decode("utf-8", "replace") + "\n" + text).casefold()
+
+
+def _result(store: Store, rel: str, fields: dict[str, Any], body: str, query: str,
+            held: str) -> dict[str, Any]:
+    record = fields.get("record") or {}
+    hit = IndexHit(
+        page_id=fields["page_id"], path=rel, revision_id=fields.get("revision_id") or "",
+        type=fields.get("type") or "note",
+        namespace=fields.get("namespace") or store.default_namespace,
+        origin=fields.get("origin") or "generated",
+        sensitivity=fields.get("sensitivity") or vocab.UNCLASSIFIED,
+        lifecycle_status=fields.get("lifecycle_status") or "active",
+        review_status=fields.get("review_status") or "affirmed",
+        timestamp=observed_time(fields.get("type"), record, fields.get("origin"),
+                                fields.get("created_at")) or "",
+        mtime_ns=0, score_raw=0.0, score=0.0)
+    result = text_search._result(store, hit, body, text_search.query_words(query), False)
+    ext = result["extensions"][vocab.EXT_NS]
+    ext["score"] = "absent: found by a scan of the files while the index is built, not ranked"
+    ext["match_channel"] = "scan"
+    ext["words_held"] = held
+    if isinstance(record.get("source"), str):
+        ext["source"] = record["source"]
+    confidence = record.get("confidence")
+    if isinstance(confidence, int | float) and not isinstance(confidence, bool):
+        ext["confidence"] = confidence
+    return result
+
+
+# -- the background build -----------------------------------------------------------------------
+def start_build(store: Store) -> str:
+    """Start `build` in a process of its own unless one holds the build lock; say which."""
+    import fcntl
+    import subprocess
+
+    local = store.layout.local
+    local.mkdir(parents=True, exist_ok=True)
+    fd = os.open(local / BUILD_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "in a background process started by an earlier search"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    with open(local / BUILD_LOG, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from pcp_cli.query.first_answer import "
+             "build; sys.exit(build(sys.argv[1]))", str(store.root)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=store.root,
+            start_new_session=True, close_fds=True)
+    return f"in a background process (pid {proc.pid}) started now"
+
+
+def build(root: str) -> int:
+    """The background build: the catalog's first scan and the index, under the build lock
+    (a second builder waits, then finds the index built). Returns an exit status."""
+    import fcntl
+
+    from pcp_cli.errors import PcpError
+    from pcp_cli.query.index_sync import close_all, ensure_current, open_index
+    from pcp_cli.store.store import Store
+
+    def say(text: str) -> None:
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}: {text}", flush=True)
+
+    try:
+        store = Store.open(root)
+        local = store.layout.local
+        local.mkdir(parents=True, exist_ok=True)
+        fd = os.open(local / BUILD_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            say("building the catalog and the search index")
+            t0 = time.monotonic()
+            store.refresh()
+            with open_index(store) as ix:
+                report = ensure_current(store, ix)
+            say(f"done in {time.monotonic() - t0:.1f} s: {report.documents or report.updated} "
+                "documents" + (f" (rebuilt: {report.reason})" if report.rebuilt else ""))
+        finally:
+            os.close(fd)
+            close_all()
+            store.close()
+    except PcpError as exc:
+        say(f"failed: {exc.message}")
+        return int(exc.exit_status)
+    return 0
