@@ -83,6 +83,8 @@ def frontmatter_type(raw: bytes) -> str | None:
     first = block[lead.end():lead.end() + 1] if lead else b""
     if first in (b" ", b"\t", b"-"):
         return None  # the top-level mapping is not at column 0 (or is no mapping)
+    if not first:
+        return None  # no key at all: the head file of an existing page, edited, or a new file
     keys = len(_TYPE_KEY.findall(block))
     if keys == 0:
         return ""
@@ -117,7 +119,7 @@ class HeadPeek:
                 continue  # unreadable: the catalog skips it too
             if page_type is not None and page_type not in self.types:
                 continue
-            if page_type is None and not _has_frontmatter(raw):
+            if page_type is None and _no_keys(raw):
                 name = os.path.basename(path)[:-3]
                 if is_safe_id(name) and store.page_exists(name):
                     raise CatalogNeeded(f"{path} is a page's head file without frontmatter")
@@ -197,11 +199,18 @@ def _read_type(path: str, wanted: frozenset[str]) -> tuple[bytes, str | None]:
         os.close(fd)
 
 
-def _has_frontmatter(raw: bytes) -> bool:
-    """Whether the head file's text starts with a frontmatter line, as `frontmatter.split`
-    sees it (after a byte order mark, CRLF or LF)."""
-    raw = raw.removeprefix(_BOM)
-    return raw.startswith((b"---\n", b"---\r\n"))
+def _no_keys(raw: bytes) -> bool:
+    """Whether the head file has no frontmatter, or one of blank and comment lines only, as
+    `frontmatter.split` sees it (after a byte order mark; CRLF or LF). Such a file named after
+    an existing page is that page's head file edited; otherwise a new file, adopted as a note."""
+    text = raw.removeprefix(_BOM).replace(b"\r\n", b"\n")
+    if not text.startswith(b"---\n"):
+        return True
+    end = text.find(b"\n---\n", 3)
+    if end == -1:
+        return False  # unclosed: the full parse says what is wrong
+    block = text[4:end + 1]
+    return _LEADING.fullmatch(block) is not None and not any(m in block for m in _OTHER_BREAKS)
 
 
 def _entry(rel: str, fields: dict[str, Any], mtime_ns: int, size: int) -> Entry:
