@@ -45,8 +45,9 @@ _DECIDABLE = re.compile(rb"(?:(?:[A-Za-z_][A-Za-z0-9_]*:(?:[ \t][^\n]*)?|[ \t#-]
 # Blank and comment lines before the first key.
 _LEADING = re.compile(rb"(?:(?:[ \t]*|#[^\n]*)\n)*")
 _TYPE_KEY = re.compile(rb"^type:(?:[ \t]|$)", re.MULTILINE)
-# The one form of the type line decided from the line alone: `type: word`.
-_TYPE_LINE = re.compile(rb"^type: +([A-Za-z_]+) *$", re.MULTILINE)
+# The one form of the type line decided from the line alone: `type: word`, not continued on an
+# indented next line (YAML would join the two into one value).
+_TYPE_LINE = re.compile(rb"^type: +([A-Za-z_]+) *\n(?![ \t])", re.MULTILINE)
 # Characters YAML also takes as line breaks (CR, NEL, LINE and PARAGRAPH SEPARATOR): with any of
 # them, a line of the file is not a line of the YAML.
 _OTHER_BREAKS = (b"\r", "\u0085".encode(), "\u2028".encode(), "\u2029".encode())
