@@ -11,6 +11,14 @@ not through 100,000 CLI calls. Then it times, as separate processes:
 - RUNS runs with a warm catalog (median, min, max reported).
 
 The contract's target is under 0.3 s whole-process with a warm catalog.
+
+    python bench/micro_prompt_bench.py --fresh STORE --baseline CHECKOUT [--pairs 3]
+
+times the first micro_prompt on a fresh clone instead: STORE (e.g. a copy of a generated
+100k store; its `.pcp/` is deleted before every run) with this checkout's code and with
+CHECKOUT's (another checkout, e.g. `git worktree add /tmp/base main`), taking turns. Each run
+is a separate process; wall time, the child's CPU time (user + system) and its peak RSS are
+reported, medians per side, and the outputs must be identical.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -129,13 +138,72 @@ def run_once(root: Path) -> tuple[float, str]:
     return elapsed, proc.stdout
 
 
+def fresh_run(root: Path, code: Path) -> dict[str, object]:
+    """One first micro_prompt on `root` without `.pcp/`, with the pcp_cli of `code`."""
+    shutil.rmtree(root / ".pcp", ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    rss_file = root.parent / f".{root.name}-rss"
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", "-o", str(rss_file),
+         sys.executable, "-c", "import sys; from pcp_cli.cli.main import run; "
+         "sys.exit(run(sys.argv[1:]))", "export", "--format", "micro_prompt", "--store",
+         str(root)], capture_output=True, text=True, cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code)},
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"pcp failed ({proc.returncode}): {proc.stderr}")
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2),
+        "peak_rss_mb": round(int(rss_file.read_text().split()[-1]) / 1024),
+        "catalog_built": (root / ".pcp" / "catalog.sqlite").exists(),
+        "output": proc.stdout,
+    }
+
+
+def fresh(root: Path, baseline: Path, pairs: int) -> None:
+    sides = {"branch": ROOT, "baseline": baseline}
+    runs: dict[str, list[dict[str, object]]] = {name: [] for name in sides}
+    for pair in range(pairs):
+        for name, code in (sides.items() if pair % 2 == 0 else reversed(sides.items())):
+            load = os.getloadavg()[0]
+            run = fresh_run(root, code)
+            run["load"] = round(load, 1)
+            runs[name].append(run)
+            print(json.dumps({"side": name, **{k: v for k, v in run.items() if k != "output"}}),
+                  file=sys.stderr, flush=True)
+    outputs = {str(run["output"]) for side in runs.values() for run in side}
+    result = {
+        name: {
+            "wall_s_median": statistics.median(float(r["wall_s"]) for r in side),  # type: ignore[arg-type]
+            "cpu_s_median": statistics.median(float(r["cpu_s"]) for r in side),  # type: ignore[arg-type]
+            "peak_rss_mb_max": max(int(r["peak_rss_mb"]) for r in side),  # type: ignore[call-overload]
+            "catalog_built": [r["catalog_built"] for r in side],
+        }
+        for name, side in runs.items()
+    }
+    result["identical_output"] = len(outputs) == 1
+    print(json.dumps(result, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--store", type=Path, default=Path("/tmp/pcp-bench-store"))
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--fresh", type=Path, default=None)
+    parser.add_argument("--baseline", type=Path, default=None)
+    parser.add_argument("--pairs", type=int, default=3)
     args = parser.parse_args()
+    if args.fresh is not None:
+        if args.baseline is None:
+            parser.error("--fresh needs --baseline CHECKOUT")
+        fresh(args.fresh, args.baseline, args.pairs)
+        return
 
     marker = args.store / ".bench-pages"
     if args.rebuild or not marker.exists() or marker.read_text() != str(args.pages):

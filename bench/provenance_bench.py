@@ -1,7 +1,7 @@
 """What the provenance work (issue #10) costs: search results, micro_prompt and links.
 
     python bench/provenance_bench.py gen STORE [-n 10000]
-    python bench/provenance_bench.py measure STORE [--code DIR] [--rounds 3]
+    python bench/provenance_bench.py measure STORE [--code DIR] [--rounds 3] [--reuse DIR]
 
 `gen` writes a synthetic store (bench/store_search_bench.py's generator). `measure` copies it,
 then times, in one process, with the pcp_cli found in `--code` (another checkout, e.g. main)
@@ -11,7 +11,11 @@ or this one:
 - `pcp export --format micro_prompt`'s library call, p50 of 21 runs;
 - 300 `Store.link` calls (100 new relations, each repeated twice) on a store that already holds
   2,000 relations (links are idempotent now: each call looks the edge up).
-Prints one JSON object. Not a test.
+Wall and CPU time (`time.process_time`) of each call are both reported: on a shared machine
+the CPU time is the steadier figure. `--reuse DIR` keeps the copy (catalog and index built once,
+by the first run) in DIR and skips the links, which change the store, so that several code
+bases can take turns on their own prepared copies, minutes apart. Prints one JSON object. Not a
+test.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ def gen(root: Path, n: int) -> None:
     gen_store(root, n)
 
 
-def measure(source: Path, code: Path | None, rounds: int) -> dict:
+def measure(source: Path, code: Path | None, rounds: int, reuse: Path | None = None) -> dict:
     sys.path.insert(0, str(BENCH))
     from search_bench import QUERIES  # (it puts this checkout first on sys.path)
 
@@ -52,23 +56,31 @@ def measure(source: Path, code: Path | None, rounds: int) -> dict:
 
     from pcp_cli import api
 
-    work = Path(tempfile.mkdtemp(prefix="pcp-prov-bench-"))
+    work = reuse or Path(tempfile.mkdtemp(prefix="pcp-prov-bench-"))
     root = work / "store"
-    shutil.copytree(source, root, ignore=shutil.ignore_patterns(".pcp"))
+    if not root.exists():
+        shutil.copytree(source, root, ignore=shutil.ignore_patterns(".pcp"))
     try:
         with api.open_store(root) as store:
             api.search(store, "warm up")  # builds the catalog and the index
             times: list[float] = []
+            cpu: list[float] = []
             for _ in range(rounds):
                 for query in QUERIES:
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     api.search(store, query)
                     times.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - start_cpu)
             prompt: list[float] = []
+            prompt_cpu: list[float] = []
             for _ in range(21):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 api.export_text(store, "micro_prompt")
                 prompt.append(time.perf_counter() - start)
+                prompt_cpu.append(time.process_time() - start_cpu)
+            if reuse is not None:
+                return {"code": str(Path(api.__file__).parent.parent), **_summary(
+                    times, cpu, prompt, prompt_cpu)}
             ids = [e.page_id for e in store.entries(types=("note",))][:2300]
             for a, b in zip(ids[:2000], ids[1:2001], strict=True):
                 store.link(a, "depends_on", b)
@@ -82,14 +94,27 @@ def measure(source: Path, code: Path | None, rounds: int) -> dict:
 
         return {
             "code": str(Path(pcp_cli.__file__).parent.parent),
-            "search_ms": {"p50": round(statistics.median(times) * 1000, 2),
-                          "p95": round(pct(times, 95) * 1000, 2), "n": len(times)},
-            "micro_prompt_ms_p50": round(statistics.median(prompt) * 1000, 2),
+            **_summary(times, cpu, prompt, prompt_cpu),
             "link_300_calls_s": round(link_time, 3),
             "relations_after": relations,
         }
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if reuse is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _summary(times: list[float], cpu: list[float], prompt: list[float],
+             prompt_cpu: list[float]) -> dict:
+    def ms(value: float) -> float:
+        return round(value * 1000, 2)
+
+    return {
+        "search_ms": {"p50": ms(statistics.median(times)), "p95": ms(pct(times, 95)),
+                      "n": len(times)},
+        "search_cpu_ms": {"p50": ms(statistics.median(cpu)), "p95": ms(pct(cpu, 95))},
+        "micro_prompt_ms_p50": ms(statistics.median(prompt)),
+        "micro_prompt_cpu_ms_p50": ms(statistics.median(prompt_cpu)),
+    }
 
 
 def main() -> None:
@@ -102,11 +127,12 @@ def main() -> None:
     m.add_argument("store", type=Path)
     m.add_argument("--code", type=Path, default=None)
     m.add_argument("--rounds", type=int, default=3)
+    m.add_argument("--reuse", type=Path, default=None)
     args = ap.parse_args()
     if args.cmd == "gen":
         gen(args.store, args.n)
     else:
-        print(json.dumps(measure(args.store, args.code, args.rounds)))
+        print(json.dumps(measure(args.store, args.code, args.rounds, args.reuse)))
 
 
 if __name__ == "__main__":

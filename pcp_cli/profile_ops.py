@@ -14,6 +14,7 @@ micro_prompt or the Markdown profile, and enter `json` and the archive only with
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,33 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
     keystones = current_keystones(store, scopes=scopes)
     profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
     return micro_prompt(profile, keystones)
+
+
+# What the micro_prompt is made of: the only pages its fresh-clone path reads.
+MICRO_PROMPT_TYPES = ("profile", "keystone")
+
+
+def micro_prompt_export(path: str | os.PathLike[str] | None = None, *,
+                        scopes: Sequence[str] = ()) -> str:
+    """`pcp export --format micro_prompt` on the store at `path`: the text and its newline.
+
+    With a catalog, the store is refreshed (hand edits recorded) and read through it. Without
+    one (a fresh clone), only the profile and keystone head files are read (`store/peek.py`):
+    the same text without building the catalog of every page, and nothing is written. Where
+    that needs what only the catalog path does (a hand edit to record first), it takes that
+    path instead.
+    """
+    from pcp_cli.store.peek import CatalogNeeded, HeadPeek
+
+    with Store.open(path) as store:
+        if not store.has_catalog():
+            try:
+                view: Any = HeadPeek(store, MICRO_PROMPT_TYPES)
+                return export_text(view, "micro_prompt", scopes=scopes)
+            except CatalogNeeded:
+                pass
+        store.refresh()
+        return export_text(store, "micro_prompt", scopes=scopes)
 
 
 def profile_markdown_text(store: Store, *, scopes: Sequence[str] = ()) -> str:

@@ -61,6 +61,9 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--include-sensitive does not apply to {fmt}",
                              hint="high-sensitivity material never enters the micro_prompt "
                              "or the markdown profile")
+        if fmt == "micro_prompt" and as_of is None:
+            write_output(api.micro_prompt_export(store_path, scopes=scopes or ()), out)
+            return
         with api.open_store(store_path) as opened:
             store = api.as_of_view(opened, as_of)
             if fmt == "agents-md":

@@ -455,8 +455,7 @@ def _fast_command(args: list[str]) -> int | None:
     def work() -> int:
         from pcp_cli import api
 
-        with api.open_store(store) as opened:
-            data = api.export_text(opened, "micro_prompt", scopes=scopes)
+        data = api.micro_prompt_export(store, scopes=scopes)
         sys.stdout.write(data)
         sys.stdout.flush()
         return ExitStatus.OK

@@ -313,7 +313,9 @@ def truest_claims(keystones: Sequence[Revision]) -> list[Revision]:
     """
     current = current_keystones(keystones)
     winners: dict[str, Revision] = {}
-    stronger: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    # category -> authority level -> the claims at that level; their words are worked out only
+    # when a weaker claim is judged against them.
+    levels: dict[str, dict[int, list[Revision]]] = {}
     for rev in current:
         cat = category(rev)
         if cat in SINGLE_VALUED:
@@ -321,8 +323,15 @@ def truest_claims(keystones: Sequence[Revision]) -> list[Revision]:
             if held is None or competition_key(rev) < competition_key(held):
                 winners[cat] = rev
         else:
-            stronger.setdefault(cat, []).append(
-                (authority(rev.state.origin), _words(rev.state.content)))
+            levels.setdefault(cat, {}).setdefault(authority(rev.state.origin), []).append(rev)
+    words_of: dict[int, frozenset[str]] = {}
+
+    def words(rev: Revision) -> frozenset[str]:
+        found = words_of.get(id(rev))
+        if found is None:
+            found = words_of[id(rev)] = _words(rev.state.content)
+        return found
+
     kept: list[Revision] = []
     for rev in current:
         if len(kept) >= MAX_KEYSTONE_UNITS:
@@ -332,10 +341,11 @@ def truest_claims(keystones: Sequence[Revision]) -> list[Revision]:
             if winners[cat] is rev:
                 kept.append(rev)
             continue
-        level, words = authority(rev.state.origin), _words(rev.state.content)
-        need = REDUNDANT_SHARE * len(words)
-        if words and any(other < level and len(words & theirs) >= need
-                         for other, theirs in stronger[cat]):
+        level, own = authority(rev.state.origin), words(rev)
+        need = REDUNDANT_SHARE * len(own)
+        if own and any(len(own & words(other)) >= need
+                       for stronger, claims in levels[cat].items() if stronger < level
+                       for other in claims):
             continue
         kept.append(rev)
     return kept

@@ -54,6 +54,8 @@ from pcp_cli.store.local import heal as heal_local
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 
+# The catalog's file under `.pcp/`.
+CATALOG_FILE = "catalog.sqlite"
 # Relation types that say the same read either way round.
 SYMMETRIC_RELATIONS = ("related_to",)
 
@@ -198,9 +200,14 @@ class Store:
     def catalog(self) -> Catalog:
         if self._catalog is None:
             self._catalog = Catalog(
-                self.layout.local / "catalog.sqlite", self.root, self.layout.pages, self._scan
+                self.layout.local / CATALOG_FILE, self.root, self.layout.pages, self._scan
             )
         return self._catalog
+
+    def has_catalog(self) -> bool:
+        """Whether this device has a catalog of the store yet (a fresh clone has none); asking
+        creates nothing."""
+        return self._catalog is not None or (self.layout.local / CATALOG_FILE).exists()
 
     def close(self) -> None:
         if self._catalog is not None:
