@@ -126,6 +126,14 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
             line=first_line,
         )
     try:
+        if not _needs_event_check(block):
+            try:
+                data = yaml.load(block, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+                shallow = _depth(data) <= MAX_DEPTH
+            except RecursionError:  # nested thousands deep: the event pass says where
+                shallow = False
+            if shallow:
+                return _mapping(data, path, first_line)
         _check_events(block, path, first_line)
         data = yaml.load(block, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
@@ -138,6 +146,10 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
         raise InvalidInput(f"invalid YAML: {problem}", path=path, line=line) from None
     except yaml.YAMLError as exc:
         raise InvalidInput(f"invalid YAML: {exc}", path=path, line=first_line) from None
+    return _mapping(data, path, first_line)
+
+
+def _mapping(data: Any, path: str, first_line: int) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -147,6 +159,27 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
             line=first_line,
         )
     return data
+
+
+# Where YAML could hold an anchor (&), an alias (*) or a tag (!): at the start of a token, i.e.
+# at a line start or after white space or a flow/mapping indicator. A block with none of them,
+# small enough that it cannot reach MAX_NODES (a node takes at least one character), can skip
+# the event pass: with no aliases its loaded value is its node tree, whose depth is checked
+# after loading. Anything else takes the event pass, which names the offending line.
+_PROPERTY_START = re.compile(r"(?:^|[\s\[\]{},:?-])[&*!]", re.MULTILINE)
+_SMALL_BLOCK = 8 * 1024
+
+
+def _needs_event_check(block: str) -> bool:
+    return len(block) > _SMALL_BLOCK or _PROPERTY_START.search(block) is not None
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
 
 
 def _check_events(block: str, path: str, first_line: int) -> None:
