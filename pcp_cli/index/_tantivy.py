@@ -680,10 +680,11 @@ class SearchIndex:
     def _terms_in_range(self, field: str, start: str | None, end: str | None,
                         startexcl: bool = False, endexcl: bool = False) -> list[str]:
         terms = self._terms(field)
-        lo = 0 if start is None else (bisect.bisect_right if startexcl else bisect.bisect_left)(
-            terms, start)
-        hi = len(terms) if end is None else (bisect.bisect_left if endexcl else bisect.bisect_right)(
-            terms, end)
+        lo, hi = 0, len(terms)
+        if start is not None:
+            lo = (bisect.bisect_right if startexcl else bisect.bisect_left)(terms, start)
+        if end is not None:
+            hi = (bisect.bisect_left if endexcl else bisect.bisect_right)(terms, end)
         return terms[lo:hi]
 
     def _filter_clauses(self, f: IndexFilter) -> list[tuple[Any, Any]] | None:
