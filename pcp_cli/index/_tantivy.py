@@ -29,6 +29,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,10 @@ HIT_FIELDS = ("title", "body", "tag")
 # tantivy's writer: one indexing thread per core is the default; the heap is split among them.
 WRITER_HEAP = 256_000_000
 UPDATE_HEAP = 50_000_000
+# A rebuild of at least this many documents analyses their text in worker processes.
+PARALLEL_THRESHOLD = 2000
+ANALYSIS_WORKERS = 2
+ANALYSIS_BATCH = 256
 # The fields of the schema that hold exact values (one raw term each).
 EXACT_FIELDS = ("path", "page_id", "revision_id", "type", "namespace", "ns_tree", "origin",
                 "sensitivity", "lifecycle", "review", "timestamp")
@@ -132,7 +137,56 @@ def _tag_terms(tags: Iterable[str]) -> list[str]:
     return out
 
 
-def _document(doc: IndexDoc) -> Any:
+def _analysed(doc: IndexDoc) -> tuple[str, str]:
+    """(title terms, body terms): the title is searched alone, and as part of the body."""
+    return index_terms(doc.title), index_terms(f"{doc.title}\n{doc.body}")
+
+
+def _analyse_batch(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`_analysed` for a batch of (title, body), in a worker process of a large rebuild."""
+    return [(index_terms(title), index_terms(f"{title}\n{body}")) for title, body in texts]
+
+
+def _analysed_docs(docs: Iterable[IndexDoc]) -> Iterator[tuple[IndexDoc, tuple[str, str]]]:
+    """Each document with its analysed text, in order. Above PARALLEL_THRESHOLD documents on
+    a machine with more than one core, the analysis (pure Python, most of a rebuild's CPU)
+    runs in worker processes while this one reads the store; the documents themselves are
+    always read here (the store's catalog connection belongs to this thread)."""
+    it = iter(docs)
+    head = list(islice(it, PARALLEL_THRESHOLD))
+    workers = min(ANALYSIS_WORKERS, os.cpu_count() or 1)
+    if len(head) < PARALLEL_THRESHOLD or workers < 2:
+        for doc in _chain(head, it):
+            yield doc, _analysed(doc)
+        return
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn, not fork: tantivy's indexing threads are running in this process
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pending: deque[tuple[list[IndexDoc], Any]] = deque()
+        source = _chain(head, it)
+        while True:
+            batch = list(islice(source, ANALYSIS_BATCH))
+            if batch:
+                pending.append((batch, pool.submit(
+                    _analyse_batch, [(d.title, d.body) for d in batch])))
+            # keep a few batches in flight: enough to feed the workers, bounded in memory
+            while pending and (len(pending) > 2 * workers or not batch):
+                done, future = pending.popleft()
+                yield from zip(done, future.result(), strict=True)
+            if not batch:
+                return
+
+
+def _chain(head: list[IndexDoc], rest: Iterator[IndexDoc]) -> Iterator[IndexDoc]:
+    yield from head
+    yield from rest
+
+
+def _document(doc: IndexDoc, analysed: tuple[str, str] | None = None) -> Any:
+    title_terms, body_terms = analysed or _analysed(doc)
     d = T.Document()
     origin = doc.origin or "generated"
     d.add_text("path", doc.path)
@@ -147,8 +201,8 @@ def _document(doc: IndexDoc) -> Any:
     d.add_text("lifecycle", doc.lifecycle_status)
     d.add_text("review", doc.review_status)
     d.add_text("timestamp", doc.timestamp)
-    d.add_text("title", index_terms(doc.title))
-    d.add_text("body", index_terms(f"{doc.title}\n{doc.body}"))
+    d.add_text("title", title_terms)
+    d.add_text("body", body_terms)
     for tag in _tag_terms(doc.tags):
         d.add_text("tag", tag)
     d.add_text("hit", json.dumps([
@@ -548,8 +602,8 @@ class SearchIndex:
                 writer = ix.writer(WRITER_HEAP)
                 n = 0
                 try:
-                    for doc in docs:
-                        writer.add_document(_document(doc))
+                    for doc, analysed in _analysed_docs(docs):
+                        writer.add_document(_document(doc, analysed))
                         n += 1
                         if progress is not None and n % 1000 == 0:
                             progress(n)

@@ -245,3 +245,25 @@ def test_tantivy_without_the_extra_is_one_clear_line(tmp_path: Path,
     out = cli("search", "dawn", "--store", str(root), "--json")
     assert out.code == 7 and out.error_json["error"]["code"] == "index_engine_unavailable"
     assert cli("index", "--engine", "whoosh", "--store", str(root)).code == 0  # the way back
+
+
+def test_a_large_rebuild_that_fails_midway_keeps_the_old_index(tmp_path: Path) -> None:
+    # above the threshold the text is analysed in worker processes: a failure while reading
+    # the store still leaves the old index, and no generation behind
+    from pcp_cli.index import _tantivy
+
+    ix = SearchIndex.open_or_create(tmp_path / "ix", engine="tantivy")
+    ix.rebuild(CORPUS)
+
+    def exploding():  # type: ignore[no-untyped-def]
+        for i in range(_tantivy.PARALLEL_THRESHOLD + 300):
+            yield doc(f"n{i}", f"word{i % 50} tide")
+        raise RuntimeError("store read failed")
+
+    with pytest.raises(RuntimeError):
+        ix.rebuild(exploding())
+    assert ids(ix.search("pasta", filter=ALL)) == ["cook"]
+    assert len(list((tmp_path / "ix").glob("g-*"))) == 1
+    n = ix.rebuild(doc(f"n{i}", f"word{i % 50} tide 生存") for i in range(2300))
+    assert n == 2300 == ix.doc_count()
+    assert len(ix.search("word7 AND 生存", filter=ALL, limit=100)) == 46
