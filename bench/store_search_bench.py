@@ -2,6 +2,7 @@
 
     python bench/store_search_bench.py [-n 10000] [--work DIR] [--skip-default] [--keep]
         [--reuse-index] [--queries tuned|fresh] [--repeat 3] [--per-query]
+        [--engine whoosh|tantivy]
 
 Generates a store (revision files + head files written directly, with gen_corpus.py's Zipfian
 English vocabulary, ~3% long conversation transcripts, ~3% CJK pages), then measures in one run:
@@ -17,6 +18,10 @@ English vocabulary, ~3% long conversation transcripts, ~3% CJK pages), then meas
   scan that the MCP server does;
 - whole-process `python -m pcp_cli search Q --store S --json` wall time against `rg -l -i`
   over the store's pages/ folder, for the plain-word queries.
+
+`--engine` sets PCP_INDEX_ENGINE for the run (in-process and the `pcp search` processes), so
+the same store copy can be measured on each engine in turn (each keeps its own index there
+once built; switching engines on one copy rebuilds).
 
 `--reuse-index` keeps an existing store and its index and measures searches only (no build,
 no edited page), so one store can be measured with two versions of the code in turn.
@@ -187,10 +192,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1,
                     help="in-process runs per query (after a warm-up run); the median counts")
     ap.add_argument("--per-query", action="store_true", help="print each query's times")
+    ap.add_argument("--engine", choices=("whoosh", "tantivy"), default=None,
+                    help="the search engine (PCP_INDEX_ENGINE) for this run")
     args = ap.parse_args()
+    if args.engine:
+        os.environ["PCP_INDEX_ENGINE"] = args.engine
     work = args.work or Path(tempfile.mkdtemp(prefix="pcp-store-bench-"))
     root = work / f"store-{args.n}"
     res: dict[str, object] = {"pages": args.n, "cpus": os.cpu_count(),
+                              "engine": os.environ.get("PCP_INDEX_ENGINE", "whoosh"),
                               "load_before": os.getloadavg()}
     if not (root / "pcp.yaml").exists():
         t, _ = timed(gen_store, root, args.n)
@@ -213,7 +223,7 @@ def main() -> None:
     t, report = timed(api.index_store, store, rebuild=True)
     res["build_tuned_s"] = round(t, 2)
     res["indexed"] = report["documents"]
-    if not args.skip_default:
+    if not args.skip_default and res["engine"] == "whoosh":
         from pcp_cli.index import SearchIndex
         from pcp_cli.query.index_sync import _all_docs
 

@@ -636,7 +636,21 @@ def sync_status(store: Store) -> dict[str, Any]:
     """`pcp status --json`: hand edits, diverged pages, conflicts, missing heads, git state."""
     from pcp_cli.sync.sync import status
 
-    return status(store)
+    data = status(store)
+    data["search_engine"] = search_engine(store)
+    return data
+
+
+def search_engine(store: Store) -> dict[str, Any]:
+    """Which search engine this device uses for the store: `{engine, chosen_by}`, where
+    `chosen_by` is "default", "PCP_INDEX_ENGINE" or the choice file's store-relative path."""
+    from pcp_cli.index import chosen_engine
+    from pcp_cli.query.index_sync import index_dir
+
+    name, where = chosen_engine(index_dir(store))
+    if where not in ("default", "PCP_INDEX_ENGINE"):
+        where = os.path.relpath(where, store.root).replace(os.sep, "/")
+    return {"engine": name, "chosen_by": where}
 
 
 def merge_proposal(store: Store, page_id: str) -> str:
@@ -819,11 +833,17 @@ def offered_operations(names: Sequence[str], *, front_end: str) -> list[str]:
 def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
                 text: bool = True, vectors: bool | None = None,
                 rebuild_vectors: bool | None = None,
-                vector_progress: Any = None) -> dict[str, Any]:
-    """`pcp index [--rebuild]`: bring the search index and the semantic vectors up to date (or
-    build them from scratch).
+                vector_progress: Any = None, engine: str | None = None) -> dict[str, Any]:
+    """`pcp index [--rebuild] [--engine NAME]`: bring the search index and the semantic vectors
+    up to date (or build them from scratch).
 
-    Returns `{rebuilt, reason, updated, removed, stale, documents, vectors}`: the text index's
+    `engine` ("whoosh" or "tantivy") records this device's search engine in the index folder
+    and rebuilds the index with it when it is not already the one in use; UsageError for an
+    unknown name, EngineUnavailable (exit status 7) when its package is not installed, both
+    before anything is written.
+
+    Returns `{rebuilt, reason, updated, removed, stale, documents, engine, vectors}`: the text
+    index's
     report, and under `vectors` the vector index's `{rebuilt, reason, embedded, fields_only,
     removed, stale, documents, chunks, model}` — or `{installed: false, hint}` without the
     semantic extra. `vectors=None` means "if the extra is installed"; `rebuild_vectors=None`
@@ -832,21 +852,30 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     from pcp_cli.errors import IndexUnavailable
     from pcp_cli.semantic import INSTALL_HINT, installed
 
+    if engine is not None and text:
+        from pcp_cli.index import choose_engine
+        from pcp_cli.query.index_sync import close_all, index_dir
+
+        choose_engine(index_dir(store), engine)
+        close_all()  # an index this process holds open may be the other engine's
     # Comparing every file's content hash, not only its stat: an edit that kept size, mtime
     # and ctime (only a clock change makes one) is picked up (and recorded) here.
     store.refresh("verify")
     data: dict[str, Any] = {}
     if text:
+        from pcp_cli.index import engine_of
         from pcp_cli.query.index_sync import catch_up, open_index
 
         with open_index(store) as ix:
             report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
+            engine_used = engine_of(ix)
             if report.stale:
                 raise IndexUnavailable(
                     "The search index is being written by another pcp process.",
                     hint="Wait for it to finish and run `pcp index` again.")
             report.documents = ix.doc_count()
         data = report.to_dict()
+        data["engine"] = engine_used
     if vectors is None:
         vectors = installed()
     if not vectors:

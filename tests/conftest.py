@@ -41,6 +41,17 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("PCP_LOCK_TIMEOUT", "60")
 
 
+@pytest.fixture(params=["whoosh", "tantivy"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once per search engine (PCP_INDEX_ENGINE); tantivy is skipped when the
+    `fast` extra is not installed. Use it with `pytestmark = pytest.mark.usefixtures("engine")`
+    on modules that test what a search finds, never on whoosh's internals."""
+    if request.param == "tantivy":
+        pytest.importorskip("tantivy")
+    monkeypatch.setenv("PCP_INDEX_ENGINE", request.param)
+    return str(request.param)
+
+
 @dataclass
 class Result:
     stdout: str

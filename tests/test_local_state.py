@@ -45,6 +45,7 @@ def test_a_catalog_that_is_a_folder_is_moved_aside_and_rebuilt(searched: Path) -
     assert cli("ls", "--store", str(searched)).stderr == ""  # healed: said once
 
 
+@pytest.mark.usefixtures("engine")
 def test_an_index_that_is_a_file_is_moved_aside_and_rebuilt(searched: Path) -> None:
     import shutil
 
@@ -67,6 +68,7 @@ def test_a_local_folder_that_is_a_file_is_moved_aside(searched: Path) -> None:
     assert (searched / ".pcp").is_dir()
 
 
+@pytest.mark.usefixtures("engine")
 def test_orphan_generations_are_removed_on_the_next_open(searched: Path) -> None:
     index = searched / ".pcp" / "index"
     for n in range(3):
@@ -77,6 +79,7 @@ def test_orphan_generations_are_removed_on_the_next_open(searched: Path) -> None
     assert len([p for p in index.iterdir() if p.name.startswith("g-")]) == 1
 
 
+@pytest.mark.usefixtures("engine")
 def test_a_generation_being_built_is_left_alone(searched: Path) -> None:
     """A rebuild holds the index's write lock while it builds: its new folder is kept."""
     index = searched / ".pcp" / "index"

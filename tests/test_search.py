@@ -12,6 +12,8 @@ from jsonschema import Draft202012Validator
 from pcp_cli import api
 from tests.conftest import V1_SCHEMAS, cli
 
+pytestmark = pytest.mark.usefixtures("engine")
+
 # The v1 envelope, plus the Paged Context Protocol's cursor for the next page of results.
 ENVELOPE = {"schema_version", "query", "count", "filters_applied", "results", "next_cursor"}
 RESULT_VALIDATOR = Draft202012Validator(

@@ -16,6 +16,8 @@ import pytest
 from pcp_cli import api
 from tests.conftest import cli
 
+pytestmark = pytest.mark.usefixtures("engine")
+
 HEAD = Path("pages/user/ada-lumen/client-checklist.md")
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import cli, snapshot
 
+pytestmark = pytest.mark.usefixtures("engine")
+
 EXT = "org.pcp-cli"
 
 

@@ -144,6 +144,10 @@ def register(app: typer.Typer) -> None:
     def index(
         rebuild: Annotated[bool, typer.Option(
             "--rebuild", help="Build the index from scratch instead of updating it.")] = False,
+        engine: Annotated[str | None, typer.Option(
+            "--engine", metavar="whoosh|tantivy",
+            help="Use this search engine on this device from now on (rebuilds the index when "
+                 "it changes); tantivy needs pip install 'pcp-cli[fast]'.")] = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -154,7 +158,7 @@ def register(app: typer.Typer) -> None:
             with _progress_bar(total) as progress, _progress_bar(
                     total, "embedding") as vector_progress:
                 report = api.index_store(store, rebuild=rebuild, progress=progress,
-                                         vector_progress=vector_progress)
+                                         vector_progress=vector_progress, engine=engine)
         emit(report, as_json, lambda: text(_index_line(report) + "\n"
                                            + _vectors_line(report["vectors"])))
 
@@ -216,12 +220,13 @@ def _cli_operations() -> list[str]:
 
 
 def _index_line(report: dict[str, Any]) -> str:
+    index = f"{report['engine']} search index" if report.get("engine") else "search index"
     if report["rebuilt"]:
-        return f"Rebuilt the search index ({report['reason']}): {report['documents']} pages."
+        return f"Rebuilt the {index} ({report['reason']}): {report['documents']} pages."
     if report["updated"] or report["removed"]:
-        return (f"Updated the search index: {report['updated']} page(s) re-indexed, "
+        return (f"Updated the {index}: {report['updated']} page(s) re-indexed, "
                 f"{report['removed']} removed; {report['documents']} pages.")
-    return f"The search index is up to date: {report['documents']} pages."
+    return f"The {index} is up to date: {report['documents']} pages."
 
 
 def _vectors_line(report: dict[str, Any]) -> str:

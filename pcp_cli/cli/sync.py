@@ -120,6 +120,11 @@ def _print_status(data: dict[str, Any]) -> None:
             lines.append(f"A git {git['in_progress']} is unfinished.")
     if data["clean"]:
         lines.append("Nothing to record, resolve or commit.")
+    engine = data.get("search_engine")
+    if engine:
+        lines.append(f"Search engine: {engine['engine']}"
+                     + ("" if engine["chosen_by"] == "default"
+                        else f" (chosen by {engine['chosen_by']})") + ".")
     text("\n".join(lines))
     rows: list[tuple[str, str, str]] = []
     for item in data["hand_edits"]:

@@ -1,13 +1,23 @@
-"""The search index: the only part of pcp that knows whoosh, and always rebuildable.
+"""The search index: always rebuildable, behind one interface with two engines.
 
-Callers hand in plain `IndexDoc`s and get back `IndexHit`s. Importing this package does not
-import whoosh; `SearchIndex` loads it on first use.
+Callers hand in plain `IndexDoc`s and get back `IndexHit`s. The engine is whoosh (the default,
+`index/_whoosh.py`) or tantivy (`pip install 'pcp-cli[fast]'`, `index/_tantivy.py`); both take
+the same documents, parse the same queries and apply the same `IndexFilter`, and a query finds
+the same set of pages on either (their rankings may differ).
+
+The engine is chosen per device, because the index is a cache: `PCP_INDEX_ENGINE` if set, else
+the `.engine` file in the index folder (written by `pcp index --engine NAME`), else whoosh.
+Importing this package imports neither engine; `SearchIndex.open_or_create` loads the chosen
+one on first use.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcp_cli.errors import IndexUnavailable, UsageError
 from pcp_cli.index.text import make_snippet, query_words
 from pcp_cli.index.types import (
     FORMAT_VERSION,
@@ -19,24 +29,120 @@ from pcp_cli.index.types import (
 )
 
 if TYPE_CHECKING:
-    from pcp_cli.index._whoosh import SearchIndex
+    from pcp_cli.index._whoosh import SearchIndex as _Engine
 
 __all__ = [
+    "DEFAULT_ENGINE",
+    "ENGINES",
+    "ENGINE_ENV",
+    "ENGINE_FILE",
     "FORMAT_VERSION",
+    "EngineUnavailable",
     "IndexDoc",
     "IndexFilter",
     "IndexHit",
     "IndexNeedsRebuild",
     "IndexStamp",
     "SearchIndex",
+    "chosen_engine",
+    "choose_engine",
+    "engine_of",
     "make_snippet",
     "query_words",
 ]
 
+ENGINES = ("whoosh", "tantivy")
+DEFAULT_ENGINE = "whoosh"
+ENGINE_ENV = "PCP_INDEX_ENGINE"
+# In the index folder; a dot file, so that neither engine's rebuild clears it.
+ENGINE_FILE = ".engine"
+FAST_INSTALL = "pip install 'pcp-cli[fast]'"
 
-def __getattr__(name: str) -> Any:
-    if name == "SearchIndex":
-        from pcp_cli.index._whoosh import SearchIndex
 
-        return SearchIndex
-    raise AttributeError(name)
+class EngineUnavailable(IndexUnavailable):
+    """The chosen engine's package is not installed (exit status 7, like any index problem)."""
+
+    code = "index_engine_unavailable"
+
+
+def _check_name(name: str, where: str) -> str:
+    value = name.strip().lower()
+    if value not in ENGINES:
+        raise UsageError(f"Unknown search engine {name!r} ({where}).",
+                         hint=f"Use one of: {', '.join(ENGINES)}.")
+    return value
+
+
+def chosen_engine(directory: str | os.PathLike[str]) -> tuple[str, str]:
+    """(engine, where the choice came from) for the index in `directory`."""
+    env = os.environ.get(ENGINE_ENV)
+    if env:
+        return _check_name(env, f"from {ENGINE_ENV}"), ENGINE_ENV
+    path = Path(directory) / ENGINE_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return DEFAULT_ENGINE, "default"
+    if text in ENGINES:
+        return text, str(path)
+    return DEFAULT_ENGINE, "default"  # an unreadable choice file: the cache's default
+
+
+def choose_engine(directory: str | os.PathLike[str], engine: str) -> str:
+    """Record `engine` as this device's engine for the index in `directory` (the caller then
+    rebuilds). Raises UsageError for an unknown name or when PCP_INDEX_ENGINE says otherwise,
+    EngineUnavailable when its package is missing. Nothing is written on error."""
+    name = _check_name(engine, "--engine")
+    env = os.environ.get(ENGINE_ENV)
+    if env and _check_name(env, f"from {ENGINE_ENV}") != name:
+        raise UsageError(f"{ENGINE_ENV}={env} overrides the engine asked for ({name}).",
+                         hint=f"Unset {ENGINE_ENV} to use the engine recorded in the store.")
+    engine_class(name)  # fails before anything is written when the package is missing
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ENGINE_FILE
+    if name == DEFAULT_ENGINE:
+        path.unlink(missing_ok=True)
+    else:
+        tmp = folder / f"{ENGINE_FILE}.{os.getpid()}.tmp"
+        tmp.write_text(name + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    return name
+
+
+def engine_class(name: str) -> Any:
+    """The SearchIndex class of engine `name`, imported on first use."""
+    if name == "tantivy":
+        try:
+            import tantivy  # noqa: F401
+        except ImportError as exc:
+            raise EngineUnavailable(
+                "The tantivy search engine is chosen, but the tantivy package is not installed.",
+                hint=f"Install it with: {FAST_INSTALL}  (or go back: pcp index --engine whoosh)",
+            ) from exc
+        from pcp_cli.index._tantivy import SearchIndex as Tantivy
+
+        return Tantivy
+    from pcp_cli.index._whoosh import SearchIndex as Whoosh
+
+    return Whoosh
+
+
+def engine_of(ix: Any) -> str:
+    """The engine name of an open index."""
+    return getattr(ix, "ENGINE", DEFAULT_ENGINE)
+
+
+class _Factory:
+    """`SearchIndex.open_or_create(directory)` opens the index with the chosen engine."""
+
+    @staticmethod
+    def open_or_create(directory: str | os.PathLike[str], *, engine: str | None = None) -> Any:
+        name = _check_name(engine, "engine") if engine else chosen_engine(directory)[0]
+        return engine_class(name).open_or_create(directory)
+
+
+if TYPE_CHECKING:
+    SearchIndex = _Engine
+else:
+    SearchIndex = _Factory

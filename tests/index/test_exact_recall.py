@@ -28,6 +28,7 @@ PRESENCE = [0.95, 0.7, 0.55, 0.4, 0.2, 0.1, 0.05, 0.02]
 FILTERS = [IndexFilter(), ALL, IndexFilter(namespaces=("work",))]
 
 
+@pytest.mark.usefixtures("engine")  # sets and the first page: the same on both engines
 def test_the_issue_regression_ocean_or_kelp(tmp_path: Path) -> None:
     # 12 pages say "ocean" (most of the store: a "very common" word), one says "kelp".
     docs = [doc(f"o{i:02d}", f"the ocean is deep and wide, page {i}") for i in range(12)]
@@ -43,6 +44,7 @@ def test_the_issue_regression_ocean_or_kelp(tmp_path: Path) -> None:
             assert found[0] == "kelp"  # the rare word weighs more
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("query", ["tide NOT shell", "tide AND NOT shell",
                                    '"tide pool" NOT shell', "type:note tide NOT shell"])
 def test_not_never_serves_an_excluded_page(tmp_path: Path, query: str) -> None:

@@ -16,6 +16,8 @@ from pcp_cli.index import FORMAT_VERSION, IndexFilter, IndexNeedsRebuild, Search
 
 from .conftest import CORPUS, doc, ids
 
+pytestmark = pytest.mark.usefixtures("engine")
+
 ALL = IndexFilter.everything()
 
 
@@ -89,8 +91,16 @@ def test_progress_is_reported(index_dir: Path) -> None:
     assert len(list(index.directory.glob("g-*"))) == 1  # the old generation is gone
 
 
+# Each engine's own files for the same damage: postings, the term dictionary, the table of
+# contents (tantivy keeps its segment list in the generation's meta.json).
+ENGINE_FILES = {"whoosh": {"pst": "*.pst", "trm": "*.trm", "toc": "*.toc"},
+                "tantivy": {"pst": "*.idx", "trm": "*.term", "toc": "meta.json"}}
+
+
 def _break(index_dir: Path, how: str) -> None:
     gen = generation(index_dir)
+    files = ENGINE_FILES[json.loads((index_dir / "meta.json").read_text()).get("engine",
+                                                                             "whoosh")]
     if how == "garbage_meta":
         (index_dir / "meta.json").write_text("{not json")
     elif how == "incompatible":
@@ -98,14 +108,14 @@ def _break(index_dir: Path, how: str) -> None:
         meta["format_version"] = FORMAT_VERSION + 1
         (index_dir / "meta.json").write_text(json.dumps(meta))
     elif how == "truncated_postings":
-        pst = next(gen.glob("*.pst"))
+        pst = next(gen.glob(files["pst"]))
         pst.write_bytes(pst.read_bytes()[: pst.stat().st_size // 2])
     elif how.startswith("garbage_same_size_"):
-        part = next(gen.glob("*." + how.rsplit("_", 1)[1]))
+        part = next(gen.glob(files[how.rsplit("_", 1)[1]]))
         size = part.stat().st_size
         part.write_bytes(b"\x00garbage" * (size // 8) + b"x" * (size % 8))
     elif how == "garbage_toc":
-        for toc in gen.glob("*.toc"):
+        for toc in gen.glob(files["toc"]):
             toc.write_bytes(b"garbage" * 10)
     elif how == "files_deleted":
         for p in gen.iterdir():

@@ -9,6 +9,8 @@ from pcp_cli.index import IndexFilter, SearchIndex
 
 from .conftest import doc, ids
 
+pytestmark = pytest.mark.usefixtures("engine")
+
 ALL = IndexFilter.everything()
 
 

@@ -1,0 +1,927 @@
+"""The tantivy-backed SearchIndex (`pip install 'pcp-cli[fast]'`). The only module that imports
+tantivy.
+
+Both engines see the same terms and the same query: pages are analysed by pcp's own
+`text.analyze` (stems, stop words, CJK bigrams) and handed to tantivy as whitespace-separated
+terms (tantivy's `whitespace` tokenizer neither lowercases nor drops long tokens, so a term is
+indexed exactly as pcp wrote it, at the position pcp gave it); a query is parsed by the same
+parser the whoosh engine uses and the parsed tree translated node by node, so `id:`, `type:`,
+`tag:` ... terms are score-less filters on both, phrases are phrases, and AND/OR/NOT mean the
+same. Rankings are tantivy's BM25, not whoosh's BM25F: the set of pages a query returns is the
+same, the order among them may differ.
+
+Layout of the index folder (the store's `.pcp/index/`), the same shape as the whoosh engine's:
+
+    meta.json        engine, format version, current generation, built flag, doc count, the size
+                     of every file of the generation, and the caller's own key/values
+    WRITELOCK        held (flock) by whoever rebuilds or updates; readers never take it
+    g-<hex>/         one tantivy index ("generation"); a rebuild writes a new one beside the old
+                     and switches meta.json atomically, so a crashed rebuild changes nothing
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import tantivy as T
+
+from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
+from pcp_cli.index.text import CJK_RE, MIN_WORD, STOP_WORDS, TOKEN_RE, stem
+from pcp_cli.index.text import terms as analyze_terms
+from pcp_cli.index.types import (
+    FORMAT_VERSION,
+    IndexDoc,
+    IndexFilter,
+    IndexHit,
+    IndexNeedsRebuild,
+    IndexStamp,
+)
+
+ENGINE = "tantivy"
+# The format this engine writes into meta.json: never equal to the whoosh engine's integer, so
+# each engine reads the other's index as "another format" and rebuilds it.
+ENGINE_FORMAT = f"tantivy-{FORMAT_VERSION}.1"
+META = "meta.json"
+LOCK = "WRITELOCK"
+NORM_K = 10.0  # raw score s -> s / (s + NORM_K), as on the whoosh engine
+TAG_BOOST = 1.5  # the whoosh engine's field boost on `tag`
+HIT_FIELDS = ("title", "body", "tag")
+# tantivy's writer: one indexing thread per core is the default; the heap is split among them.
+WRITER_HEAP = 256_000_000
+UPDATE_HEAP = 50_000_000
+# A rebuild of at least this many documents analyses their text in worker processes.
+PARALLEL_THRESHOLD = 2000
+ANALYSIS_WORKERS = 2
+ANALYSIS_BATCH = 256
+# The fields of the schema that hold exact values (one raw term each).
+EXACT_FIELDS = ("path", "page_id", "revision_id", "type", "namespace", "ns_tree", "origin",
+                "sensitivity", "lifecycle", "review", "timestamp")
+
+
+# ------------------------------------------------------------------------------- analysis
+class _WordTerms(dict[str, str]):
+    """word as written -> its term ("" when analysis drops it), computed on first sight."""
+
+    def __missing__(self, word: str) -> str:
+        low = word.lower()
+        term = "" if len(low) < MIN_WORD or low in STOP_WORDS else stem(low)
+        if len(self) > 500_000:
+            self.clear()
+        self[word] = term
+        return term
+
+
+_WORD_TERMS = _WordTerms()
+# Without CJK characters, TOKEN_RE's tokens are exactly the runs of this (and it is 3x faster).
+_PLAIN_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def index_terms(text: str) -> str:
+    """`" ".join(text.terms(text))`, faster: a text without CJK is split by a simpler regex
+    (the same tokens), and each distinct word's term (lowercased, stop words and short words
+    dropped, stemmed) is remembered. tests/index/test_engines.py checks it against
+    `text.terms` on arbitrary text."""
+    cache = _WORD_TERMS
+    if CJK_RE.search(text) is None:
+        return " ".join(filter(None, map(cache.__getitem__, _PLAIN_WORD_RE.findall(text))))
+    out: list[str] = []
+    for cjk, word in TOKEN_RE.findall(text):
+        if word:
+            term = cache[word]
+            if term:
+                out.append(term)
+        elif len(cjk) == 1:
+            out.append(cjk)
+        else:
+            out.extend([cjk[i : i + 2] for i in range(len(cjk) - 1)])
+    return " ".join(out)
+
+
+def make_schema() -> Any:
+    sb = T.SchemaBuilder()
+    for name in EXACT_FIELDS:
+        sb.add_text_field(name, tokenizer_name="raw", index_option="basic",
+                          fast=name == "timestamp")
+    # `body` holds the title too (as on the whoosh engine): plain words search body and tag.
+    sb.add_text_field("title", tokenizer_name="whitespace", index_option="position")
+    sb.add_text_field("body", tokenizer_name="whitespace", index_option="position")
+    sb.add_text_field("tag", tokenizer_name="raw", index_option="freq")
+    # Everything a hit reports, as one small JSON list (bodies are never stored).
+    sb.add_text_field("hit", stored=True, tokenizer_name="raw", index_option="basic")
+    return sb.build()
+
+
+def _ns_tree(namespace: str) -> list[str]:
+    parts = namespace.split(":")
+    return [":".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _tag_terms(tags: Iterable[str]) -> list[str]:
+    """The terms the whoosh engine's comma-separated, lowercased `tag` field holds."""
+    out = []
+    for tag in tags:
+        for part in tag.replace(",", " ").split(","):
+            term = part.strip().lower()
+            if term:
+                out.append(term)
+    return out
+
+
+def _analysed(doc: IndexDoc) -> tuple[str, str]:
+    """(title terms, body terms): the title is searched alone, and as part of the body."""
+    return index_terms(doc.title), index_terms(f"{doc.title}\n{doc.body}")
+
+
+def _analyse_batch(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`_analysed` for a batch of (title, body), in a worker process of a large rebuild."""
+    return [(index_terms(title), index_terms(f"{title}\n{body}")) for title, body in texts]
+
+
+def _analysed_docs(docs: Iterable[IndexDoc]) -> Iterator[tuple[IndexDoc, tuple[str, str]]]:
+    """Each document with its analysed text, in order. Above PARALLEL_THRESHOLD documents on
+    a machine with more than one core, the analysis (pure Python, most of a rebuild's CPU)
+    runs in worker processes while this one reads the store; the documents themselves are
+    always read here (the store's catalog connection belongs to this thread)."""
+    it = iter(docs)
+    head = list(islice(it, PARALLEL_THRESHOLD))
+    workers = min(ANALYSIS_WORKERS, os.cpu_count() or 1)
+    if len(head) < PARALLEL_THRESHOLD or workers < 2:
+        for doc in _chain(head, it):
+            yield doc, _analysed(doc)
+        return
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn, not fork: tantivy's indexing threads are running in this process
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pending: deque[tuple[list[IndexDoc], Any]] = deque()
+        source = _chain(head, it)
+        while True:
+            batch = list(islice(source, ANALYSIS_BATCH))
+            if batch:
+                pending.append((batch, pool.submit(
+                    _analyse_batch, [(d.title, d.body) for d in batch])))
+            # keep a few batches in flight: enough to feed the workers, bounded in memory
+            while pending and (len(pending) > 2 * workers or not batch):
+                done, future = pending.popleft()
+                yield from zip(done, future.result(), strict=True)
+            if not batch:
+                return
+
+
+def _chain(head: list[IndexDoc], rest: Iterator[IndexDoc]) -> Iterator[IndexDoc]:
+    yield from head
+    yield from rest
+
+
+def _document(doc: IndexDoc, analysed: tuple[str, str] | None = None) -> Any:
+    title_terms, body_terms = analysed or _analysed(doc)
+    d = T.Document()
+    origin = doc.origin or "generated"
+    d.add_text("path", doc.path)
+    d.add_text("page_id", doc.page_id)
+    d.add_text("revision_id", doc.revision_id)
+    d.add_text("type", doc.type)
+    d.add_text("namespace", doc.namespace)
+    for ns in _ns_tree(doc.namespace):
+        d.add_text("ns_tree", ns)
+    d.add_text("origin", origin)
+    d.add_text("sensitivity", doc.sensitivity)
+    d.add_text("lifecycle", doc.lifecycle_status)
+    d.add_text("review", doc.review_status)
+    d.add_text("timestamp", doc.timestamp)
+    d.add_text("title", title_terms)
+    d.add_text("body", body_terms)
+    for tag in _tag_terms(doc.tags):
+        d.add_text("tag", tag)
+    d.add_text("hit", json.dumps([
+        doc.page_id, doc.path, doc.revision_id, doc.type, doc.namespace, origin,
+        doc.sensitivity, doc.lifecycle_status, doc.review_status, doc.timestamp, doc.mtime_ns,
+        doc.title], ensure_ascii=False, separators=(",", ":")))
+    return d
+
+
+def normalize_score(raw: float) -> float:
+    if raw <= 0:
+        return 0.0
+    return raw / (raw + NORM_K)
+
+
+def _atomic_write(path: Path, data: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _fatal(exc: BaseException) -> bool:
+    """Whether an exception must propagate as is (tantivy's Rust panics arrive as a
+    BaseException, pyo3's PanicException, which is a damaged index, not a reason to quit)."""
+    return isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit)
+
+
+# ------------------------------------------------------------------------------- locking
+class _FileLock:
+    """An exclusive, non-blocking flock on WRITELOCK (what the whoosh engine's lock is too)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: Any = None
+
+    def acquire(self) -> bool:
+        fh = open(self.path, "a+b")  # noqa: SIM115 - held until release()
+        try:
+            if os.name == "nt":  # pragma: no cover - exercised on Windows only
+                import msvcrt
+
+                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            return False
+        self._fh = fh
+        return True
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing the file releases the lock
+            self._fh = None
+
+
+# ------------------------------------------------------------------------------- queries
+def _parse(query: str) -> Any:
+    """The whoosh query tree for `query`, exactly as the whoosh engine parses it: same syntax,
+    same checks, same field analysis. (The parser is whoosh's, a core dependency.)"""
+    from pcp_cli.index import _whoosh as W
+    from pcp_cli.index.text import check_and_rewrite_query
+
+    text = check_and_rewrite_query(query)
+    parser = _PARSER.get("parser")
+    if parser is None:
+        from whoosh.qparser import MultifieldParser, OrGroup
+
+        parser = MultifieldParser(list(W.DEFAULT_FIELDS), W.make_schema(), group=OrGroup)
+        parser.add_plugin(W._ExactFieldsUnscored())
+        _PARSER["parser"] = parser
+    try:
+        parsed = parser.parse(text)
+    except Exception as exc:
+        raise UsageError(f"Could not parse the query: {exc}") from exc
+    return parsed if W.explicit_or(text) else W._restrict(parsed)
+
+
+_PARSER: dict[str, Any] = {}
+
+
+def _regex_escape(text: str) -> str:
+    # tantivy's regex (Rust `regex` syntax) accepts a backslash before any ASCII punctuation.
+    return "".join("\\" + c if not c.isalnum() and c.isascii() else c for c in text)
+
+
+class _Translator:
+    """Turns a parsed whoosh query into a tantivy query over the same terms."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self.index = index
+        self.schema = index._schema
+        self.asked: set[tuple[str, str]] = set()
+
+    def term(self, field: str, text: Any) -> Any:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        self.asked.add((field, text))
+        return T.Query.term_query(self.schema, field, text)
+
+    def __call__(self, q: Any) -> Any:
+        from whoosh import query as Q
+
+        boost = getattr(q, "boost", 1.0)
+        if boost == 0.0:  # an exact-value field term: matches, adds nothing to the score
+            return T.Query.const_score_query(self._node(q, Q), 0.0)
+        node = self._node(q, Q)
+        if boost != 1.0 and not isinstance(q, Q.Every):
+            return T.Query.boost_query(node, boost)
+        return node
+
+    def _node(self, q: Any, Q: Any) -> Any:  # noqa: N803 - whoosh.query, as the engine names it
+        t = type(q)
+        if t is Q.Term:
+            node = self.term(q.fieldname, q.text)
+            return T.Query.boost_query(node, TAG_BOOST) if q.fieldname == "tag" else node
+        if t is Q.Phrase:
+            words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in q.words]
+            for w in words:
+                self.asked.add((q.fieldname, w))
+            if len(words) == 1:
+                return T.Query.term_query(self.schema, q.fieldname, words[0])
+            return T.Query.phrase_query(self.schema, q.fieldname, words,
+                                        slop=max(0, int(q.slop) - 1))
+        if t in (Q.And, Q.Or, Q.DefaultOr):
+            occur = T.Occur.Must if t is Q.And else T.Occur.Should
+            subs = [(occur, self(sub)) for sub in q.subqueries]
+            if not subs:
+                return T.Query.empty_query()
+            return T.Query.boolean_query(subs)
+        if isinstance(q, Q.AndNot):
+            return T.Query.boolean_query([(T.Occur.Must, self(q.a)),
+                                          (T.Occur.MustNot, self._unscored(q.b))])
+        if isinstance(q, Q.AndMaybe):
+            return T.Query.boolean_query([(T.Occur.Must, self(q.a)), (T.Occur.Should, self(q.b))])
+        if isinstance(q, Q.Require):
+            return T.Query.boolean_query([
+                (T.Occur.Must, self(q.a)),
+                (T.Occur.Must, T.Query.const_score_query(self(q.b), 0.0))])
+        if t is Q.Not:
+            return T.Query.boolean_query([(T.Occur.Must, T.Query.all_query()),
+                                          (T.Occur.MustNot, self._unscored(q.query))])
+        if t is Q.Prefix:
+            terms = self.index._terms_with_prefix(q.fieldname, _text(q.text))
+            return self._const_set(q.fieldname, terms)
+        if t is Q.Wildcard:
+            pattern = "".join(".*" if c == "*" else "." if c == "?" else _regex_escape(c)
+                              for c in _text(q.text))
+            return T.Query.const_score_query(
+                T.Query.regex_query(self.schema, q.fieldname, pattern), 1.0)
+        if t is Q.TermRange:
+            terms = self.index._terms_in_range(
+                q.fieldname, _text(q.start) if q.start is not None else None,
+                _text(q.end) if q.end is not None else None, q.startexcl, q.endexcl)
+            return self._const_set(q.fieldname, terms)
+        if t is Q.Every:
+            return T.Query.all_query()
+        if q is Q.NullQuery or isinstance(q, Q.NullQuery.__class__):
+            return T.Query.empty_query()
+        raise UsageError(f"The tantivy engine cannot run this part of the query: {q}",
+                         hint="Rephrase it with words, phrases, field:value, AND, OR, NOT.")
+
+    def _unscored(self, q: Any) -> Any:
+        return T.Query.const_score_query(self(q), 0.0)
+
+    def _const_set(self, field: str, terms: list[str]) -> Any:
+        if not terms:
+            return T.Query.empty_query()
+        return T.Query.const_score_query(T.Query.term_set_query(self.schema, field, terms), 1.0)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _is_null(q: Any) -> bool:
+    from whoosh import query as Q
+
+    return q is Q.NullQuery or isinstance(q, Q.NullQuery.__class__)
+
+
+# ------------------------------------------------------------------------------- the index
+class SearchIndex:
+    """A full-text index of pages on tantivy, opened on a folder it owns. Not thread-safe;
+    one per thread. The same interface and promises as the whoosh engine's SearchIndex.
+
+    `needs_rebuild` is None for a healthy index, or the reason it cannot be trusted; `search`
+    raises `IndexNeedsRebuild` while it is set, and `rebuild` clears it.
+    """
+
+    ENGINE = ENGINE
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.needs_rebuild: str | None = None
+        self.created = False
+        self._meta: dict[str, Any] = {}
+        self._ix: Any = None
+        self._schema: Any = None
+        self._meta_stat: tuple[int, int, int] | None = None
+        self._cache: dict[str, Any] = {}
+
+    # ---------------------------------------------------------------- opening
+
+    @classmethod
+    def open_or_create(cls, directory: str | os.PathLike[str]) -> SearchIndex:
+        """Open the index in `directory`, creating an empty one if there is none. Never raises
+        for a damaged index (see `needs_rebuild`); IndexUnavailable if the folder cannot be
+        created."""
+        self = cls(Path(directory))
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexUnavailable(
+                f"Cannot create the search index folder {self.directory}: {exc.strerror}",
+                hint="Check the permissions of the store's .pcp folder.",
+            ) from exc
+        self._load()
+        self._remove_orphan_generations()
+        return self
+
+    def _stat_meta(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.directory / META)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _remove_orphan_generations(self) -> None:
+        """Remove `g-*` folders left by killed rebuilds (never while a rebuild holds the lock)."""
+        current = self._meta.get("generation")
+        try:
+            if not any(p.name.startswith("g-") and p.name != current
+                       for p in self.directory.iterdir()):
+                return
+        except OSError:
+            return
+        lock = _FileLock(self.directory / LOCK)
+        if not lock.acquire():
+            return
+        try:
+            meta = json.loads((self.directory / META).read_text(encoding="utf-8"))
+            current = meta.get("generation") if isinstance(meta, dict) else None
+        except (OSError, ValueError):
+            current = None
+        try:
+            for p in self.directory.iterdir():
+                if p.name.startswith("g-") and p.name != current and p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+        except OSError:
+            pass
+        finally:
+            lock.release()
+
+    def _load(self, retry: bool = True) -> None:
+        self.close()
+        self._meta_stat = self._stat_meta()
+        meta_path = self.directory / META
+        if not meta_path.exists():
+            self._meta = {"engine": ENGINE, "format_version": ENGINE_FORMAT, "built": False,
+                          "user": {}}
+            self.created = True
+            self.needs_rebuild = "the index has not been built yet"
+            return
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError) as exc:
+            self.needs_rebuild = f"its meta file is unreadable ({exc})"
+            return
+        self._meta = meta
+        if meta.get("engine") != ENGINE:
+            self.needs_rebuild = f"it was built by the {meta.get('engine') or 'whoosh'} engine"
+            return
+        if meta.get("format_version") != ENGINE_FORMAT:
+            self.needs_rebuild = (
+                f"it was written in format {meta.get('format_version')!r}, "
+                f"this pcp uses {ENGINE_FORMAT}"
+            )
+            return
+        if not meta.get("built"):
+            self.needs_rebuild = "a previous build did not finish"
+            return
+        problem = self._check_files(meta)
+        if problem and retry:  # a writer may have committed between our two reads
+            time.sleep(0.05)
+            return self._load(retry=False)
+        if problem:
+            self.needs_rebuild = problem
+            return
+        try:
+            ix = T.Index.open(str(self.directory / meta["generation"]))
+            ix.config_reader(reload_policy="manual")
+            count = ix.searcher().num_docs
+        except BaseException as exc:
+            if _fatal(exc):
+                raise
+            self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
+            return
+        if count != meta.get("doc_count"):
+            self.needs_rebuild = (
+                f"it holds {count} documents where {meta.get('doc_count')} were written"
+            )
+            return
+        self._ix = ix
+        self._schema = ix.schema
+        self.needs_rebuild = None
+
+    def _check_files(self, meta: dict[str, Any]) -> str | None:
+        gen = self.directory / str(meta.get("generation"))
+        files = meta.get("files")
+        if not isinstance(files, dict) or not gen.is_dir():
+            return "its files are missing"
+        for name, size in files.items():
+            try:
+                actual = (gen / name).stat().st_size
+            except OSError:
+                return f"its file {name} is missing"
+            if actual != size:
+                return f"its file {name} has {actual} bytes where {size} were written"
+        return None
+
+    def _file_sizes(self, generation: str) -> dict[str, int]:
+        gen = self.directory / generation
+        return {
+            p.name: p.stat().st_size
+            for p in gen.iterdir()
+            # tantivy's own lock files come and go with its writers
+            if p.is_file() and not p.name.endswith(".lock") and not p.name.startswith(".")
+        }
+
+    # ---------------------------------------------------------------- meta
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The caller's key/values (e.g. the last applied change sequence). A copy."""
+        return dict(self._meta.get("user", {}))
+
+    def set_meta(self, **values: Any) -> None:
+        with self._write_lock():
+            self._meta.setdefault("user", {}).update(values)
+            self._save_meta()
+
+    def _save_meta(self) -> None:
+        _atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
+        self._meta_stat = self._stat_meta()
+
+    def doc_count(self) -> int:
+        self._require()
+        return int(self._searcher().num_docs)
+
+    # ---------------------------------------------------------------- writing
+
+    @contextlib.contextmanager
+    def _write_lock(self, timeout: float = 2.0) -> Iterator[None]:
+        lock = _FileLock(self.directory / LOCK)
+        deadline = time.monotonic() + timeout
+        while not lock.acquire():
+            if time.monotonic() >= deadline:
+                raise IndexUnavailable(
+                    "The search index is being written by another pcp process.",
+                    hint="Wait for it to finish and try again.",
+                )
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def rebuild(
+        self,
+        docs: Iterable[IndexDoc],
+        *,
+        progress: Callable[[int], None] | None = None,
+        meta: dict[str, Any] | None = None,
+        tuned: bool = True,
+    ) -> int:
+        """Replace the whole index with `docs`; returns how many were indexed.
+
+        Writes a new generation beside the old one and switches to it only when complete, so a
+        reader keeps a working index meanwhile and a crash leaves the old one in place.
+        `meta` replaces the caller's key/values. `progress(n)` is called every 1,000 docs.
+        (`tuned` is accepted for the whoosh engine's benchmarks and ignored.)
+        """
+        with self._write_lock(timeout=10.0):
+            generation = f"g-{time.time_ns():x}"
+            gen_dir = self.directory / generation
+            gen_dir.mkdir()
+            try:
+                ix = T.Index(make_schema(), path=str(gen_dir))
+                writer = ix.writer(WRITER_HEAP)
+                n = 0
+                try:
+                    for doc, analysed in _analysed_docs(docs):
+                        writer.add_document(_document(doc, analysed))
+                        n += 1
+                        if progress is not None and n % 1000 == 0:
+                            progress(n)
+                    writer.commit()
+                    writer.wait_merging_threads()
+                except BaseException:
+                    with contextlib.suppress(BaseException):
+                        writer.rollback()
+                    raise
+                ix.reload()
+                count = ix.searcher().num_docs
+                del writer, ix
+            except BaseException:
+                shutil.rmtree(gen_dir, ignore_errors=True)
+                raise
+            if progress is not None:
+                progress(n)
+            self.close()
+            self._meta = {
+                "engine": ENGINE,
+                "format_version": ENGINE_FORMAT,
+                "generation": generation,
+                "built": True,
+                "doc_count": count,
+                "files": self._file_sizes(generation),
+                "user": dict(meta or {}),
+            }
+            self._save_meta()
+            self._remove_other_generations(generation)
+        self._load()
+        if self.needs_rebuild:
+            raise IndexUnavailable(
+                f"The search index could not be rebuilt: {self.needs_rebuild}",
+                hint=f"Check free disk space and permissions under {self.directory}.",
+            )
+        self.created = False
+        return n
+
+    def _remove_other_generations(self, keep: str) -> None:
+        for p in self.directory.iterdir():
+            if p.name in (META, LOCK, keep) or p.name.startswith("."):
+                continue
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    p.unlink()
+
+    def update(self, docs: Iterable[IndexDoc], *, meta: dict[str, Any] | None = None) -> int:
+        """Add or replace documents by `path`. `meta` is merged into the caller's key/values
+        after the documents are committed (so a crash in between only repeats work)."""
+        return self._write(docs, (), meta)
+
+    def delete(self, paths: Iterable[str], *, meta: dict[str, Any] | None = None) -> int:
+        """Remove documents by `path`; unknown paths are ignored. Returns how many went."""
+        return self._write((), paths, meta)
+
+    def _write(
+        self, docs: Iterable[IndexDoc], paths: Iterable[str], meta: dict[str, Any] | None
+    ) -> int:
+        self._require()
+        with self._write_lock():
+            # Another process may have rebuilt or updated since we opened.
+            if self._stat_meta() != self._meta_stat:
+                self._load()
+            self._require()
+            searcher = self._searcher()
+            try:
+                writer = self._ix.writer(UPDATE_HEAP, 1)
+            except BaseException as exc:
+                if _fatal(exc):
+                    raise
+                raise IndexUnavailable(
+                    "The search index is being written by another process.",
+                    hint="Wait for it to finish and try again.",
+                ) from exc
+            n = 0
+            try:
+                for doc in docs:
+                    writer.delete_documents_by_term("path", doc.path)
+                    writer.add_document(_document(doc))
+                    n += 1
+                for path in paths:
+                    if searcher.doc_freq("path", path):
+                        writer.delete_documents_by_term("path", path)
+                        n += 1
+                writer.commit()
+                writer.wait_merging_threads()
+            except BaseException:
+                with contextlib.suppress(BaseException):
+                    writer.rollback()
+                raise
+            del writer
+            self._ix.reload()
+            self._cache.clear()
+            self._meta["doc_count"] = self._ix.searcher().num_docs
+            self._meta["files"] = self._file_sizes(self._meta["generation"])
+            if meta:
+                self._meta.setdefault("user", {}).update(meta)
+            self._save_meta()
+        return n
+
+    # ---------------------------------------------------------------- reading
+
+    def _require(self) -> None:
+        if self.needs_rebuild or self._ix is None:
+            raise IndexNeedsRebuild(self.needs_rebuild or "the index is closed")
+
+    def _broken(self, exc: BaseException) -> IndexNeedsRebuild:
+        self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
+        self.close()
+        return IndexNeedsRebuild(self.needs_rebuild)
+
+    def _searcher(self) -> Any:
+        s = self._cache.get("searcher")
+        if s is None:
+            s = self._cache["searcher"] = self._ix.searcher()
+        return s
+
+    def _refresh(self) -> None:
+        """Another process (or another SearchIndex on this folder) wrote: read what it wrote."""
+        if self._stat_meta() == self._meta_stat:
+            return
+        self._load()
+        self._require()
+
+    def _terms(self, field: str) -> list[str]:
+        """Every term of an exact-value field, sorted (kept until the index changes)."""
+        key = f"terms:{field}"
+        got = self._cache.get(key)
+        if got is None:
+            got = sorted(t for t, _ in self._searcher().terms_with_prefix(field, ""))
+            self._cache[key] = got
+        return got
+
+    def _terms_with_prefix(self, field: str, prefix: str) -> list[str]:
+        return [t for t, _ in self._searcher().terms_with_prefix(field, prefix)]
+
+    def _terms_in_range(self, field: str, start: str | None, end: str | None,
+                        startexcl: bool = False, endexcl: bool = False) -> list[str]:
+        terms = self._terms(field)
+        lo, hi = 0, len(terms)
+        if start is not None:
+            lo = (bisect.bisect_right if startexcl else bisect.bisect_left)(terms, start)
+        if end is not None:
+            hi = (bisect.bisect_left if endexcl else bisect.bisect_right)(terms, end)
+        return terms[lo:hi]
+
+    def _filter_clauses(self, f: IndexFilter) -> list[tuple[Any, Any]] | None:
+        """The filter as score-less boolean clauses, or None when it admits nothing."""
+        schema = self._schema
+        clauses: list[tuple[Any, Any]] = []
+        axes = (
+            ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
+            ("type", f.types),
+            ("lifecycle", f.lifecycle_statuses),
+            ("sensitivity", f.sensitivities),
+            ("review", f.review_statuses),
+            ("origin", f.origins),
+            ("tag", None if f.tags is None else tuple(t.lower() for t in f.tags)),
+        )
+        for field, allowed in axes:
+            if allowed is None:
+                continue
+            if not allowed:
+                return None
+            clauses.append((T.Occur.Must, T.Query.term_set_query(schema, field, list(allowed))))
+        if f.since is not None or f.until is not None:
+            end = None if f.until is None else f.until + "\uffff"
+            stamps = self._terms_in_range("timestamp", f.since, end)
+            if not stamps:
+                return None
+            clauses.append((T.Occur.Must, T.Query.term_set_query(schema, "timestamp", stamps)))
+        if f.page_ids is not None:
+            if not f.page_ids:
+                return None
+            clauses.append((T.Occur.Must,
+                            T.Query.term_set_query(schema, "page_id", sorted(f.page_ids))))
+        if f.exclude_types:
+            clauses.append((T.Occur.MustNot,
+                            T.Query.term_set_query(schema, "type", list(f.exclude_types))))
+        if f.exclude_page_ids:
+            clauses.append((T.Occur.MustNot, T.Query.term_set_query(
+                schema, "page_id", sorted(f.exclude_page_ids))))
+        return clauses
+
+    def _parse(self, query: str) -> Any:
+        """The parsed (whoosh) query for `query`, for tests and debugging. Raises UsageError."""
+        return _parse(query)
+
+    def search(
+        self,
+        query: str,
+        *,
+        filter: IndexFilter | None = None,  # noqa: A002 - the interface's word
+        limit: int = 10,
+        sort: str = "relevance",
+    ) -> list[IndexHit]:
+        """Ranked hits for `query` among documents `filter` admits.
+
+        `sort` is "relevance", "newest" or "oldest" (by `timestamp`; hits then score 0).
+        Raises UsageError for a malformed query, IndexNeedsRebuild when the index cannot be
+        trusted.
+        """
+        if sort not in ("relevance", "newest", "oldest"):
+            raise UsageError(f"Unknown sort {sort!r}.", hint="Use relevance, newest or oldest.")
+        if limit < 1:
+            raise UsageError("The limit must be at least 1.")
+        self._require()
+        parsed = _parse(query)
+        if _is_null(parsed):
+            return []  # only stop words: nothing to look for
+        flt = filter or IndexFilter()
+        try:
+            self._refresh()
+            clauses = self._filter_clauses(flt)
+            if clauses is None:
+                return []
+            translate = _Translator(self)
+            user_q = translate(parsed)
+            musts = [(T.Occur.Must, T.Query.const_score_query(q, 0.0))
+                     for occur, q in clauses if occur == T.Occur.Must]
+            nots = [(occur, q) for occur, q in clauses if occur != T.Occur.Must]
+            full = T.Query.boolean_query([(T.Occur.Must, user_q), *musts, *nots]) \
+                if clauses else user_q
+            searcher = self._searcher()
+            if sort == "relevance":
+                result = searcher.search(full, limit, count=False)
+                ranked = [(addr, float(score)) for score, addr in result.hits]
+            else:
+                result = searcher.search(full, limit, count=False, order_by_field="timestamp",
+                                         order=T.Order.Desc if sort == "newest" else T.Order.Asc)
+                ranked = [(addr, 0.0) for _, addr in result.hits]
+            stored = [json.loads(searcher.doc(addr)["hit"][0]) for addr, _ in ranked]
+            matched = self._matched(translate.asked, [s[1] for s in stored])
+            hits = []
+            for (_, raw), hit in zip(ranked, stored, strict=True):
+                hits.append(IndexHit(
+                    page_id=hit[0], path=hit[1], revision_id=hit[2], type=hit[3],
+                    namespace=hit[4], origin=hit[5], sensitivity=hit[6],
+                    lifecycle_status=hit[7], review_status=hit[8], timestamp=hit[9],
+                    mtime_ns=hit[10], score_raw=raw, score=normalize_score(raw),
+                    matched_fields=_matched_fields(matched.get(hit[1], ()), hit[11]),
+                ))
+        except PcpError:
+            raise
+        except BaseException as exc:
+            if _fatal(exc):
+                raise
+            raise self._broken(exc) from exc
+        return hits
+
+    def _matched(self, asked: set[tuple[str, str]], paths: list[str]) -> dict[str, list[Any]]:
+        """path -> the asked (field, term) pairs that page holds, for the hits only."""
+        out: dict[str, list[Any]] = {}
+        if not paths or not asked:
+            return out
+        searcher = self._searcher()
+        among = T.Query.term_set_query(self._schema, "path", paths)
+        for fn, text in sorted(asked):
+            if not searcher.doc_freq(fn, text):
+                continue
+            q = T.Query.boolean_query([(T.Occur.Must, T.Query.term_query(self._schema, fn, text)),
+                                       (T.Occur.Must, among)])
+            for _, addr in searcher.search(q, len(paths), count=False).hits:
+                path = json.loads(searcher.doc(addr)["hit"][0])[1]
+                out.setdefault(path, []).append((fn, text))
+        return out
+
+    def stamps(self) -> dict[str, IndexStamp]:
+        """path -> (revision_id, mtime_ns) of every indexed document, to diff with the store."""
+        self._require()
+        try:
+            self._refresh()
+            searcher = self._searcher()
+            n = searcher.num_docs
+            out = {}
+            if n:
+                for _, addr in searcher.search(T.Query.all_query(), n, count=False).hits:
+                    hit = json.loads(searcher.doc(addr)["hit"][0])
+                    out[hit[1]] = IndexStamp(hit[2], hit[10])
+            return out
+        except PcpError:
+            raise
+        except BaseException as exc:
+            if _fatal(exc):
+                raise
+            raise self._broken(exc) from exc
+
+    def close(self) -> None:
+        self._cache.clear()
+        self._ix = None
+        self._schema = None
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _matched_fields(matched: Iterable[tuple[str, str]], title: str) -> tuple[str, ...]:
+    """Which fields matched (as the whoosh engine reports them): `body` holds the title too,
+    so its matches are split by whether the term is one of the title's."""
+    fields: set[str] = set()
+    body_terms = set()
+    for fn, term in matched:
+        if fn == "body":
+            body_terms.add(term)
+        else:
+            fields.add(fn)
+    if body_terms:
+        in_title = body_terms & set(analyze_terms(title))
+        if in_title:
+            fields.add("title")
+        if body_terms - in_title:
+            fields.add("body")
+    return tuple(sorted(fields))
+
+
+__all__ = ["ENGINE", "SearchIndex", "index_terms", "make_schema"]

@@ -1,0 +1,269 @@
+"""The two engines find the same pages: the same terms, the same query, the same filter.
+
+Rankings differ (whoosh's BM25F, tantivy's BM25); what a query returns, as a set, does not.
+Also: the engine choice (PCP_INDEX_ENGINE, `pcp index --engine`, `pcp status`) and the clear
+error when the tantivy extra is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pcp_cli.errors import ExitStatus
+from pcp_cli.index import IndexFilter, SearchIndex, engine_of
+from pcp_cli.index.text import terms
+from pcp_cli.query.index_sync import close_all
+from tests.conftest import cli
+
+from .conftest import CORPUS, doc, ids
+from .test_exact_recall import WORDS, stores
+
+tantivy = pytest.importorskip("tantivy")
+from pcp_cli.index._tantivy import index_terms  # noqa: E402
+
+ALL = IndexFilter.everything()
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(
+    list("abcXYZ ,.-_'\n\t") + ["running", "The", "of", "İstanbul", "生存", "即适者", "서울",
+                                "ことば", "ß", "Ǆ", "é", "x" * 50, "ＡＢ", "٣٤"]), max_size=30)
+    | st.text(max_size=40))
+def test_tantivy_indexes_exactly_pcps_own_terms(parts: list[str] | str) -> None:
+    text = "".join(parts)
+    assert index_terms(text) == " ".join(terms(text))
+
+
+def _both(tmp: Path, pages: list, update: bool = True) -> dict[str, SearchIndex]:  # type: ignore[type-arg]
+    out = {}
+    for engine in ("whoosh", "tantivy"):
+        ix = SearchIndex.open_or_create(tmp / engine, engine=engine)
+        assert engine_of(ix) == engine
+        ix.rebuild(pages)
+        if update and len(pages) > 3:  # a replaced page and a deleted one, on both
+            first = pages[0]
+            ix.update([doc(first.page_id, "kelp ocean kelp coral", namespace=first.namespace,
+                           tags=("Reef",))])
+            ix.delete([pages[1].path])
+        out[engine] = ix
+    return out
+
+
+def _same(indexes: dict[str, SearchIndex], query: str, flt: IndexFilter) -> set[str]:
+    found = {name: [h.page_id for h in ix.search(query, filter=flt, limit=1000)]
+             for name, ix in indexes.items()}
+    assert len(set(found["tantivy"])) == len(found["tantivy"]), query
+    assert set(found["whoosh"]) == set(found["tantivy"]), query
+    return set(found["whoosh"])
+
+
+def _queries(a: list[str], b: list[str]) -> list[str]:
+    return [
+        " ".join(a), " OR ".join(a), f"({' OR '.join(a)}) AND ({' OR '.join(b)})",
+        f"{a[0]} AND {b[0]}", f"{' '.join(a)} NOT {b[0]}", f"type:note {' '.join(b)}",
+        f'"{a[0]} {b[0]}"', f"tag:reef {a[0]}", f"{a[0]} OR tag:reef", f"title:{a[0]}",
+        f"{a[0][:3]}*", f"ns:work {b[0]}", f"{a[0]} NOT ns:personal", "id:p002",
+        f"{a[0]} AND NOT {b[0]}", f"status:superseded {a[0]}",
+    ]
+
+
+FILTERS = [
+    IndexFilter(), ALL, IndexFilter(namespaces=("work",)),
+    IndexFilter(namespaces=("work",), namespace_subtrees=True, exclude_types=("keystone",)),
+    IndexFilter(lifecycle_statuses=None, since="2026-01-02", until="2026-01-04"),
+    IndexFilter(tags=("REEF",), lifecycle_statuses=None),
+    IndexFilter(page_ids=frozenset({"p000", "p003", "p004", "p005"}),
+                exclude_page_ids=frozenset({"p004"})),
+    IndexFilter(sensitivities=("low",), review_statuses=("affirmed", "proposed")),
+    IndexFilter(types=()),
+]
+
+
+def _varied(pages: list) -> list:  # type: ignore[type-arg]
+    """The property test's pages with every filter axis varied."""
+    import dataclasses
+
+    out = []
+    for i, p in enumerate(pages):
+        out.append(dataclasses.replace(
+            p, type="keystone" if i % 5 == 4 else "note",
+            namespace=("work:acme" if i % 6 == 5 else p.namespace),
+            sensitivity=("high", "low", "medium", "unclassified")[i % 4],
+            review_status="proposed" if i % 4 == 3 else "affirmed",
+            tags=("reef",) if i % 3 == 0 else ("Kelp", "a,b"),
+            timestamp=f"2026-01-0{1 + i % 6}T0{i % 10}:00:00Z"))
+    return out
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pages=stores(), a=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+       b=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
+def test_both_engines_find_the_same_pages(pages: list, a: list[str], b: list[str]) -> None:  # type: ignore[type-arg]
+    with tempfile.TemporaryDirectory() as tmp:
+        indexes = _both(Path(tmp), _varied(pages))
+        try:
+            for flt in FILTERS:
+                for query in _queries(a, b):
+                    _same(indexes, query, flt)
+        finally:
+            for ix in indexes.values():
+                ix.close()
+
+
+@pytest.mark.parametrize("query", [
+    "running", "生存", "进化论", '"quick brown fox"', "quick brown fox", "type:keystone",
+    "tags:HEALTH", "origin:user_stated concise", "title:pasta", "id:zh", "pasta OR morning",
+    "fox NOT jumps", "fox AND lazy", "qu*", "fox^2 dog", "date:[2025 TO 2027]", "the",
+    "ことば", "서울에서", "type:note AND (fox OR pasta)", "*",
+])
+def test_the_example_corpus_gives_the_same_pages(tmp_path: Path, query: str) -> None:
+    indexes = _both(tmp_path, CORPUS, update=False)
+    for flt in (ALL, IndexFilter()):
+        _same(indexes, query, flt)
+    # the same matched fields, and unscored field terms are unscored on both
+    hits = {name: {h.page_id: h for h in ix.search(query, filter=ALL, limit=100)}
+            for name, ix in indexes.items()}
+    for page, hit in hits["whoosh"].items():
+        other = hits["tantivy"][page]
+        assert other.matched_fields == hit.matched_fields, (query, page)
+        assert (other.score == 0) == (hit.score == 0), (query, page)
+        assert 0 <= other.score < 1
+
+
+def test_newest_and_oldest_sort_by_timestamp(tmp_path: Path) -> None:
+    pages = [doc(f"d{i}", "tide", timestamp=f"2026-0{i}-01T00:00:00Z") for i in (3, 1, 2)]
+    indexes = _both(tmp_path, pages, update=False)
+    for ix in indexes.values():
+        assert ids(ix.search("tide", sort="newest", filter=ALL)) == ["d3", "d2", "d1"]
+        assert ids(ix.search("tide", sort="oldest", filter=ALL, limit=2)) == ["d1", "d2"]
+        assert all(h.score == 0 for h in ix.search("tide", sort="newest", filter=ALL))
+
+
+def test_a_rare_word_ranks_first_on_both(tmp_path: Path) -> None:
+    docs = [doc(f"o{i:02d}", f"the ocean is deep and wide, page {i}") for i in range(12)]
+    docs += [doc("kelp", "kelp forests grow tall in the ocean"), doc("misc", "nothing")]
+    for ix in _both(tmp_path, docs, update=False).values():
+        assert ids(ix.search("ocean kelp", limit=25))[0] == "kelp"
+        assert len(ix.search("ocean OR kelp", limit=25)) == 13
+
+
+# -- the engine choice ------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _close_indexes() -> Iterator[None]:
+    yield
+    close_all()
+
+
+def _store(tmp_path: Path) -> Path:
+    root = tmp_path / "store"
+    assert cli("init", str(root), "--owner", "me").code == 0
+    assert cli("add", "Tide pools at dawn", "--store", str(root)).code == 0
+    return root
+
+
+def test_pcp_index_engine_switches_rebuilds_and_status_says_so(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    out = cli("index", "--engine", "tantivy", "--store", str(root), "--json")
+    assert out.code == 0, out.stderr
+    assert out.json["engine"] == "tantivy" and out.json["rebuilt"]
+    assert (root / ".pcp/index/.engine").read_text().strip() == "tantivy"
+    meta = json.loads((root / ".pcp/index/meta.json").read_text())
+    assert meta["engine"] == "tantivy"
+    assert len(cli("search", "pools", "--store", str(root), "--json").json["results"]) == 1
+    status = cli("status", "--store", str(root), "--json")
+    assert status.json["search_engine"] == {"engine": "tantivy",
+                                            "chosen_by": ".pcp/index/.engine"}
+    assert "Search engine: tantivy" in cli("status", "--store", str(root)).stdout
+    again = cli("index", "--store", str(root))
+    assert again.code == 0 and "tantivy search index is up to date" in again.stdout
+    # the index is a cache: lose it and the next search rebuilds it, with the chosen engine
+    for p in (root / ".pcp/index").glob("g-*"):
+        import shutil
+
+        shutil.rmtree(p)
+    assert len(cli("search", "dawn", "--store", str(root), "--json").json["results"]) == 1
+    assert json.loads((root / ".pcp/index/meta.json").read_text())["engine"] == "tantivy"
+    back = cli("index", "--engine", "whoosh", "--store", str(root), "--json")
+    assert back.code == 0 and back.json["engine"] == "whoosh" and back.json["rebuilt"]
+    assert not (root / ".pcp/index/.engine").exists()
+    assert cli("status", "--store", str(root), "--json").json["search_engine"]["engine"] == \
+        "whoosh"
+
+
+def test_the_environment_overrides_the_store_choice(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _store(tmp_path)
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "tantivy")
+    out = cli("search", "dawn", "--store", str(root), "--json")
+    assert out.code == 0 and len(out.json["results"]) == 1
+    assert json.loads((root / ".pcp/index/meta.json").read_text())["engine"] == "tantivy"
+    assert cli("status", "--store", str(root), "--json").json["search_engine"] == {
+        "engine": "tantivy", "chosen_by": "PCP_INDEX_ENGINE"}
+    clash = cli("index", "--engine", "whoosh", "--store", str(root))
+    assert clash.code == ExitStatus.USAGE and "PCP_INDEX_ENGINE" in clash.stderr
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "lucene")
+    close_all()  # a process reads the variable when it opens the index
+    bad = cli("search", "dawn", "--store", str(root))
+    assert bad.code == ExitStatus.USAGE and "lucene" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_an_unknown_engine_is_a_usage_error_and_changes_nothing(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    out = cli("index", "--engine", "lucene", "--store", str(root))
+    assert out.code == ExitStatus.USAGE
+    assert out.stderr.startswith("Error: Unknown search engine 'lucene'")
+    assert not (root / ".pcp/index/.engine").exists()
+
+
+def test_tantivy_without_the_extra_is_one_clear_line(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _store(tmp_path)
+    assert cli("search", "dawn", "--store", str(root)).code == 0  # a whoosh index
+    before = (root / ".pcp/index/meta.json").read_bytes()
+    monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` fails
+    out = cli("index", "--engine", "tantivy", "--store", str(root))
+    assert out.code == ExitStatus.INDEX_UNAVAILABLE == 7
+    lines = out.stderr.strip().splitlines()
+    assert lines[0] == ("Error: The tantivy search engine is chosen, but the tantivy package "
+                        "is not installed.")
+    assert "pip install 'pcp-cli[fast]'" in lines[1]
+    assert not (root / ".pcp/index/.engine").exists()
+    assert (root / ".pcp/index/meta.json").read_bytes() == before
+    # chosen earlier, then the package went away: searches say so, never fall back silently
+    (root / ".pcp/index/.engine").write_text("tantivy\n")
+    close_all()  # as a new process would
+    out = cli("search", "dawn", "--store", str(root), "--json")
+    assert out.code == 7 and out.error_json["error"]["code"] == "index_engine_unavailable"
+    assert cli("index", "--engine", "whoosh", "--store", str(root)).code == 0  # the way back
+
+
+def test_a_large_rebuild_that_fails_midway_keeps_the_old_index(tmp_path: Path) -> None:
+    # above the threshold the text is analysed in worker processes: a failure while reading
+    # the store still leaves the old index, and no generation behind
+    from pcp_cli.index import _tantivy
+
+    ix = SearchIndex.open_or_create(tmp_path / "ix", engine="tantivy")
+    ix.rebuild(CORPUS)
+
+    def exploding():  # type: ignore[no-untyped-def]
+        for i in range(_tantivy.PARALLEL_THRESHOLD + 300):
+            yield doc(f"n{i}", f"word{i % 50} tide")
+        raise RuntimeError("store read failed")
+
+    with pytest.raises(RuntimeError):
+        ix.rebuild(exploding())
+    assert ids(ix.search("pasta", filter=ALL)) == ["cook"]
+    assert len(list((tmp_path / "ix").glob("g-*"))) == 1
+    n = ix.rebuild(doc(f"n{i}", f"word{i % 50} tide 生存") for i in range(2300))
+    assert n == 2300 == ix.doc_count()
+    assert len(ix.search("word7 AND 生存", filter=ALL, limit=100)) == 46
