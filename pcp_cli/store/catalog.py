@@ -247,6 +247,16 @@ class Catalog:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
 
+    def tagged(self, tags: Iterable[str]) -> frozenset[str]:
+        """The page ids of the rows holding any of `tags`, compared case-insensitively (what a
+        search's tag filter admits), without loading the rows."""
+        wanted = {t.lower() for t in tags}
+        return frozenset(
+            pid for pid, raw in self._db.execute(
+                "SELECT page_id, tags FROM pages WHERE page_id IS NOT NULL "
+                "AND tags IS NOT NULL AND tags != '[]'")
+            if wanted & {str(t).lower() for t in json.loads(raw or "[]")})
+
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
 

@@ -386,3 +386,35 @@ def test_replaced_passages_are_compacted_without_changing_answers(store, monkeyp
     assert ids(search(store, QUESTION, "--mode", "semantic")) == [page, keep]
     assert (vectors / "matrix-{}.f32".format(
         json.loads((vectors / "current.json").read_text())["gen"])).stat().st_size == 2 * 256 * 4
+
+
+# -- every filter before vector scoring -------------------------------------------------------
+def crowd(store: Path, n: int = 150) -> tuple[set[str], set[str], set[str]]:
+    """`n` near-identical pages, then three that are a little less like the question, kept
+    apart by a tag, an origin and a relation: (tagged, imported, linked) page ids."""
+    from pcp_cli import api
+
+    with api.open_store(store) as s:
+        for i in range(n):
+            api.add_page(s, f"Watering schedule for the tomato greenhouse, bed {i}.")
+        few = [api.add_page(s, f"Watering schedule for the tomato greenhouse, bed {100 + i}; "
+                                "also the hose fittings and the gate latch need oil.",
+                            tags=("rare",) if i < 2 else (),
+                            origin="imported" if i >= 1 else "user_stated").page_id
+               for i in range(3)]
+        api.link_pages(s, few[0], "depends_on", few[2])
+    return set(few[:2]), set(few[1:]), {few[0], few[2]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_a_filter_admitting_few_pages_among_many_alike_returns_them_all(store, mode):
+    tagged, imported, linked = crowd(store)
+    question = "watering schedule tomato greenhouse"
+    for args, want in ((("--tag", "RARE"), tagged), (("--origin", "imported"), imported),
+                       (("--relation-type", "depends_on"), linked)):
+        data = search(store, question, "--mode", mode, "--limit", "25", *args)
+        assert set(ids(data)) == want, args
+        assert data["filters_applied"]["semantic_filtering"] == "before_ranking"
+    both = search(store, question, "--mode", mode, "--tag", "rare", "--origin", "imported")
+    assert set(ids(both)) == tagged & imported
