@@ -418,3 +418,23 @@ def test_a_filter_admitting_few_pages_among_many_alike_returns_them_all(store, m
         assert data["filters_applied"]["semantic_filtering"] == "before_ranking"
     both = search(store, question, "--mode", mode, "--tag", "rare", "--origin", "imported")
     assert set(ids(both)) == tagged & imported
+
+
+def test_an_unclassified_page_is_found_by_meaning_for_the_person_only(store):
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.grants import Grant
+    from pcp_cli.mcp.session import ToolSession
+    from pcp_cli.mcp.store_backend import StoreBackend
+
+    dropped = store / "pages" / "kelp.md"  # a file dropped in by hand: never classified
+    dropped.write_text("# Kelp notes\n\nKelp grows fast in cold water.\n", "utf-8")
+    for mode in ("semantic", "hybrid"):
+        data = search(store, "seaweed growing in the cold sea", "--mode", mode)
+        [found] = [r for r in data["results"] if "sensitivity" not in r]
+        assert found["extensions"][EXT]["sensitivity"] == "unclassified"
+    reader = Grant("reader", "model", ("*",), False, False, "pcp.yaml")
+    session = ToolSession(StoreBackend(store), reader, AuditLog(store))
+    for mode in ("semantic", "hybrid"):
+        asked = session.call("pcp_search", {"query": "seaweed growing in the cold sea",
+                                            "mode": mode}).data
+        assert asked["count"] == 0, mode  # an AI client sees it only as a high page
