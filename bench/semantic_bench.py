@@ -363,6 +363,67 @@ def speed(args: argparse.Namespace) -> dict:
     return report
 
 
+def written_bytes() -> int:
+    with open("/proc/self/io") as fh:
+        for line in fh:
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    return 0
+
+
+def edit(args: argparse.Namespace) -> dict:
+    from pcp_cli.query.index_sync import ensure_current, open_index
+    from pcp_cli.query.vector_sync import catch_up, open_vectors
+
+    root = args.store
+    report: dict = {"store": root.name, "load_start": os.getloadavg()[0]}
+    with api.open_store(root) as store:
+        api.search(store, "sailing boats", mode="hybrid")  # current, model loaded, page cache
+        entry = store.catalog.entries(
+            "type='note' AND problem IS NULL AND lifecycle_status='active' "
+            "AND review_status='affirmed' AND sensitivity='low'")[0]
+        report["vector_rows"] = api.index_store(store)["vectors"]["chunks"]
+    head = root / entry.path
+    wall, cpu, wrote, nxt = [], [], [], []
+    for i in range(args.edits):
+        text = head.read_text("utf-8")
+        head.write_text(text.rstrip("\n") + f"\n\nEdited line {i} about sailing boats.\n",
+                        encoding="utf-8")
+        with api.open_store(root) as store:  # notices the hand edit, records a revision
+            with open_index(store) as ix:
+                ensure_current(store, ix)
+            with open_vectors(store) as (vix, embedder):
+                w0, c0, t0 = written_bytes(), time.process_time(), time.perf_counter()
+                rep = catch_up(store, vix, embedder)
+                wall.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+                wrote.append(written_bytes() - w0)
+            assert rep.embedded == 1, rep
+    for i in range(args.edits):
+        text = head.read_text("utf-8")
+        head.write_text(text.rstrip("\n") + f"\n\nEdited again {i}, sailing boats.\n",
+                        encoding="utf-8")
+        t0 = time.perf_counter()
+        with api.open_store(root) as store:
+            api.search(store, "sailing boats", mode="hybrid")
+        nxt.append(time.perf_counter() - t0)
+    same = []
+    for _ in range(args.edits):
+        t0 = time.perf_counter()
+        with api.open_store(root) as store:
+            api.search(store, "sailing boats", mode="hybrid")
+        same.append(time.perf_counter() - t0)
+    med = statistics.median
+    report.update(
+        vector_update_wall_ms=round(med(wall) * 1000, 1),
+        vector_update_cpu_ms=round(med(cpu) * 1000, 1),
+        vector_update_written_kb=round(med(wrote) / 1024, 1),
+        next_hybrid_after_edit_ms=round(med(nxt) * 1000),
+        next_hybrid_unchanged_ms=round(med(same) * 1000),
+        load_end=os.getloadavg()[0])
+    return report
+
+
 def representation(args: argparse.Namespace) -> dict:
     """The store's real vectors as float32 (memory-mapped), float16 and int8 (per-row scale):
     bytes per passage and the median time of one brute-force product with a query vector."""
@@ -417,10 +478,14 @@ def main() -> None:
     s.add_argument("--long-share", type=float, default=0.05)
     s.add_argument("--reuse-vectors", action="store_true",
                    help="measure searches on vectors built earlier (no rebuild)")
+    e = sub.add_parser("edit")
+    e.add_argument("store", type=Path, help="a copy of a store whose vectors are built")
+    e.add_argument("--edits", type=int, default=5)
     r = sub.add_parser("representation")
     r.add_argument("store", type=Path, help="a store whose vectors are built")
     args = ap.parse_args()
-    result = {"quality": quality, "speed": speed, "representation": representation}[args.cmd](
+    result = {"quality": quality, "speed": speed, "edit": edit,
+              "representation": representation}[args.cmd](
         args)
     print(json.dumps(result, indent=1))
 
