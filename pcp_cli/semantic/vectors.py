@@ -337,7 +337,7 @@ class VectorIndex:
         cache = self._current_cache()
         if cache is None or cache.rows == 0:
             return []
-        candidates = np.flatnonzero(cache.mask(flt))
+        candidates = cache.candidates(flt)
         if candidates.size == 0:
             return []
         matrix = cache.matrix
@@ -488,6 +488,7 @@ class _Cache:
         self.matrix: Any = np.zeros((0, dim), dtype=np.float32)
         self.mapped = -1  # how many rows `matrix` maps
         self.unsaved = 0  # rows read from SQLite since the snapshot was loaded or saved
+        self._last: tuple[Any, np.ndarray] | None = None  # (filter, version, rows), candidates
         self._lock = threading.Lock()
 
     def refresh(self, db: sqlite3.Connection, version: int, rows: int) -> int:
@@ -568,8 +569,19 @@ class _Cache:
         import numpy as np
 
         table = self.codes["page"]
-        codes = np.fromiter((table[p] for p in page_ids if p in table), dtype=np.int32)
-        return np.isin(self.page_key, codes)
+        admitted = np.zeros(len(table) + 1, dtype=bool)
+        admitted[[table[p] for p in page_ids if p in table]] = True
+        return admitted[self.page_key]
+
+    def candidates(self, flt: IndexFilter) -> np.ndarray:
+        """The rows `flt` admits, ascending; the last answer is kept while the rows and the
+        filter stay the same (most searches repeat the default filter)."""
+        import numpy as np
+
+        key = (flt, self.version, self.rows)
+        if self._last is None or self._last[0] != key:
+            self._last = (key, np.flatnonzero(self.mask(flt)))
+        return self._last[1]
 
     def mask(self, flt: IndexFilter) -> np.ndarray:
         import numpy as np
@@ -580,8 +592,11 @@ class _Cache:
             nonlocal mask
             if values is None:
                 return
-            codes = [self.codes[field][v] for v in values if v in self.codes[field]]
-            inside = np.isin(self.cols[field], np.array(codes, dtype=np.int32))
+            table = self.codes[field]
+            # a lookup table indexed by code: one gather, where np.isin sorts the column
+            admitted = np.zeros(len(table) + 1, dtype=bool)
+            admitted[[table[v] for v in values if v in table]] = True
+            inside = admitted[self.cols[field]]
             mask &= inside if keep else ~inside
 
         if flt.namespaces is not None:
