@@ -269,14 +269,14 @@ def search_pages(
         page_ids = in_time if page_ids is None else page_ids & in_time
     narrowing = _narrowing(current, f, tuple(statuses), page_ids)
 
-    def ranked(fetch: int, offset: int = 0, q: str | None = None,
-               hits_only: bool = False) -> tuple[list[Any], dict[str, Any]]:
+    def ranked(fetch: int, offset: int = 0, q: str | None = None, hits_only: bool = False,
+               rank: bool = True) -> tuple[list[Any], dict[str, Any]]:
         data = text_search.search(
             store, q or query, limit=fetch, types=types, exclude_types=exclude_types,
             include_superseded=include_superseded, include_sensitive=include_sensitive,
             min_score=min_score, scopes=scopes, suppressed=suppressed, narrowing=narrowing,
             offset=offset, cap=fetch, include_unclassified=include_unclassified,
-            hits_only=hits_only)
+            hits_only=hits_only, rank=rank)
         return data["results"], data["filters_applied"]
 
     every = max(1, store.catalog.count())

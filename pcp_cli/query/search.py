@@ -116,7 +116,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            suppressed: frozenset[str] = frozenset(),
            narrowing: Narrowing | None = None, offset: int = 0,
            cap: int | None = None, include_unclassified: bool = True,
-           hits_only: bool = False) -> dict[str, Any]:
+           hits_only: bool = False, rank: bool = True) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results}`.
 
     Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
@@ -126,7 +126,9 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     position); `cap` replaces the 25 maximum for internal candidate fetches (exact, temporal
     and graph modes read every candidate, then page through their own ordering). `hits_only`:
     the results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search
-    ranks many candidates and makes results for the few it serves: query/semantic.py)."""
+    ranks many candidates and makes results for the few it serves: query/semantic.py).
+    `rank` False: no index search at all, only the filters report (semantic mode reports the
+    filters it shares with text search)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
     capped, requested = _check(limit, types, exclude_types, min_score)
@@ -138,14 +140,18 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                        include_sensitive=include_sensitive, scopes=scopes,
                        narrowing=narrowing, include_unclassified=include_unclassified)
     fetch = offset + capped + len(suppressed) + SLACK
-    with open_index(store) as ix:
-        report = ensure_current(store, ix)
-        try:
-            hits = ix.search(query, filter=flt, limit=fetch)
-        except IndexNeedsRebuild:
-            # Damage found only while reading (a truncated segment): rebuild once and retry.
+    hits: list[IndexHit] = []
+    stale = False
+    if rank:
+        with open_index(store) as ix:
             report = ensure_current(store, ix)
-            hits = ix.search(query, filter=flt, limit=fetch)
+            try:
+                hits = ix.search(query, filter=flt, limit=fetch)
+            except IndexNeedsRebuild:
+                # Damage found only while reading (a truncated segment): rebuild, retry once.
+                report = ensure_current(store, ix)
+                hits = ix.search(query, filter=flt, limit=fetch)
+        stale = report.stale
     if narrowing and narrowing.past:
         hits = _merge_past(store, hits, query, flt, narrowing, fetch)
     words = query_words(query)
@@ -206,7 +212,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     )
     if suppressed:
         filters["suppressed"] = len(suppressed)
-    if report.stale:
+    if stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
             "filters_applied": filters, "results": results}

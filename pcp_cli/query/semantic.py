@@ -108,13 +108,12 @@ def channel(store: Store, current: Any, query: str, used: str, ranked: Any, flt:
 
     text: list[IndexHit] = []
     try:
-        text, base = ranked(depth if used == "hybrid" else 1, hits_only=True)
+        # semantic mode asks the text side for its filters report only, no text search
+        text, base = ranked(depth, hits_only=True, rank=used == "hybrid")
     except _Usage:  # semantic mode takes any text; the text filters report only
         if used == "hybrid":
             raise
         base = {}
-    if used == "semantic":
-        text = []
     vectors, report, model = vector_hits(store, query, vector_filter(store, flt, suppressed),
                                          depth)
     text_hits = {h.page_id: h for h in text}
