@@ -430,13 +430,12 @@ def edit(args: argparse.Namespace) -> dict:
             "type='note' AND problem IS NULL AND lifecycle_status='active' "
             "AND review_status='affirmed' AND sensitivity='low'")[0]
         report["vector_rows"] = api.index_store(store)["vectors"]["chunks"]
-    head = root / entry.path
     wall, cpu, wrote, nxt = [], [], [], []
     for i in range(args.edits):
-        text = head.read_text("utf-8")
-        head.write_text(text.rstrip("\n") + f"\n\nEdited line {i} about sailing boats.\n",
-                        encoding="utf-8")
-        with api.open_store(root) as store:  # notices the hand edit, records a revision
+        with api.open_store(root) as store:  # a revision through pcp, as a client makes one
+            body = store.current(entry.page_id).state.content
+            api.revise_page(store, entry.page_id,
+                            content=f"{body.rstrip()}\n\nEdited line {i} about sailing boats.\n")
             with open_index(store) as ix:
                 ensure_current(store, ix)
             with open_vectors(store) as (vix, embedder):
@@ -447,9 +446,10 @@ def edit(args: argparse.Namespace) -> dict:
                 wrote.append(written_bytes() - w0)
             assert rep.embedded == 1, rep
     for i in range(args.edits):
-        text = head.read_text("utf-8")
-        head.write_text(text.rstrip("\n") + f"\n\nEdited again {i}, sailing boats.\n",
-                        encoding="utf-8")
+        with api.open_store(root) as store:
+            body = store.current(entry.page_id).state.content
+            api.revise_page(store, entry.page_id,
+                            content=f"{body.rstrip()}\n\nEdited again {i}, sailing boats.\n")
         t0 = time.perf_counter()
         with api.open_store(root) as store:
             api.search(store, "sailing boats", mode="hybrid")
