@@ -438,3 +438,20 @@ def test_an_unclassified_page_is_found_by_meaning_for_the_person_only(store):
         asked = session.call("pcp_search", {"query": "seaweed growing in the cold sea",
                                             "mode": mode}).data
         assert asked["count"] == 0, mode  # an AI client sees it only as a high page
+
+
+def test_an_edit_leaves_the_filter_snapshot_and_a_new_process_still_sees_it(example):
+    index(example)
+    [snapshot_file] = (example / ".pcp" / "vectors").glob("fields-*.npz")
+    saved = snapshot_file.read_bytes()
+    porto = add(example, PORTO, "--namespace", "user:ada-lumen")
+    assert ids(search(example, QUESTION, "--mode", "semantic"))[0] == porto
+    assert cli("revise", porto, "--sensitivity", "high", "--store", example).code == 0
+    assert index(example)["vectors"]["fields_only"] == 1
+    assert snapshot_file.read_bytes() == saved  # the edit is the delta, not a rewrite
+    # a new process starts from the old snapshot and applies the newer rows on top of it
+    for args in ((), ("--include-sensitive",)):
+        proc = run_pcp("search", QUESTION, "--mode", "semantic", "--limit", "25", "--json",
+                       "--store", example, *args)
+        assert proc.code == 0, proc.stderr
+        assert (porto in ids(json.loads(proc.stdout))) == bool(args)
