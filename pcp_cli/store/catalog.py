@@ -282,7 +282,7 @@ class Catalog:
         edit, paid by each follower's catch-up)."""
         changed = tuple(sorted(
             (Entry.from_row(row) for row in self._db.execute(
-                "SELECT * FROM pages WHERE seq > ?", (seq,))), key=lambda e: e.path))
+                _SELECT + " WHERE seq > ?", (seq,))), key=lambda e: e.path))
         removed = tuple(
             row[0]
             for row in self._db.execute("SELECT path FROM removed WHERE seq > ?", (seq,))
