@@ -363,6 +363,114 @@ def speed(args: argparse.Namespace) -> dict:
     return report
 
 
+QUERIES = ["where does she live now", "which UI library does she like", "food restrictions",
+           "garden recipe", "travel budget", "time", "piano coffee", "marathon doctor",
+           "how do I deploy the server", "what did we decide about the database schema"]
+
+
+def searches(args: argparse.Namespace) -> dict:
+    from pcp_cli.query import vector_sync
+
+    root = args.store
+    report: dict = {"store": root.name, "load_start": os.getloadavg()[0]}
+    rss0 = rss_mb()
+    wall: dict[str, list[float]] = {"text": [], "semantic": [], "hybrid": []}
+    cpu: dict[str, list[float]] = {m: [] for m in wall}
+    rng = random.Random(3)
+    with api.open_store(root) as store:
+        t0 = time.perf_counter()
+        api.search(store, QUERIES[0], mode="hybrid")
+        report["first_hybrid_ms"] = round((time.perf_counter() - t0) * 1000)
+        for mode in wall:
+            api.search(store, QUERIES[1], mode=mode)
+        report["rss_after_warm_mb"] = round(rss_mb() - rss0, 1)
+        report["vectors_disk_mb"] = round(vector_sync.disk_bytes(store) / 2**20, 1)
+        for _ in range(args.rounds):
+            for q in rng.sample(QUERIES, len(QUERIES)):
+                for mode in wall:
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    api.search(store, q, mode=mode)
+                    wall[mode].append(time.perf_counter() - t0)
+                    cpu[mode].append(time.process_time() - c0)
+    for mode in wall:
+        for name, vals in (("wall", wall[mode]), ("cpu", cpu[mode])):
+            report[f"{mode}_{name}_p50_ms"] = round(pct(vals, 50) * 1000, 1)
+            report[f"{mode}_{name}_p95_ms"] = round(pct(vals, 95) * 1000, 1)
+    whole: dict[str, list[float]] = {"hybrid": [], "text": []}
+    for q in QUERIES[:args.processes]:
+        for mode in whole:
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "pcp_cli", "search", q, "--mode", mode,
+                            "--store", str(root), "--json"], check=True, capture_output=True,
+                           cwd=ROOT)
+            whole[mode].append(time.perf_counter() - t0)
+    for mode, vals in whole.items():
+        report[f"whole_process_{mode}_median_ms"] = round(statistics.median(vals) * 1000)
+    report["load_end"] = os.getloadavg()[0]
+    return report
+
+
+def written_bytes() -> int:
+    with open("/proc/self/io") as fh:
+        for line in fh:
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    return 0
+
+
+def edit(args: argparse.Namespace) -> dict:
+    from pcp_cli.query.index_sync import ensure_current, open_index
+    from pcp_cli.query.vector_sync import catch_up, open_vectors
+
+    root = args.store
+    report: dict = {"store": root.name, "load_start": os.getloadavg()[0]}
+    with api.open_store(root) as store:
+        api.search(store, "sailing boats", mode="hybrid")  # current, model loaded, page cache
+        entry = store.catalog.entries(
+            "type='note' AND problem IS NULL AND lifecycle_status='active' "
+            "AND review_status='affirmed' AND sensitivity='low'")[0]
+        report["vector_rows"] = api.index_store(store)["vectors"]["chunks"]
+    wall, cpu, wrote, nxt = [], [], [], []
+    for i in range(args.edits):
+        with api.open_store(root) as store:  # a revision through pcp, as a client makes one
+            body = store.current(entry.page_id).state.content
+            api.revise_page(store, entry.page_id,
+                            content=f"{body.rstrip()}\n\nEdited line {i} about sailing boats.\n")
+            with open_index(store) as ix:
+                ensure_current(store, ix)
+            with open_vectors(store) as (vix, embedder):
+                w0, c0, t0 = written_bytes(), time.process_time(), time.perf_counter()
+                rep = catch_up(store, vix, embedder)
+                wall.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+                wrote.append(written_bytes() - w0)
+            assert rep.embedded == 1, rep
+    for i in range(args.edits):
+        with api.open_store(root) as store:
+            body = store.current(entry.page_id).state.content
+            api.revise_page(store, entry.page_id,
+                            content=f"{body.rstrip()}\n\nEdited again {i}, sailing boats.\n")
+        t0 = time.perf_counter()
+        with api.open_store(root) as store:
+            api.search(store, "sailing boats", mode="hybrid")
+        nxt.append(time.perf_counter() - t0)
+    same = []
+    for _ in range(args.edits):
+        t0 = time.perf_counter()
+        with api.open_store(root) as store:
+            api.search(store, "sailing boats", mode="hybrid")
+        same.append(time.perf_counter() - t0)
+    med = statistics.median
+    report.update(
+        vector_update_wall_ms=round(med(wall) * 1000, 1),
+        vector_update_cpu_ms=round(med(cpu) * 1000, 1),
+        vector_update_written_kb=round(med(wrote) / 1024, 1),
+        next_hybrid_after_edit_ms=round(med(nxt) * 1000),
+        next_hybrid_unchanged_ms=round(med(same) * 1000),
+        load_end=os.getloadavg()[0])
+    return report
+
+
 def representation(args: argparse.Namespace) -> dict:
     """The store's real vectors as float32 (memory-mapped), float16 and int8 (per-row scale):
     bytes per passage and the median time of one brute-force product with a query vector."""
@@ -417,10 +525,18 @@ def main() -> None:
     s.add_argument("--long-share", type=float, default=0.05)
     s.add_argument("--reuse-vectors", action="store_true",
                    help="measure searches on vectors built earlier (no rebuild)")
+    w = sub.add_parser("searches")
+    w.add_argument("store", type=Path, help="a store whose text index and vectors are built")
+    w.add_argument("--rounds", type=int, default=3)
+    w.add_argument("--processes", type=int, default=5, help="whole-process runs per mode")
+    e = sub.add_parser("edit")
+    e.add_argument("store", type=Path, help="a copy of a store whose vectors are built")
+    e.add_argument("--edits", type=int, default=5)
     r = sub.add_parser("representation")
     r.add_argument("store", type=Path, help="a store whose vectors are built")
     args = ap.parse_args()
-    result = {"quality": quality, "speed": speed, "representation": representation}[args.cmd](
+    result = {"quality": quality, "speed": speed, "searches": searches, "edit": edit,
+              "representation": representation}[args.cmd](
         args)
     print(json.dumps(result, indent=1))
 

@@ -269,13 +269,14 @@ def search_pages(
         page_ids = in_time if page_ids is None else page_ids & in_time
     narrowing = _narrowing(current, f, tuple(statuses), page_ids)
 
-    def ranked(fetch: int, offset: int = 0,
-               q: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def ranked(fetch: int, offset: int = 0, q: str | None = None, hits_only: bool = False,
+               rank: bool = True) -> tuple[list[Any], dict[str, Any]]:
         data = text_search.search(
             store, q or query, limit=fetch, types=types, exclude_types=exclude_types,
             include_superseded=include_superseded, include_sensitive=include_sensitive,
             min_score=min_score, scopes=scopes, suppressed=suppressed, narrowing=narrowing,
-            offset=offset, cap=fetch, include_unclassified=include_unclassified)
+            offset=offset, cap=fetch, include_unclassified=include_unclassified,
+            hits_only=hits_only, rank=rank)
         return data["results"], data["filters_applied"]
 
     every = max(1, store.catalog.count())
@@ -297,19 +298,21 @@ def search_pages(
             _ext(r)["match_channel"] = "text"
         next_cursor = cursors.encode("search", request, position + capped, current) \
             if more else None
+    elif used in SEMANTIC_MODES:
+        # Ranked here, and read and decorated only for the results served (query/semantic.py).
+        flt = text_search.index_filter(
+            store, types=types, exclude_types=exclude_types,
+            include_superseded=include_superseded, include_sensitive=include_sensitive,
+            scopes=scopes, narrowing=narrowing, include_unclassified=include_unclassified)
+        results, matched, base = semantic.channel(
+            store, current, query, used, ranked, flt, select,
+            position + capped + len(suppressed) + max(text_search.SLACK, semantic.FUSION_DEPTH),
+            position=position, limit=capped, suppressed=suppressed, min_score=min_score)
+        next_cursor = cursors.encode("search", request, position + capped, current) \
+            if matched > position + capped else None
+        extra["matched"] = matched
     else:
-        if used in SEMANTIC_MODES:
-            flt = text_search.index_filter(
-                store, types=types, exclude_types=exclude_types,
-                include_superseded=include_superseded, include_sensitive=include_sensitive,
-                scopes=scopes, narrowing=narrowing)
-            everything, base = semantic.channel(
-                store, current, query, used, ranked, flt, select,
-                position + capped + len(suppressed) + max(text_search.SLACK,
-                                                          semantic.FUSION_DEPTH))
-            everything = [r for r in everything if r["id"] not in suppressed and (
-                min_score is None or "score" not in r or r["score"] >= min_score)]
-        elif used == "exact":
+        if used == "exact":
             everything, base = _exact(current, query, select, ranked, every)
         elif used == "temporal":
             everything, base = _temporal(current, query, select, ranked, every)

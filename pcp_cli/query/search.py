@@ -115,7 +115,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            scopes: Sequence[str] | None = None,
            suppressed: frozenset[str] = frozenset(),
            narrowing: Narrowing | None = None, offset: int = 0,
-           cap: int | None = None, include_unclassified: bool = True) -> dict[str, Any]:
+           cap: int | None = None, include_unclassified: bool = True,
+           hits_only: bool = False, rank: bool = True) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results}`.
 
     Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
@@ -123,7 +124,11 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
 
     `narrowing` adds SearchPages' filters; `offset` skips that many results (a cursor's
     position); `cap` replaces the 25 maximum for internal candidate fetches (exact, temporal
-    and graph modes read every candidate, then page through their own ordering)."""
+    and graph modes read every candidate, then page through their own ordering). `hits_only`:
+    the results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search
+    ranks many candidates and makes results for the few it serves: query/semantic.py).
+    `rank` False: no index search at all, only the filters report (semantic mode reports the
+    filters it shares with text search)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
     capped, requested = _check(limit, types, exclude_types, min_score)
@@ -135,14 +140,18 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                        include_sensitive=include_sensitive, scopes=scopes,
                        narrowing=narrowing, include_unclassified=include_unclassified)
     fetch = offset + capped + len(suppressed) + SLACK
-    with open_index(store) as ix:
-        report = ensure_current(store, ix)
-        try:
-            hits = ix.search(query, filter=flt, limit=fetch)
-        except IndexNeedsRebuild:
-            # Damage found only while reading (a truncated segment): rebuild once and retry.
+    hits: list[IndexHit] = []
+    stale = False
+    if rank:
+        with open_index(store) as ix:
             report = ensure_current(store, ix)
-            hits = ix.search(query, filter=flt, limit=fetch)
+            try:
+                hits = ix.search(query, filter=flt, limit=fetch)
+            except IndexNeedsRebuild:
+                # Damage found only while reading (a truncated segment): rebuild, retry once.
+                report = ensure_current(store, ix)
+                hits = ix.search(query, filter=flt, limit=fetch)
+        stale = report.stale
     if narrowing and narrowing.past:
         hits = _merge_past(store, hits, query, flt, narrowing, fetch)
     words = query_words(query)
@@ -160,16 +169,19 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         scored = hit.score_raw > 0
         if min_score is not None and scored and hit.score < min_score:
             continue
-        body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
-                narrowing.past else None)
-        if body is None:
-            body = _body(store, hit)
-        if body is None:
-            continue
+        if hits_only:
+            body = ""
+        else:
+            body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
+                    narrowing.past else None)
+            if body is None:
+                body = _body(store, hit)
+            if body is None:
+                continue
         if skip:
             skip -= 1
             continue
-        results.append(_result(store, hit, body, words, scored))
+        results.append(hit if hits_only else _result(store, hit, body, words, scored))
         unscored += not scored
         if len(results) >= capped:
             break
@@ -200,7 +212,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     )
     if suppressed:
         filters["suppressed"] = len(suppressed)
-    if report.stale:
+    if stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
             "filters_applied": filters, "results": results}

@@ -13,6 +13,7 @@ combine it with text.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -65,7 +66,8 @@ def embedding_query(query: str) -> str:
 
 def vector_hits(store: Store, query: str, flt: IndexFilter,
                 limit: int) -> tuple[list[Candidate], VectorReport, str]:
-    """The semantic channel's ranking, after bringing the vectors up to date."""
+    """The semantic channel's ranking, after bringing the vectors up to date: the `limit` best
+    pages among those `flt` admits (every filter is applied before scoring)."""
     from pcp_cli.query.vector_sync import catch_up, open_vectors
 
     with open_vectors(store) as (vix, embedder):
@@ -76,68 +78,73 @@ def vector_hits(store: Store, query: str, flt: IndexFilter,
             report, embedder.name)
 
 
+def vector_filter(store: Store, flt: IndexFilter, suppressed: frozenset[str]) -> IndexFilter:
+    """`flt` as the vector index applies it: tags (which it does not hold) become the pages
+    that carry them, and suppressed pages are excluded, so that nothing is filtered after
+    ranking and a filtered search is never short."""
+    page_ids, tags = flt.page_ids, flt.tags
+    if tags is not None:
+        tagged = store.catalog.tagged(tags)
+        page_ids = tagged if page_ids is None else page_ids & tagged
+    return dataclasses.replace(flt, tags=None, page_ids=page_ids,
+                               exclude_page_ids=flt.exclude_page_ids | suppressed)
+
+
 def channel(store: Store, current: Any, query: str, used: str, ranked: Any, flt: IndexFilter,
-            select: Any, depth: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """SearchPages' `semantic` and `hybrid` modes: every result, best first, as search-result
-    dicts with `match_channel`, and the filters the text side reported.
+            select: Any, depth: int, *, position: int, limit: int,
+            suppressed: frozenset[str] = frozenset(),
+            min_score: float | None = None) -> tuple[list[dict[str, Any]], int,
+                                                     dict[str, Any]]:
+    """SearchPages' `semantic` and `hybrid` modes: the results at `position`..`position +
+    limit` of the ranking, best first, as search-result dicts with `match_channel`; how many
+    pages matched in all; and the filters the text side reported.
 
-    The vector index applies the authorization filters (scopes, lifecycle, sensitivity, review
-    status, types) before scoring; the SearchPages filters it does not hold (origins, tags,
-    relation types, observed time) are applied with the same `select` as every other mode."""
+    Each channel ranks `depth` pages: text through the text index, meaning through the vector
+    index, which applies every filter of the search (scopes, lifecycle, sensitivity, review
+    status, types, namespaces, origins, tags, relation types, observed time, suppression) before
+    it scores a row. The two rankings are fused, and pages are read and snippets made only for
+    the results served."""
     from pcp_cli.errors import UsageError as _Usage
-    from pcp_cli.query import search as text_search
 
-    text: list[dict[str, Any]] = []
+    text: list[IndexHit] = []
     try:
-        text, base = ranked(depth if used == "hybrid" else 1)
+        # semantic mode asks the text side for its filters report only, no text search
+        text, base = ranked(depth, hits_only=True, rank=used == "hybrid")
     except _Usage:  # semantic mode takes any text; the text filters report only
         if used == "hybrid":
             raise
         base = {}
+    vectors, report, model = vector_hits(store, query, vector_filter(store, flt, suppressed),
+                                         depth)
+    text_hits = {h.page_id: h for h in text}
+    vector_by_id = {c.hit.page_id: c for c in vectors}
     if used == "semantic":
-        text = []
-    vectors, report, model = vector_hits(store, query, flt, depth * 2)
-    vectors = [c for c in vectors if select(current.head_entry(c.hit.page_id))][:depth]
-    words = query_words(query)
-    by_id: dict[str, dict[str, Any]] = {r["id"]: r for r in text}
-    spans: dict[str, tuple[int, int]] = {}
-    for cand in vectors:
-        pid = cand.hit.page_id
-        assert cand.span is not None
-        spans[pid] = cand.span
-        if pid in by_id:
-            continue
-        body = text_search._body(store, cand.hit)
-        if body is None:
-            continue
-        result = text_search._result(store, cand.hit, body, words, True)
-        start, end = cand.span
-        snippet, marks = text_search.make_snippet(body[start:end], words,
-                                                  text_search.SNIPPET_CHARS)
-        result["snippet"] = snippet or body[start:end][:text_search.SNIPPET_CHARS]
-        result["score"] = round(cand.score or 0.0, 4)
-        result["extensions"][EXT]["highlights"] = [list(m) for m in marks]
-        by_id[pid] = result
-    if used == "semantic":
-        order = [(c.hit.page_id, c.score or 0.0) for c in vectors if c.hit.page_id in by_id]
+        order = [(c.hit.page_id, c.score or 0.0) for c in vectors]
     else:
-        order = _fused([r["id"] for r in text], [c.hit.page_id for c in vectors])
-    out = []
-    text_ids = {r["id"] for r in text}
+        order = _fused(list(text_hits), list(vector_by_id))
+    ranking: list[tuple[str, float | None]] = []
     for pid, score in order:
-        result = by_id.get(pid)
-        if result is None:
+        hit = text_hits.get(pid)
+        # a text hit that matched only exact fields keeps no score when text alone found it
+        final = None if (hit is not None and pid not in vector_by_id and hit.score_raw <= 0
+                         and used == "hybrid") else round(min(1.0, score), 4)
+        if min_score is not None and final is not None and final < min_score:
             continue
-        ext = result["extensions"][EXT]
-        channel_name = ("both" if pid in text_ids and pid in spans
-                        else "text" if pid in text_ids else "semantic")
-        ext["match_channel"] = channel_name
-        if pid in spans:
-            ext["source_spans"] = [{"field": "body", "start": spans[pid][0],
-                                    "end": spans[pid][1]}]
-        if used == "hybrid" and not (channel_name == "text" and "score" not in result):
-            result["score"] = round(min(1.0, score), 4)
-        out.append(result)
+        ranking.append((pid, final))
+    words = query_words(query)
+    served: list[dict[str, Any]] = []
+    dropped = 0
+    for pid, final in ranking:
+        if len(served) >= limit:
+            break
+        result = _served(store, current, select, pid, final, text_hits.get(pid),
+                         vector_by_id.get(pid), words, build=position <= 0)
+        if result is None:
+            dropped += 1  # deleted since the indexes caught up, or no longer admitted
+        elif position > 0:
+            position -= 1
+        else:
+            served.append(result)
     base = dict(base)
     base["semantic_model"] = model
     if used == "hybrid":
@@ -145,9 +152,47 @@ def channel(store: Store, current: Any, query: str, used: str, ranked: Any, flt:
                           "scaled so that first in both = 1")
     else:
         base["relevance_scores"] = "cosine similarity of the best passage, clipped to 0-1"
+    base["semantic_filtering"] = "before_ranking"
     if report.stale:
         base["vectors"] = "stale: another process was updating them; read as they stood"
-    return out, base
+    return served, len(ranking) - dropped, base
+
+
+def _served(store: Store, current: Any, select: Any, pid: str, score: float | None,
+            text: IndexHit | None, vector: Candidate | None, words: list[str],
+            build: bool) -> dict[str, Any] | None:
+    """One fused candidate as a search result (None when its page is gone or, found by
+    meaning only, no longer admitted: the vector rows lag a concurrent writer at most).
+    With `build` False only whether it is still a result is checked (a page before the
+    cursor's position)."""
+    from pcp_cli.query import search as text_search
+
+    if text is None and (vector is None or not select(current.head_entry(pid))):
+        return None
+    hit = text if text is not None else vector.hit  # type: ignore[union-attr]
+    body = text_search._body(store, hit)
+    if body is None:
+        return None
+    if not build:
+        return {}
+    result = text_search._result(store, hit, body, words, text is None or hit.score_raw > 0)
+    ext = result["extensions"][EXT]
+    if text is None:
+        assert vector is not None and vector.span is not None
+        start, end = vector.span
+        snippet, marks = text_search.make_snippet(body[start:end], words,
+                                                  text_search.SNIPPET_CHARS)
+        result["snippet"] = snippet or body[start:end][:text_search.SNIPPET_CHARS]
+        ext["highlights"] = [list(m) for m in marks]
+    if vector is not None:
+        assert vector.span is not None
+        ext["source_spans"] = [{"field": "body", "start": vector.span[0],
+                                "end": vector.span[1]}]
+    ext["match_channel"] = ("both" if text is not None and vector is not None
+                            else "text" if text is not None else "semantic")
+    if score is not None:
+        result["score"] = score
+    return result
 
 
 EXT = "org.pcp-cli"

@@ -13,14 +13,22 @@ float32 matrix, scored with numpy's einsum. float16 and int8 halve or quarter th
 numpy has no fast kernel for them, so every search would pay a conversion several times the
 product's cost.
 
-Authorization before relevance: `search` builds the candidate rows from the filter first (live
-rows whose namespace, type, lifecycle, sensitivity, review status and time pass) and scores only
-those; a row outside the filter is never scored, ranked or returned.
+Every filter before relevance: `search` builds the candidate rows from the filter first (live
+rows whose namespace, type, lifecycle, sensitivity, review status, origin, time and page pass)
+and scores only those; a row outside the filter is never scored, ranked or returned, and a
+filtered search is never short of pages the filter admits. Tags are not held here: the query
+layer turns them into the filter's `page_ids` (query/semantic.py).
 
 An edited page is re-embedded only when the text embedded (title and body) changed; a change of
 lifecycle, sensitivity or scope alone rewrites its rows' fields. Replaced passages are marked dead
 and their space reclaimed when dead rows outnumber live ones (a compaction copies the live rows,
 without embedding anything).
+
+What an edit costs is proportional to the edit: its new vectors are appended to the matrix and
+its rows written with the next `seq`. The filter-field snapshot (`fields-N.npz`, a few bytes per
+passage, so a new process need not read every row) is not rewritten: a reader loads it and then
+reads only the rows whose `seq` is newer, which is the delta; once that delta passes
+`SNAPSHOT_AFTER` rows, the reader that read it saves a fresh snapshot.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ if TYPE_CHECKING:
     from pcp_cli.semantic.embedder import Embedder
 
 FORMAT = 1
-FIELDS = ("namespace", "type", "lifecycle_status", "sensitivity", "review_status")
+FIELDS = ("namespace", "type", "lifecycle_status", "sensitivity", "review_status", "origin")
 EMBED_BATCH = 512
 SNAPSHOT_AFTER = 5000  # rows read from SQLite by a reader before it saves a snapshot
 
@@ -251,7 +259,9 @@ class VectorIndex:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            self._save_snapshot()
+            # No snapshot rewrite: the rows just written are the delta a reader applies on top
+            # of the last snapshot (see the module docstring).
+            self._current_cache()
             return len(embed), len(fields_only)
         finally:
             lock.release()
@@ -327,7 +337,7 @@ class VectorIndex:
         cache = self._current_cache()
         if cache is None or cache.rows == 0:
             return []
-        candidates = np.flatnonzero(cache.mask(flt))
+        candidates = cache.candidates(flt)
         if candidates.size == 0:
             return []
         matrix = cache.matrix
@@ -389,9 +399,10 @@ class VectorIndex:
         if self._cache is None or self._cache.gen != self._gen:
             self._cache = _Cache(self._gen, self._paths(self._gen)[1], self.dim)
             self._cache.load(self._snapshot_path(), rows)
-        if self._cache.refresh(db, version, rows) > SNAPSHOT_AFTER:
-            # many rows read one by one (vectors written by an older pcp, a lost snapshot):
-            # leave a snapshot so the next process does not pay the same
+        self._cache.refresh(db, version, rows)
+        if self._cache.unsaved > SNAPSHOT_AFTER:
+            # many rows read since the snapshot (edits since, vectors written by an older pcp,
+            # a lost snapshot): leave a new one so the next process does not read them again
             with contextlib.suppress(OSError):
                 self._cache.save(self._snapshot_path())
         return self._cache
@@ -476,6 +487,8 @@ class _Cache:
         self.stamp = np.zeros(0, dtype="S32")
         self.matrix: Any = np.zeros((0, dim), dtype=np.float32)
         self.mapped = -1  # how many rows `matrix` maps
+        self.unsaved = 0  # rows read from SQLite since the snapshot was loaded or saved
+        self._last: tuple[Any, np.ndarray] | None = None  # (filter, version, rows), candidates
         self._lock = threading.Lock()
 
     def refresh(self, db: sqlite3.Connection, version: int, rows: int) -> int:
@@ -513,6 +526,7 @@ class _Cache:
                     np.zeros((0, self.dim), dtype=np.float32)
                 self.mapped = rows
             self.rows, self.version = rows, version
+            self.unsaved += len(changed)
             return len(changed)
 
     # -- a snapshot, so that a new process does not read every row from SQLite --------------
@@ -524,6 +538,7 @@ class _Cache:
         np.savez(tmp, head=np.array(head), live=self.live, page_key=self.page_key,
                  stamp=self.stamp, **{f"col_{f}": self.cols[f] for f in FIELDS})
         os.replace(tmp, path)
+        self.unsaved = 0
 
     def load(self, path: Path, rows: int) -> None:
         """Start from the snapshot when there is a usable one (then only later rows are read)."""
@@ -550,6 +565,24 @@ class _Cache:
             table.setdefault(value or "", len(table))
         return np.fromiter((table[v or ""] for v in values), dtype=np.int32, count=len(values))
 
+    def _pages(self, page_ids: Iterable[str]) -> np.ndarray:
+        import numpy as np
+
+        table = self.codes["page"]
+        admitted = np.zeros(len(table) + 1, dtype=bool)
+        admitted[[table[p] for p in page_ids if p in table]] = True
+        return admitted[self.page_key]
+
+    def candidates(self, flt: IndexFilter) -> np.ndarray:
+        """The rows `flt` admits, ascending; the last answer is kept while the rows and the
+        filter stay the same (most searches repeat the default filter)."""
+        import numpy as np
+
+        key = (flt, self.version, self.rows)
+        if self._last is None or self._last[0] != key:
+            self._last = (key, np.flatnonzero(self.mask(flt)))
+        return self._last[1]
+
     def mask(self, flt: IndexFilter) -> np.ndarray:
         import numpy as np
 
@@ -559,8 +592,11 @@ class _Cache:
             nonlocal mask
             if values is None:
                 return
-            codes = [self.codes[field][v] for v in values if v in self.codes[field]]
-            inside = np.isin(self.cols[field], np.array(codes, dtype=np.int32))
+            table = self.codes[field]
+            # a lookup table indexed by code: one gather, where np.isin sorts the column
+            admitted = np.zeros(len(table) + 1, dtype=bool)
+            admitted[[table[v] for v in values if v in table]] = True
+            inside = admitted[self.cols[field]]
             mask &= inside if keep else ~inside
 
         if flt.namespaces is not None:
@@ -575,6 +611,13 @@ class _Cache:
         allow("lifecycle_status", flt.lifecycle_statuses)
         allow("sensitivity", flt.sensitivities)
         allow("review_status", flt.review_statuses)
+        allow("origin", flt.origins)
+        if flt.tags is not None:
+            raise ValueError("the vector index holds no tags: resolve them to page_ids first")
+        if flt.page_ids is not None:
+            mask &= self._pages(flt.page_ids)
+        if flt.exclude_page_ids:
+            mask &= ~self._pages(flt.exclude_page_ids)
         if flt.since:
             mask &= self.stamp >= flt.since.encode()
         if flt.until:

@@ -247,6 +247,16 @@ class Catalog:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
 
+    def tagged(self, tags: Iterable[str]) -> frozenset[str]:
+        """The page ids of the rows holding any of `tags`, compared case-insensitively (what a
+        search's tag filter admits), without loading the rows."""
+        wanted = {t.lower() for t in tags}
+        return frozenset(
+            pid for pid, raw in self._db.execute(
+                "SELECT page_id, tags FROM pages WHERE page_id IS NOT NULL "
+                "AND tags IS NOT NULL AND tags != '[]'")
+            if wanted & {str(t).lower() for t in json.loads(raw or "[]")})
+
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
 
@@ -265,8 +275,14 @@ class Catalog:
         return str(self._db.execute("SELECT value FROM meta WHERE key='catalog_id'").fetchone()[0])
 
     def changes_since(self, seq: int) -> Changes:
-        """Rows changed and paths removed after `seq` (for the search index)."""
-        changed = tuple(self.entries("seq > ?", (seq,)))
+        """Rows changed and paths removed after `seq` (for the search index and the vectors).
+
+        Sorted here, not by SQL: `ORDER BY path` makes SQLite walk every row in path order
+        instead of the few newer ones through the `seq` index (150 ms at 100k pages for one
+        edit, paid by each follower's catch-up)."""
+        changed = tuple(sorted(
+            (Entry.from_row(row) for row in self._db.execute(
+                _SELECT + " WHERE seq > ?", (seq,))), key=lambda e: e.path))
         removed = tuple(
             row[0]
             for row in self._db.execute("SELECT path FROM removed WHERE seq > ?", (seq,))

@@ -386,3 +386,72 @@ def test_replaced_passages_are_compacted_without_changing_answers(store, monkeyp
     assert ids(search(store, QUESTION, "--mode", "semantic")) == [page, keep]
     assert (vectors / "matrix-{}.f32".format(
         json.loads((vectors / "current.json").read_text())["gen"])).stat().st_size == 2 * 256 * 4
+
+
+# -- every filter before vector scoring -------------------------------------------------------
+def crowd(store: Path, n: int = 150) -> tuple[set[str], set[str], set[str]]:
+    """`n` near-identical pages, then three that are a little less like the question, kept
+    apart by a tag, an origin and a relation: (tagged, imported, linked) page ids."""
+    from pcp_cli import api
+
+    with api.open_store(store) as s:
+        for i in range(n):
+            api.add_page(s, f"Watering schedule for the tomato greenhouse, bed {i}.")
+        few = [api.add_page(s, f"Watering schedule for the tomato greenhouse, bed {100 + i}; "
+                                "also the hose fittings and the gate latch need oil.",
+                            tags=("rare",) if i < 2 else (),
+                            origin="imported" if i >= 1 else "user_stated").page_id
+               for i in range(3)]
+        api.link_pages(s, few[0], "depends_on", few[2])
+    return set(few[:2]), set(few[1:]), {few[0], few[2]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_a_filter_admitting_few_pages_among_many_alike_returns_them_all(store, mode):
+    tagged, imported, linked = crowd(store)
+    question = "watering schedule tomato greenhouse"
+    for args, want in ((("--tag", "RARE"), tagged), (("--origin", "imported"), imported),
+                       (("--relation-type", "depends_on"), linked)):
+        data = search(store, question, "--mode", mode, "--limit", "25", *args)
+        assert set(ids(data)) == want, args
+        assert data["filters_applied"]["semantic_filtering"] == "before_ranking"
+    both = search(store, question, "--mode", mode, "--tag", "rare", "--origin", "imported")
+    assert set(ids(both)) == tagged & imported
+
+
+def test_an_unclassified_page_is_found_by_meaning_for_the_person_only(store):
+    from pcp_cli.mcp.audit import AuditLog
+    from pcp_cli.mcp.grants import Grant
+    from pcp_cli.mcp.session import ToolSession
+    from pcp_cli.mcp.store_backend import StoreBackend
+
+    dropped = store / "pages" / "kelp.md"  # a file dropped in by hand: never classified
+    dropped.write_text("# Kelp notes\n\nKelp grows fast in cold water.\n", "utf-8")
+    for mode in ("semantic", "hybrid"):
+        data = search(store, "seaweed growing in the cold sea", "--mode", mode)
+        [found] = [r for r in data["results"] if "sensitivity" not in r]
+        assert found["extensions"][EXT]["sensitivity"] == "unclassified"
+    reader = Grant("reader", "model", ("*",), False, False, "pcp.yaml")
+    session = ToolSession(StoreBackend(store), reader, AuditLog(store))
+    for mode in ("semantic", "hybrid"):
+        asked = session.call("pcp_search", {"query": "seaweed growing in the cold sea",
+                                            "mode": mode}).data
+        assert asked["count"] == 0, mode  # an AI client sees it only as a high page
+
+
+def test_an_edit_leaves_the_filter_snapshot_and_a_new_process_still_sees_it(example):
+    index(example)
+    [snapshot_file] = (example / ".pcp" / "vectors").glob("fields-*.npz")
+    saved = snapshot_file.read_bytes()
+    porto = add(example, PORTO, "--namespace", "user:ada-lumen")
+    assert ids(search(example, QUESTION, "--mode", "semantic"))[0] == porto
+    assert cli("revise", porto, "--sensitivity", "high", "--store", example).code == 0
+    assert index(example)["vectors"]["fields_only"] == 1
+    assert snapshot_file.read_bytes() == saved  # the edit is the delta, not a rewrite
+    # a new process starts from the old snapshot and applies the newer rows on top of it
+    for args in ((), ("--include-sensitive",)):
+        proc = run_pcp("search", QUESTION, "--mode", "semantic", "--limit", "25", "--json",
+                       "--store", example, *args)
+        assert proc.code == 0, proc.stderr
+        assert (porto in ids(json.loads(proc.stdout))) == bool(args)
