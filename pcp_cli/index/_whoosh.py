@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import heapq
 import json
+import multiprocessing
 import os
 import shutil
 import sys
@@ -65,6 +67,7 @@ from whoosh import scoring  # noqa: E402
 from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer  # noqa: E402
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema  # noqa: E402
 from whoosh.filedb.filestore import FileStorage  # noqa: E402
+from whoosh.formats import Positions  # noqa: E402
 from whoosh.index import LockError  # noqa: E402
 from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
@@ -72,6 +75,7 @@ from whoosh.qparser.syntax import GroupNode  # noqa: E402
 
 from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
 from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import positions as term_positions  # noqa: E402
 from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
     FORMAT_VERSION,
@@ -147,8 +151,34 @@ class PcpTokenizer(Tokenizer):
             yield t
 
 
+class PcpPositions(Positions):
+    """whoosh's Positions format, fed by `text.positions` straight from the text.
+
+    whoosh's own `word_values` runs the analyzer one `Token` object at a time through two
+    generator layers and two dicts; for pcp's analyzer that is the same terms, positions,
+    frequencies and weights (each token's boost is 1.0) as grouping `text.analyze`'s output,
+    which `text.positions` does in one loop. Indexing is most of a rebuild's CPU. Postings
+    are byte for byte whoosh's; an index written with plain Positions reads the same.
+    """
+
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[Any]:
+        if not isinstance(value, str):  # a pre-tokenized list: whoosh's own path
+            yield from super().word_values(value, analyzer, **kwargs)
+            return
+        fb = self.field_boost
+        encode = self.encode
+        for term, poslist in term_positions(value).items():
+            n = len(poslist)
+            yield (term, n, float(n) * fb, encode(poslist))
+
+
+def _text_field() -> TEXT:
+    field = TEXT(analyzer=CompositeAnalyzer(PcpTokenizer()), multitoken_query="phrase")
+    field.format = PcpPositions(field_boost=field.format.field_boost)
+    return field
+
+
 def make_schema() -> Schema:
-    analyzer = CompositeAnalyzer(PcpTokenizer())
     return Schema(
         path=ID(unique=True),
         page_id=ID,
@@ -156,8 +186,8 @@ def make_schema() -> Schema:
         # `title:` queries only. Plain words search `body`, which holds the title too: each
         # searched field is one more posting list whoosh walks in Python per word, and
         # searching title and body separately made common-word queries three times slower.
-        title=TEXT(analyzer=analyzer, multitoken_query="phrase"),
-        body=TEXT(analyzer=analyzer, multitoken_query="phrase"),
+        title=_text_field(),
+        body=_text_field(),
         tag=KEYWORD(lowercase=True, commas=True, scorable=True, field_boost=1.5),
         type=ID,
         namespace=ID,
@@ -601,27 +631,10 @@ class SearchIndex:
                 it = iter(docs)
                 head = list(islice(it, MP_THRESHOLD))
                 big = len(head) >= MP_THRESHOLD
-                # compound=False: whoosh opens a compound segment by copying each part into
-                # memory (BytesIO over the mmap), which made opening a 100k index take 300 ms.
-                if tuned and big:
-                    writer = ix.writer(procs=2, multisegment=True, limitmb=256, compound=False)
-                elif tuned:
-                    writer = ix.writer(limitmb=256, compound=False)
+                if tuned and big and _FORK is not None:
+                    n = _build_parallel(ix, _chain(head, it), progress)
                 else:
-                    writer = ix.writer()
-                n = 0
-                try:
-                    for doc in _chain(head, it):
-                        writer.add_document(**_fields(doc))
-                        n += 1
-                        if progress is not None and n % 1000 == 0:
-                            progress(n)
-                except BaseException:
-                    writer.cancel()
-                    raise
-                # No optimize(): merging the two process segments rewrote the whole index and
-                # roughly doubled the build; two plain segments open and search nearly as fast.
-                writer.commit()
+                    n = _build_serial(ix, _chain(head, it), progress, tuned)
                 count = ix.doc_count()
                 ix.close()
             except BaseException:
@@ -1359,6 +1372,193 @@ def normalize_score(raw: float) -> float:
 def _chain(head: list[IndexDoc], rest: Iterator[IndexDoc]) -> Iterator[IndexDoc]:
     yield from head
     yield from rest
+
+
+# ---------------------------------------------------------------- building
+
+# Worker processes of a large rebuild: whoosh's MpWriter forks too; "fork" is what lets a worker
+# reuse the open index object without pickling it. Elsewhere (no fork) a rebuild runs in-process.
+_FORK = (
+    multiprocessing.get_context("fork")
+    if "fork" in multiprocessing.get_all_start_methods()
+    else None
+)
+WORKERS = 2
+# Posting-pool size of each writer, whoosh's own estimate: past it, sorted runs go to disk.
+LIMIT_MB = 256
+# Documents sent to a worker at a time, and postings per compressed block of a sorted run.
+BATCH = 200
+RUN_BLOCK = 20_000
+
+
+def _segment_writer(ix: Any, *, lock: bool = True, tuned: bool = True) -> Any:
+    """A whoosh SegmentWriter whose posting pool writes compact runs (`_compact_pool_class`).
+    compound=False: whoosh opens a compound segment by copying each part into memory
+    (BytesIO over the mmap), which made opening a 100k index take 300 ms."""
+    from whoosh.writing import SegmentWriter
+
+    if not tuned:
+        return ix.writer()
+    writer = SegmentWriter(ix, _lk=lock, limitmb=LIMIT_MB, compound=False)
+    pool = _compact_pool_class()
+    writer.pool = pool(writer._tempstorage, writer.newsegment, limitmb=LIMIT_MB)
+    return writer
+
+
+@functools.cache
+def _compact_pool_class() -> type:
+    """whoosh.writing's PostingPool, subclassed on first use (a search never imports it)."""
+    import pickle
+    import struct
+    import zlib
+
+    from whoosh.writing import PostingPool
+
+    class CompactPool(PostingPool):  # type: ignore[misc,valid-type]
+        """whoosh's posting pool with its sorted runs written as zlib blocks of pickled lists.
+
+        whoosh pickles each posting on its own (one call, ~90 bytes each): a 100k rebuild
+        wrote 4.2 GB of runs for a 633 MB index, and spent much of its time in pickle calls.
+        Same items, same order, same merge; only the bytes on disk differ.
+        """
+
+        def _write_run(self, f: Any, items: Iterable[Any]) -> None:
+            it = iter(items)
+            try:
+                while block := list(islice(it, RUN_BLOCK)):
+                    data = zlib.compress(pickle.dumps(block, pickle.HIGHEST_PROTOCOL), 1)
+                    f.write(struct.pack("<Q", len(data)))
+                    f.write(data)
+            finally:
+                f.close()
+
+        def _read_run(self, path: str) -> Iterator[Any]:
+            f = self._open_run(path)
+            try:
+                while len(head := f.read(8)) == 8:
+                    (size,) = struct.unpack("<Q", head)
+                    yield from pickle.loads(zlib.decompress(f.read(size)))
+            finally:
+                f.close()
+                self._remove_run(path)
+
+    return CompactPool
+
+
+def _build_serial(
+    ix: Any, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None, tuned: bool
+) -> int:
+    writer = _segment_writer(ix, tuned=tuned)
+    n = 0
+    try:
+        for doc in docs:
+            writer.add_document(**_fields(doc))
+            n += 1
+            if progress is not None and n % 1000 == 0:
+                progress(n)
+    except BaseException:
+        writer.cancel()
+        raise
+    writer.commit()
+    return n
+
+
+def _worker(ix: Any, jobs: Any, results: Any) -> None:
+    """A rebuild worker: indexes the batches it takes off `jobs` into one segment of its own,
+    and puts ("ok", segment) or ("error", message) on `results`."""
+    try:
+        writer = _segment_writer(ix, lock=False)
+        while (batch := jobs.get()) is not None:
+            for fields in batch:
+                writer.add_document(**fields)
+        segment = writer._finalize_segment() if writer._added else None
+        if segment is None:
+            writer._close_segment()
+        results.put(("ok", segment))
+    except BaseException as exc:  # the parent turns it into an error and cleans up
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _build_parallel(
+    ix: Any, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None
+) -> int:
+    """Index `docs` in WORKERS forked processes, one segment each, then commit them together.
+
+    What whoosh's MpWriter(multisegment=True) does, without its job files (every document
+    pickled to a file in the index folder, then read back) and with compact posting runs. The
+    parent only reads the store and hands batches of documents over a pipe. No merge at the
+    end: merging the segments rewrote the whole index and roughly doubled the build, and a
+    few plain segments open and search nearly as fast.
+    """
+    import queue
+
+    assert _FORK is not None
+    parent = _segment_writer(ix)  # holds the index's lock; the workers write under it
+    jobs = _FORK.Queue(maxsize=4 * WORKERS)
+    results = _FORK.Queue()
+    procs = [_FORK.Process(target=_worker, args=(ix, jobs, results), daemon=True)
+             for _ in range(WORKERS)]
+    for p in procs:
+        p.start()
+
+    def put(item: Any) -> None:
+        while True:
+            try:
+                jobs.put(item, timeout=1.0)
+                return
+            except queue.Full:
+                if not all(p.is_alive() for p in procs):
+                    raise IndexUnavailable(
+                        "A search index worker process died during the rebuild.",
+                        hint="Check free memory and disk space, then run `pcp index --rebuild`.",
+                    ) from None
+
+    n = 0
+    segments = []
+    try:
+        batch: list[dict[str, Any]] = []
+        for doc in docs:
+            batch.append(_fields(doc))
+            n += 1
+            if len(batch) >= BATCH:
+                put(batch)
+                batch = []
+            if progress is not None and n % 1000 == 0:
+                progress(n)
+        if batch:
+            put(batch)
+        for _ in procs:
+            put(None)
+        for _ in procs:
+            while True:
+                try:
+                    status, got = results.get(timeout=1.0)
+                    break
+                except queue.Empty:
+                    if not any(p.is_alive() for p in procs) and results.empty():
+                        status, got = "error", "a worker process exited without a result"
+                        break
+            if status != "ok":
+                raise IndexUnavailable(
+                    f"The search index could not be rebuilt: {got}",
+                    hint="Check free memory and disk space, then run `pcp index --rebuild`.",
+                )
+            if got is not None:
+                segments.append(got)
+        for p in procs:
+            p.join()
+        parent._close_segment()
+        parent._commit_toc(segments)
+        parent._finish()
+    except BaseException:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+            p.join()
+        with contextlib.suppress(Exception):
+            parent.cancel()
+        raise
+    return n
 
 
 def _any_of(field: str, values: Iterable[str]) -> Q.Query:
