@@ -1,4 +1,7 @@
-"""The whoosh-backed SearchIndex. The only module in pcp that imports whoosh.
+"""The whoosh-backed SearchIndex: what only whoosh needs (its schema, scorer, matchers and
+pcp's ranking loops over its posting blocks). Shared with the tantivy engine: the query
+language (`query.py`), the generation files (`generations.py`), text analysis (`text.py`);
+a large rebuild's writer lives in `_whoosh_build.py`.
 
 Layout of the index folder (the store's `.pcp/index/`):
 
@@ -13,53 +16,19 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import functools
 import heapq
 import json
-import multiprocessing
 import os
 import shutil
-import sys
 import time
-import types
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from pcp_cli.index.query import import_whoosh_compat
 
-def _urlretrieve(*args: Any, **kwargs: Any) -> Any:
-    from urllib.request import urlretrieve
-
-    return urlretrieve(*args, **kwargs)
-
-
-def _import_whoosh_compat() -> None:
-    """Import whoosh.compat without loading urllib.request (http.client, email, ssl: ~12 ms
-    of every `pcp search`), which whoosh.compat imports only to re-export `urlretrieve`.
-
-    For the duration of that one import, `urllib.request` is a stand-in module whose
-    `urlretrieve` imports and calls the real one; it is removed straight after, so any later
-    `import urllib.request` anywhere loads the real module. Nothing is patched when
-    urllib.request or whoosh.compat is already loaded.
-    """
-    if "urllib.request" in sys.modules or "whoosh.compat" in sys.modules:
-        return
-    import urllib
-
-    stub = types.ModuleType("urllib.request")
-    stub.urlretrieve = _urlretrieve  # type: ignore[attr-defined]
-    sys.modules["urllib.request"] = stub
-    try:
-        import whoosh.compat  # noqa: F401
-    finally:
-        if sys.modules.get("urllib.request") is stub:
-            del sys.modules["urllib.request"]
-        if getattr(urllib, "request", None) is stub:
-            del urllib.request
-
-
-_import_whoosh_compat()
+import_whoosh_compat()  # before any whoosh import (a no-op once pcp_cli.index.query ran it)
 
 from whoosh import index as whoosh_index  # noqa: E402
 from whoosh import query as Q  # noqa: E402
@@ -71,12 +40,29 @@ from whoosh.formats import Positions  # noqa: E402
 from whoosh.index import LockError  # noqa: E402
 from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
-from whoosh.qparser.syntax import GroupNode  # noqa: E402
 
 from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
-from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.generations import (  # noqa: E402
+    LOCK,
+    META,
+    atomic_write,
+    check_files,
+    file_sizes,
+    remove_other_generations,
+)
+from pcp_cli.index.query import (  # noqa: E402
+    DEFAULT_FIELDS,
+    HIT_FIELDS,
+    ExactFieldsUnscored,
+    explicit_or,
+    filter_query,
+    matched_fields,
+    normalize_score,
+    ns_tree,
+    restrict,
+)
+from pcp_cli.index.text import analyze, check_and_rewrite_query  # noqa: E402
 from pcp_cli.index.text import positions as term_positions  # noqa: E402
-from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
     FORMAT_VERSION,
     IndexDoc,
@@ -86,15 +72,14 @@ from pcp_cli.index.types import (  # noqa: E402
     IndexStamp,
 )
 
-META = "meta.json"
-LOCK = "WRITELOCK"
-# raw BM25F score s -> s / (s + NORM_K): monotonic, in [0, 1), about 0.5 for one good match.
-NORM_K = 10.0
-# Below this many documents a rebuild uses one process; above, two processes and segments.
+# The tantivy engine reads these two by their old names.
+_ExactFieldsUnscored = ExactFieldsUnscored
+_restrict = restrict
+__all__ = ["SearchIndex", "make_schema", "normalize_score", "explicit_or", "DEFAULT_FIELDS",
+           "HIT_FIELDS", "META", "LOCK"]
+
+# Below this many documents a rebuild uses one process; above, worker processes.
 MP_THRESHOLD = 2000
-# The fields plain words search, and the ones a hit can report as matched.
-DEFAULT_FIELDS = ("body", "tag")
-HIT_FIELDS = ("title", "body", "tag")
 # A word whose body term is in more than this share of the documents is "common": the rarer
 # words' documents are scored first, and its postings read in full only if a page without a
 # rarer word could still reach the top (see _rank_terms).
@@ -277,11 +262,6 @@ class _Weighting(scoring.BM25F):
         return _LengthTableScorer(searcher, fieldname, text, B, self.K1, lengths, qf=qf)
 
 
-def _ns_tree(namespace: str) -> str:
-    parts = namespace.split(":")
-    return ",".join(":".join(parts[: i + 1]) for i in range(len(parts)))
-
-
 def _fields(doc: IndexDoc) -> dict[str, Any]:
     return {
         "path": doc.path,
@@ -292,7 +272,7 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         "tag": ",".join(t.replace(",", " ") for t in doc.tags),
         "type": doc.type,
         "namespace": doc.namespace,
-        "ns_tree": _ns_tree(doc.namespace),
+        "ns_tree": ns_tree(doc.namespace),
         "origin": doc.origin or "generated",
         "sensitivity": doc.sensitivity,
         "lifecycle": doc.lifecycle_status,
@@ -313,47 +293,6 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
             doc.title,
         ),
     }
-
-
-def _atomic_write(path: Path, data: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-class _ExactFieldsUnscored:
-    """A query parser plugin: a `field:value` term the person wrote on an exact-value field
-    (`id:`, `type:`, `tag:`, `namespace:` ...) matches but adds nothing to the score. It marks
-    such terms with a boost of 0, which `_unscored` then makes a real zero score.
-
-    Such a term says which pages qualify, not how relevant they are: whoosh would otherwise
-    give every match the same made-up score (1.0 on an ID field; BM25 over a page's few tags),
-    which `--min-score` then used to drop an exact id match. Words, and `title:`/`body:`
-    terms, are scored as before. Runs after whoosh applies the explicit field names (filter
-    priority 100) and before plain words are spread over the default fields (110), so a plain
-    word that also searches `tag` keeps its score.
-    """
-
-    def taggers(self, parser: Any) -> list[Any]:
-        return []
-
-    def filters(self, parser: Any) -> list[Any]:
-        return [(self._unscore, 105)]
-
-    def _unscore(self, parser: Any, group: Any) -> Any:
-        for node in group:
-            if isinstance(node, GroupNode):
-                self._unscore(parser, node)
-            elif (
-                getattr(node, "has_fieldname", False)
-                and node.fieldname is not None
-                and node.fieldname not in TEXT_FIELDS
-            ):
-                node.set_boost(0.0)
-        return group
 
 
 class _Unscored(Q.WrappingQuery):
@@ -525,7 +464,7 @@ class SearchIndex:
         if not meta.get("built"):
             self.needs_rebuild = "a previous build did not finish"
             return
-        problem = self._check_files(meta)
+        problem = check_files(self.directory, meta)
         if problem and retry:  # a writer may have committed between our two reads
             time.sleep(0.05)
             return self._load(retry=False)
@@ -548,28 +487,6 @@ class SearchIndex:
         self._ix = ix
         self.needs_rebuild = None
 
-    def _check_files(self, meta: dict[str, Any]) -> str | None:
-        gen = self.directory / str(meta.get("generation"))
-        files = meta.get("files")
-        if not isinstance(files, dict) or not gen.is_dir():
-            return "its files are missing"
-        for name, size in files.items():
-            try:
-                actual = (gen / name).stat().st_size
-            except OSError:
-                return f"its file {name} is missing"
-            if actual != size:
-                return f"its file {name} has {actual} bytes where {size} were written"
-        return None
-
-    def _file_sizes(self, generation: str) -> dict[str, int]:
-        gen = self.directory / generation
-        return {
-            p.name: p.stat().st_size
-            for p in gen.iterdir()
-            if p.is_file() and not p.name.endswith(".lock") and p.name != LOCK
-        }
-
     # ---------------------------------------------------------------- meta
 
     @property
@@ -583,7 +500,7 @@ class SearchIndex:
             self._save_meta()
 
     def _save_meta(self) -> None:
-        _atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
+        atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
 
     def doc_count(self) -> int:
         self._require()
@@ -631,10 +548,12 @@ class SearchIndex:
                 it = iter(docs)
                 head = list(islice(it, MP_THRESHOLD))
                 big = len(head) >= MP_THRESHOLD
-                if tuned and big and _FORK is not None:
-                    n = _build_parallel(ix, _chain(head, it), progress)
+                from pcp_cli.index import _whoosh_build as build
+
+                if tuned and big and build.FORK is not None:
+                    n = build.parallel(ix, _chain(head, it), progress)
                 else:
-                    n = _build_serial(ix, _chain(head, it), progress, tuned)
+                    n = build.serial(ix, _chain(head, it), progress, tuned)
                 count = ix.doc_count()
                 ix.close()
             except BaseException:
@@ -648,11 +567,11 @@ class SearchIndex:
                 "generation": generation,
                 "built": True,
                 "doc_count": count,
-                "files": self._file_sizes(generation),
+                "files": file_sizes(self.directory, generation),
                 "user": dict(meta or {}),
             }
             self._save_meta()
-            self._remove_other_generations(generation)
+            remove_other_generations(self.directory, generation)
         self._load()
         if self.needs_rebuild:
             raise IndexUnavailable(
@@ -661,16 +580,6 @@ class SearchIndex:
             )
         self.created = False
         return n
-
-    def _remove_other_generations(self, keep: str) -> None:
-        for p in self.directory.iterdir():
-            if p.name in (META, LOCK, keep) or p.name.startswith("."):
-                continue
-            if p.is_dir():
-                shutil.rmtree(p, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    p.unlink()
 
     def update(self, docs: Iterable[IndexDoc], *, meta: dict[str, Any] | None = None) -> int:
         """Add or replace documents by `path`. `meta` is merged into the caller's key/values
@@ -708,7 +617,7 @@ class SearchIndex:
                 raise
             writer.commit()
             self._meta["doc_count"] = sum(seg.doc_count() for seg in self._ix._segments())
-            self._meta["files"] = self._file_sizes(self._meta["generation"])
+            self._meta["files"] = file_sizes(self.directory, self._meta["generation"])
             if meta:
                 self._meta.setdefault("user", {}).update(meta)
             self._save_meta()
@@ -760,7 +669,7 @@ class SearchIndex:
             key = None
         if key is not None and key in cache:
             return cache[key]
-        constraint, excluded = _filter_query(flt) or (None, None)
+        constraint, excluded = filter_query(flt) or (None, None)
         if constraint is None and excluded is None:
             allowed = None
         else:
@@ -785,7 +694,7 @@ class SearchIndex:
             # Plain OR, ranked by BM25F: a page with more of the words scores higher anyway.
             # OrGroup.factory(0.9) ranks a little better but doubles matching time in whoosh.
             parser = MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup)
-            parser.add_plugin(_ExactFieldsUnscored())
+            parser.add_plugin(ExactFieldsUnscored())
             self._parser = parser
         return self._parser
 
@@ -796,7 +705,7 @@ class SearchIndex:
             parsed = self._get_parser().parse(text)
         except Exception as exc:
             raise UsageError(f"Could not parse the query: {exc}") from exc
-        return _unscored(parsed if explicit_or(text) else _restrict(parsed))
+        return _unscored(parsed if explicit_or(text) else restrict(parsed))
 
     def search(
         self,
@@ -821,7 +730,7 @@ class SearchIndex:
         if isinstance(user_q, Q.NullQuery.__class__) or user_q is Q.NullQuery:
             return []  # only stop words: nothing to look for
         flt = filter or IndexFilter()
-        if _filter_query(flt) is None:
+        if filter_query(flt) is None:
             return []
         asked = {(fn, t) for fn, t in user_q.iter_all_terms()}
         asked_fields = {fn for fn, _ in asked}
@@ -860,7 +769,7 @@ class SearchIndex:
             hits = []
             for docnum, raw in ranked:
                 stored = searcher.stored_fields(docnum)["hit"]
-                fields = _matched_fields(matched.get(docnum, ()), asked_fields, stored[11])
+                fields = matched_fields(matched.get(docnum, ()), asked_fields, stored[11])
                 hits.append(
                     IndexHit(
                         page_id=stored[0],
@@ -1297,337 +1206,7 @@ def _matched_terms(
     return out
 
 
-def _matched_fields(
-    matched: Iterable[tuple[str, bytes]], asked_fields: set[str], title: str
-) -> tuple[str, ...]:
-    """Which fields matched. `body` holds the title too, so split its matches by whether the
-    term is one of the title's."""
-    fields: set[str] = set()
-    body_terms = set()
-    for fn, term in matched:
-        if fn not in asked_fields:
-            continue
-        if fn == "body":
-            body_terms.add(term.decode("utf-8") if isinstance(term, bytes) else term)
-        else:
-            fields.add(fn)
-    if body_terms:
-        in_title = body_terms & set(analyze_terms(title))
-        if in_title:
-            fields.add("title")
-        if body_terms - in_title:
-            fields.add("body")
-    return tuple(sorted(fields))
-
-
-def explicit_or(text: str) -> bool:
-    return any(" OR " in f" {part} " for part in text.split('"')[::2])
-
-
-def _restrict(q: Q.Query) -> Q.Query:
-    """Plain words are OR-ranked, but `field:value` terms and NOT clauses restrict.
-
-    whoosh's OR grouping would read `budget type:keystone` as "budget, or any keystone" and
-    `fox NOT jumps` as "fox, or anything without jumps". Unless the person wrote OR themselves,
-    exact-value field terms become required and NOT clauses become exclusions.
-    """
-    if not isinstance(q, Q.Or):
-        if isinstance(q, Q.Not):
-            raise UsageError(
-                "A query needs at least one word or field term besides NOT.",
-                hint="Add what to look for, as in: budget NOT draft",
-            )
-        return q
-    required: list[Q.Query] = []
-    excluded: list[Q.Query] = []
-    optional: list[Q.Query] = []
-    for child in q.subqueries:
-        if isinstance(child, Q.Not):
-            excluded.append(child.query)
-        elif isinstance(child, Q.Term) and child.fieldname not in HIT_FIELDS:
-            required.append(child)
-        else:
-            optional.append(child)
-    if not required and not excluded:
-        return q
-    if optional:
-        required.append(optional[0] if len(optional) == 1 else q.__class__(optional))
-    if not required:
-        raise UsageError(
-            "A query needs at least one word or field term besides NOT.",
-            hint="Add what to look for, as in: budget NOT draft",
-        )
-    positive = required[0] if len(required) == 1 else Q.And(required)
-    if not excluded:
-        return positive
-    return Q.AndNot(positive, excluded[0] if len(excluded) == 1 else Q.Or(excluded))
-
-
-def normalize_score(raw: float) -> float:
-    if raw <= 0:
-        return 0.0
-    return raw / (raw + NORM_K)
-
-
 def _chain(head: list[IndexDoc], rest: Iterator[IndexDoc]) -> Iterator[IndexDoc]:
     yield from head
     yield from rest
 
-
-# ---------------------------------------------------------------- building
-
-# Worker processes of a large rebuild: whoosh's MpWriter forks too; "fork" is what lets a worker
-# reuse the open index object without pickling it. Elsewhere (no fork) a rebuild runs in-process.
-_FORK = (
-    multiprocessing.get_context("fork")
-    if "fork" in multiprocessing.get_all_start_methods()
-    else None
-)
-WORKERS = 2
-# Posting-pool size of each writer, whoosh's own estimate: past it, sorted runs go to disk.
-LIMIT_MB = 256
-# Documents sent to a worker at a time, and postings per compressed block of a sorted run.
-BATCH = 200
-RUN_BLOCK = 20_000
-
-
-def _segment_writer(ix: Any, *, lock: bool = True, tuned: bool = True) -> Any:
-    """A whoosh SegmentWriter whose posting pool writes compact runs (`_compact_pool_class`).
-    compound=False: whoosh opens a compound segment by copying each part into memory
-    (BytesIO over the mmap), which made opening a 100k index take 300 ms."""
-    from whoosh.writing import SegmentWriter
-
-    if not tuned:
-        return ix.writer()
-    writer = SegmentWriter(ix, _lk=lock, limitmb=LIMIT_MB, compound=False)
-    pool = _compact_pool_class()
-    writer.pool = pool(writer._tempstorage, writer.newsegment, limitmb=LIMIT_MB)
-    per_document_reader = writer.per_document_reader
-    writer.per_document_reader = lambda: _WriterLengths(per_document_reader())
-    return writer
-
-
-class _WriterLengths:
-    """The per-document reader a SegmentWriter hands `add_postings` while it writes the
-    postings, with `doc_field_length` read from one table per field.
-
-    whoosh looks each posting's field length up through a column reader (five calls and a
-    file read per posting: an eighth of a rebuild's CPU). Same values: the stored length byte
-    decoded by whoosh's `byte_to_length`, 0 where none is stored.
-    """
-
-    def __init__(self, reader: Any) -> None:
-        self._reader = reader
-        self._tables: dict[str, list[int]] = {}
-
-    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
-        table = self._tables.get(fieldname)
-        if table is None:
-            table = self._tables[fieldname] = self._table(fieldname)
-        if default == 0 and 0 <= docnum < len(table):
-            return table[docnum]
-        return int(self._reader.doc_field_length(docnum, fieldname, default))
-
-    def _table(self, fieldname: str) -> list[int]:
-        from whoosh.codec import whoosh3
-        from whoosh.util.numeric import byte_to_length
-
-        reader = self._reader
-        try:
-            col = reader._cached_reader(whoosh3._lenfield(fieldname), whoosh3.LENGTHS_COLUMN)
-        except AttributeError:  # another codec: whoosh's own lookups
-            return []
-        if col is None:
-            return [0] * (reader._doccount + 1)
-        decoded = [byte_to_length(i) if i else 0 for i in range(256)]
-        return [decoded[col[d]] for d in range(reader._doccount)]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._reader, name)
-
-
-@functools.cache
-def _compact_pool_class() -> type:
-    """whoosh.writing's PostingPool, subclassed on first use (a search never imports it)."""
-    import pickle
-    import struct
-    import zlib
-
-    from whoosh.writing import PostingPool
-
-    class CompactPool(PostingPool):  # type: ignore[misc,valid-type]
-        """whoosh's posting pool with its sorted runs written as zlib blocks of pickled lists.
-
-        whoosh pickles each posting on its own (one call, ~90 bytes each): a 100k rebuild
-        wrote 4.2 GB of runs for a 633 MB index, and spent much of its time in pickle calls.
-        Same items, same order, same merge; only the bytes on disk differ.
-        """
-
-        def _write_run(self, f: Any, items: Iterable[Any]) -> None:
-            it = iter(items)
-            try:
-                while block := list(islice(it, RUN_BLOCK)):
-                    data = zlib.compress(pickle.dumps(block, pickle.HIGHEST_PROTOCOL), 1)
-                    f.write(struct.pack("<Q", len(data)))
-                    f.write(data)
-            finally:
-                f.close()
-
-        def _read_run(self, path: str) -> Iterator[Any]:
-            f = self._open_run(path)
-            try:
-                while len(head := f.read(8)) == 8:
-                    (size,) = struct.unpack("<Q", head)
-                    yield from pickle.loads(zlib.decompress(f.read(size)))
-            finally:
-                f.close()
-                self._remove_run(path)
-
-    return CompactPool
-
-
-def _build_serial(
-    ix: Any, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None, tuned: bool
-) -> int:
-    writer = _segment_writer(ix, tuned=tuned)
-    n = 0
-    try:
-        for doc in docs:
-            writer.add_document(**_fields(doc))
-            n += 1
-            if progress is not None and n % 1000 == 0:
-                progress(n)
-    except BaseException:
-        writer.cancel()
-        raise
-    writer.commit()
-    return n
-
-
-def _worker(ix: Any, jobs: Any, results: Any) -> None:
-    """A rebuild worker: indexes the batches it takes off `jobs` into one segment of its own,
-    and puts ("ok", segment) or ("error", message) on `results`."""
-    try:
-        writer = _segment_writer(ix, lock=False)
-        while (batch := jobs.get()) is not None:
-            for fields in batch:
-                writer.add_document(**fields)
-        segment = writer._finalize_segment() if writer._added else None
-        if segment is None:
-            writer._close_segment()
-        results.put(("ok", segment))
-    except BaseException as exc:  # the parent turns it into an error and cleans up
-        results.put(("error", f"{type(exc).__name__}: {exc}"))
-
-
-def _build_parallel(
-    ix: Any, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None
-) -> int:
-    """Index `docs` in WORKERS forked processes, one segment each, then commit them together.
-
-    What whoosh's MpWriter(multisegment=True) does, without its job files (every document
-    pickled to a file in the index folder, then read back) and with compact posting runs. The
-    parent only reads the store and hands batches of documents over a pipe. No merge at the
-    end: merging the segments rewrote the whole index and roughly doubled the build, and a
-    few plain segments open and search nearly as fast.
-    """
-    import queue
-
-    assert _FORK is not None
-    parent = _segment_writer(ix)  # holds the index's lock; the workers write under it
-    jobs = _FORK.Queue(maxsize=4 * WORKERS)
-    results = _FORK.Queue()
-    procs = [_FORK.Process(target=_worker, args=(ix, jobs, results), daemon=True)
-             for _ in range(WORKERS)]
-    for p in procs:
-        p.start()
-
-    def put(item: Any) -> None:
-        while True:
-            try:
-                jobs.put(item, timeout=1.0)
-                return
-            except queue.Full:
-                if not all(p.is_alive() for p in procs):
-                    raise IndexUnavailable(
-                        "A search index worker process died during the rebuild.",
-                        hint="Check free memory and disk space, then run `pcp index --rebuild`.",
-                    ) from None
-
-    n = 0
-    segments = []
-    try:
-        batch: list[dict[str, Any]] = []
-        for doc in docs:
-            batch.append(_fields(doc))
-            n += 1
-            if len(batch) >= BATCH:
-                put(batch)
-                batch = []
-            if progress is not None and n % 1000 == 0:
-                progress(n)
-        if batch:
-            put(batch)
-        for _ in procs:
-            put(None)
-        for _ in procs:
-            while True:
-                try:
-                    status, got = results.get(timeout=1.0)
-                    break
-                except queue.Empty:
-                    if not any(p.is_alive() for p in procs) and results.empty():
-                        status, got = "error", "a worker process exited without a result"
-                        break
-            if status != "ok":
-                raise IndexUnavailable(
-                    f"The search index could not be rebuilt: {got}",
-                    hint="Check free memory and disk space, then run `pcp index --rebuild`.",
-                )
-            if got is not None:
-                segments.append(got)
-        for p in procs:
-            p.join()
-        parent._close_segment()
-        parent._commit_toc(segments)
-        parent._finish()
-    except BaseException:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-            p.join()
-        with contextlib.suppress(Exception):
-            parent.cancel()
-        raise
-    return n
-
-
-def _any_of(field: str, values: Iterable[str]) -> Q.Query:
-    terms = [Q.Term(field, v) for v in values]
-    return terms[0] if len(terms) == 1 else Q.Or(terms)
-
-
-def _filter_query(f: IndexFilter) -> tuple[Q.Query | None, Q.Query | None] | None:
-    """(must-match constraint, must-not-match), or None when the filter admits nothing."""
-    parts: list[Q.Query] = []
-    axes = (
-        ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
-        ("type", f.types),
-        ("lifecycle", f.lifecycle_statuses),
-        ("sensitivity", f.sensitivities),
-        ("review", f.review_statuses),
-        ("origin", f.origins),
-        ("tag", None if f.tags is None else tuple(t.lower() for t in f.tags)),
-    )
-    for field, allowed in axes:
-        if allowed is None:
-            continue
-        if not allowed:
-            return None
-        parts.append(_any_of(field, allowed))
-    if f.since is not None or f.until is not None:
-        end = None if f.until is None else f.until + "\uffff"
-        parts.append(Q.TermRange("timestamp", f.since, end))
-    constraint = None if not parts else parts[0] if len(parts) == 1 else Q.And(parts)
-    excluded = _any_of("type", f.exclude_types) if f.exclude_types else None
-    return constraint, excluded
