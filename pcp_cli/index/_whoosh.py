@@ -1,4 +1,7 @@
-"""The whoosh-backed SearchIndex. The only module in pcp that imports whoosh.
+"""The whoosh-backed SearchIndex: what only whoosh needs (its schema, scorer, matchers and
+pcp's ranking loops over its posting blocks). Shared with the tantivy engine: the query
+language (`query.py`), the generation files (`generations.py`), text analysis (`text.py`);
+a large rebuild's writer lives in `_whoosh_build.py`.
 
 Layout of the index folder (the store's `.pcp/index/`):
 
@@ -17,47 +20,15 @@ import heapq
 import json
 import os
 import shutil
-import sys
 import time
-import types
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from pcp_cli.index.query import import_whoosh_compat
 
-def _urlretrieve(*args: Any, **kwargs: Any) -> Any:
-    from urllib.request import urlretrieve
-
-    return urlretrieve(*args, **kwargs)
-
-
-def _import_whoosh_compat() -> None:
-    """Import whoosh.compat without loading urllib.request (http.client, email, ssl: ~12 ms
-    of every `pcp search`), which whoosh.compat imports only to re-export `urlretrieve`.
-
-    For the duration of that one import, `urllib.request` is a stand-in module whose
-    `urlretrieve` imports and calls the real one; it is removed straight after, so any later
-    `import urllib.request` anywhere loads the real module. Nothing is patched when
-    urllib.request or whoosh.compat is already loaded.
-    """
-    if "urllib.request" in sys.modules or "whoosh.compat" in sys.modules:
-        return
-    import urllib
-
-    stub = types.ModuleType("urllib.request")
-    stub.urlretrieve = _urlretrieve  # type: ignore[attr-defined]
-    sys.modules["urllib.request"] = stub
-    try:
-        import whoosh.compat  # noqa: F401
-    finally:
-        if sys.modules.get("urllib.request") is stub:
-            del sys.modules["urllib.request"]
-        if getattr(urllib, "request", None) is stub:
-            del urllib.request
-
-
-_import_whoosh_compat()
+import_whoosh_compat()  # before any whoosh import (a no-op once pcp_cli.index.query ran it)
 
 from whoosh import index as whoosh_index  # noqa: E402
 from whoosh import query as Q  # noqa: E402
@@ -65,14 +36,33 @@ from whoosh import scoring  # noqa: E402
 from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer  # noqa: E402
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema  # noqa: E402
 from whoosh.filedb.filestore import FileStorage  # noqa: E402
+from whoosh.formats import Positions  # noqa: E402
 from whoosh.index import LockError  # noqa: E402
 from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
-from whoosh.qparser.syntax import GroupNode  # noqa: E402
 
 from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
-from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
-from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
+from pcp_cli.index.generations import (  # noqa: E402
+    LOCK,
+    META,
+    atomic_write,
+    check_files,
+    file_sizes,
+    remove_other_generations,
+)
+from pcp_cli.index.query import (  # noqa: E402
+    DEFAULT_FIELDS,
+    HIT_FIELDS,
+    ExactFieldsUnscored,
+    explicit_or,
+    filter_query,
+    matched_fields,
+    normalize_score,
+    ns_tree,
+    restrict,
+)
+from pcp_cli.index.text import analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import positions as term_positions  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
     FORMAT_VERSION,
     IndexDoc,
@@ -82,15 +72,14 @@ from pcp_cli.index.types import (  # noqa: E402
     IndexStamp,
 )
 
-META = "meta.json"
-LOCK = "WRITELOCK"
-# raw BM25F score s -> s / (s + NORM_K): monotonic, in [0, 1), about 0.5 for one good match.
-NORM_K = 10.0
-# Below this many documents a rebuild uses one process; above, two processes and segments.
+# The tantivy engine reads these two by their old names.
+_ExactFieldsUnscored = ExactFieldsUnscored
+_restrict = restrict
+__all__ = ["SearchIndex", "make_schema", "normalize_score", "explicit_or", "DEFAULT_FIELDS",
+           "HIT_FIELDS", "META", "LOCK"]
+
+# Below this many documents a rebuild uses one process; above, worker processes.
 MP_THRESHOLD = 2000
-# The fields plain words search, and the ones a hit can report as matched.
-DEFAULT_FIELDS = ("body", "tag")
-HIT_FIELDS = ("title", "body", "tag")
 # A word whose body term is in more than this share of the documents is "common": the rarer
 # words' documents are scored first, and its postings read in full only if a page without a
 # rarer word could still reach the top (see _rank_terms).
@@ -147,8 +136,34 @@ class PcpTokenizer(Tokenizer):
             yield t
 
 
+class PcpPositions(Positions):
+    """whoosh's Positions format, fed by `text.positions` straight from the text.
+
+    whoosh's own `word_values` runs the analyzer one `Token` object at a time through two
+    generator layers and two dicts; for pcp's analyzer that is the same terms, positions,
+    frequencies and weights (each token's boost is 1.0) as grouping `text.analyze`'s output,
+    which `text.positions` does in one loop. Indexing is most of a rebuild's CPU. Postings
+    are byte for byte whoosh's; an index written with plain Positions reads the same.
+    """
+
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[Any]:
+        if not isinstance(value, str):  # a pre-tokenized list: whoosh's own path
+            yield from super().word_values(value, analyzer, **kwargs)
+            return
+        fb = self.field_boost
+        encode = self.encode
+        for term, poslist in term_positions(value).items():
+            n = len(poslist)
+            yield (term, n, float(n) * fb, encode(poslist))
+
+
+def _text_field() -> TEXT:
+    field = TEXT(analyzer=CompositeAnalyzer(PcpTokenizer()), multitoken_query="phrase")
+    field.format = PcpPositions(field_boost=field.format.field_boost)
+    return field
+
+
 def make_schema() -> Schema:
-    analyzer = CompositeAnalyzer(PcpTokenizer())
     return Schema(
         path=ID(unique=True),
         page_id=ID,
@@ -156,8 +171,8 @@ def make_schema() -> Schema:
         # `title:` queries only. Plain words search `body`, which holds the title too: each
         # searched field is one more posting list whoosh walks in Python per word, and
         # searching title and body separately made common-word queries three times slower.
-        title=TEXT(analyzer=analyzer, multitoken_query="phrase"),
-        body=TEXT(analyzer=analyzer, multitoken_query="phrase"),
+        title=_text_field(),
+        body=_text_field(),
         tag=KEYWORD(lowercase=True, commas=True, scorable=True, field_boost=1.5),
         type=ID,
         namespace=ID,
@@ -247,11 +262,6 @@ class _Weighting(scoring.BM25F):
         return _LengthTableScorer(searcher, fieldname, text, B, self.K1, lengths, qf=qf)
 
 
-def _ns_tree(namespace: str) -> str:
-    parts = namespace.split(":")
-    return ",".join(":".join(parts[: i + 1]) for i in range(len(parts)))
-
-
 def _fields(doc: IndexDoc) -> dict[str, Any]:
     return {
         "path": doc.path,
@@ -262,7 +272,7 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         "tag": ",".join(t.replace(",", " ") for t in doc.tags),
         "type": doc.type,
         "namespace": doc.namespace,
-        "ns_tree": _ns_tree(doc.namespace),
+        "ns_tree": ns_tree(doc.namespace),
         "origin": doc.origin or "generated",
         "sensitivity": doc.sensitivity,
         "lifecycle": doc.lifecycle_status,
@@ -283,47 +293,6 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
             doc.title,
         ),
     }
-
-
-def _atomic_write(path: Path, data: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-class _ExactFieldsUnscored:
-    """A query parser plugin: a `field:value` term the person wrote on an exact-value field
-    (`id:`, `type:`, `tag:`, `namespace:` ...) matches but adds nothing to the score. It marks
-    such terms with a boost of 0, which `_unscored` then makes a real zero score.
-
-    Such a term says which pages qualify, not how relevant they are: whoosh would otherwise
-    give every match the same made-up score (1.0 on an ID field; BM25 over a page's few tags),
-    which `--min-score` then used to drop an exact id match. Words, and `title:`/`body:`
-    terms, are scored as before. Runs after whoosh applies the explicit field names (filter
-    priority 100) and before plain words are spread over the default fields (110), so a plain
-    word that also searches `tag` keeps its score.
-    """
-
-    def taggers(self, parser: Any) -> list[Any]:
-        return []
-
-    def filters(self, parser: Any) -> list[Any]:
-        return [(self._unscore, 105)]
-
-    def _unscore(self, parser: Any, group: Any) -> Any:
-        for node in group:
-            if isinstance(node, GroupNode):
-                self._unscore(parser, node)
-            elif (
-                getattr(node, "has_fieldname", False)
-                and node.fieldname is not None
-                and node.fieldname not in TEXT_FIELDS
-            ):
-                node.set_boost(0.0)
-        return group
 
 
 class _Unscored(Q.WrappingQuery):
@@ -495,7 +464,7 @@ class SearchIndex:
         if not meta.get("built"):
             self.needs_rebuild = "a previous build did not finish"
             return
-        problem = self._check_files(meta)
+        problem = check_files(self.directory, meta)
         if problem and retry:  # a writer may have committed between our two reads
             time.sleep(0.05)
             return self._load(retry=False)
@@ -518,28 +487,6 @@ class SearchIndex:
         self._ix = ix
         self.needs_rebuild = None
 
-    def _check_files(self, meta: dict[str, Any]) -> str | None:
-        gen = self.directory / str(meta.get("generation"))
-        files = meta.get("files")
-        if not isinstance(files, dict) or not gen.is_dir():
-            return "its files are missing"
-        for name, size in files.items():
-            try:
-                actual = (gen / name).stat().st_size
-            except OSError:
-                return f"its file {name} is missing"
-            if actual != size:
-                return f"its file {name} has {actual} bytes where {size} were written"
-        return None
-
-    def _file_sizes(self, generation: str) -> dict[str, int]:
-        gen = self.directory / generation
-        return {
-            p.name: p.stat().st_size
-            for p in gen.iterdir()
-            if p.is_file() and not p.name.endswith(".lock") and p.name != LOCK
-        }
-
     # ---------------------------------------------------------------- meta
 
     @property
@@ -553,7 +500,7 @@ class SearchIndex:
             self._save_meta()
 
     def _save_meta(self) -> None:
-        _atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
+        atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
 
     def doc_count(self) -> int:
         self._require()
@@ -601,27 +548,12 @@ class SearchIndex:
                 it = iter(docs)
                 head = list(islice(it, MP_THRESHOLD))
                 big = len(head) >= MP_THRESHOLD
-                # compound=False: whoosh opens a compound segment by copying each part into
-                # memory (BytesIO over the mmap), which made opening a 100k index take 300 ms.
-                if tuned and big:
-                    writer = ix.writer(procs=2, multisegment=True, limitmb=256, compound=False)
-                elif tuned:
-                    writer = ix.writer(limitmb=256, compound=False)
+                from pcp_cli.index import _whoosh_build as build
+
+                if tuned and big and build.FORK is not None:
+                    n = build.parallel(ix, _chain(head, it), progress)
                 else:
-                    writer = ix.writer()
-                n = 0
-                try:
-                    for doc in _chain(head, it):
-                        writer.add_document(**_fields(doc))
-                        n += 1
-                        if progress is not None and n % 1000 == 0:
-                            progress(n)
-                except BaseException:
-                    writer.cancel()
-                    raise
-                # No optimize(): merging the two process segments rewrote the whole index and
-                # roughly doubled the build; two plain segments open and search nearly as fast.
-                writer.commit()
+                    n = build.serial(ix, _chain(head, it), progress, tuned)
                 count = ix.doc_count()
                 ix.close()
             except BaseException:
@@ -635,11 +567,11 @@ class SearchIndex:
                 "generation": generation,
                 "built": True,
                 "doc_count": count,
-                "files": self._file_sizes(generation),
+                "files": file_sizes(self.directory, generation),
                 "user": dict(meta or {}),
             }
             self._save_meta()
-            self._remove_other_generations(generation)
+            remove_other_generations(self.directory, generation)
         self._load()
         if self.needs_rebuild:
             raise IndexUnavailable(
@@ -648,16 +580,6 @@ class SearchIndex:
             )
         self.created = False
         return n
-
-    def _remove_other_generations(self, keep: str) -> None:
-        for p in self.directory.iterdir():
-            if p.name in (META, LOCK, keep) or p.name.startswith("."):
-                continue
-            if p.is_dir():
-                shutil.rmtree(p, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    p.unlink()
 
     def update(self, docs: Iterable[IndexDoc], *, meta: dict[str, Any] | None = None) -> int:
         """Add or replace documents by `path`. `meta` is merged into the caller's key/values
@@ -695,7 +617,7 @@ class SearchIndex:
                 raise
             writer.commit()
             self._meta["doc_count"] = sum(seg.doc_count() for seg in self._ix._segments())
-            self._meta["files"] = self._file_sizes(self._meta["generation"])
+            self._meta["files"] = file_sizes(self.directory, self._meta["generation"])
             if meta:
                 self._meta.setdefault("user", {}).update(meta)
             self._save_meta()
@@ -747,7 +669,7 @@ class SearchIndex:
             key = None
         if key is not None and key in cache:
             return cache[key]
-        constraint, excluded = _filter_query(flt) or (None, None)
+        constraint, excluded = filter_query(flt) or (None, None)
         if constraint is None and excluded is None:
             allowed = None
         else:
@@ -772,7 +694,7 @@ class SearchIndex:
             # Plain OR, ranked by BM25F: a page with more of the words scores higher anyway.
             # OrGroup.factory(0.9) ranks a little better but doubles matching time in whoosh.
             parser = MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup)
-            parser.add_plugin(_ExactFieldsUnscored())
+            parser.add_plugin(ExactFieldsUnscored())
             self._parser = parser
         return self._parser
 
@@ -783,7 +705,7 @@ class SearchIndex:
             parsed = self._get_parser().parse(text)
         except Exception as exc:
             raise UsageError(f"Could not parse the query: {exc}") from exc
-        return _unscored(parsed if explicit_or(text) else _restrict(parsed))
+        return _unscored(parsed if explicit_or(text) else restrict(parsed))
 
     def search(
         self,
@@ -808,7 +730,7 @@ class SearchIndex:
         if isinstance(user_q, Q.NullQuery.__class__) or user_q is Q.NullQuery:
             return []  # only stop words: nothing to look for
         flt = filter or IndexFilter()
-        if _filter_query(flt) is None:
+        if filter_query(flt) is None:
             return []
         asked = {(fn, t) for fn, t in user_q.iter_all_terms()}
         asked_fields = {fn for fn, _ in asked}
@@ -847,7 +769,7 @@ class SearchIndex:
             hits = []
             for docnum, raw in ranked:
                 stored = searcher.stored_fields(docnum)["hit"]
-                fields = _matched_fields(matched.get(docnum, ()), asked_fields, stored[11])
+                fields = matched_fields(matched.get(docnum, ()), asked_fields, stored[11])
                 hits.append(
                     IndexHit(
                         page_id=stored[0],
@@ -1284,109 +1206,7 @@ def _matched_terms(
     return out
 
 
-def _matched_fields(
-    matched: Iterable[tuple[str, bytes]], asked_fields: set[str], title: str
-) -> tuple[str, ...]:
-    """Which fields matched. `body` holds the title too, so split its matches by whether the
-    term is one of the title's."""
-    fields: set[str] = set()
-    body_terms = set()
-    for fn, term in matched:
-        if fn not in asked_fields:
-            continue
-        if fn == "body":
-            body_terms.add(term.decode("utf-8") if isinstance(term, bytes) else term)
-        else:
-            fields.add(fn)
-    if body_terms:
-        in_title = body_terms & set(analyze_terms(title))
-        if in_title:
-            fields.add("title")
-        if body_terms - in_title:
-            fields.add("body")
-    return tuple(sorted(fields))
-
-
-def explicit_or(text: str) -> bool:
-    return any(" OR " in f" {part} " for part in text.split('"')[::2])
-
-
-def _restrict(q: Q.Query) -> Q.Query:
-    """Plain words are OR-ranked, but `field:value` terms and NOT clauses restrict.
-
-    whoosh's OR grouping would read `budget type:keystone` as "budget, or any keystone" and
-    `fox NOT jumps` as "fox, or anything without jumps". Unless the person wrote OR themselves,
-    exact-value field terms become required and NOT clauses become exclusions.
-    """
-    if not isinstance(q, Q.Or):
-        if isinstance(q, Q.Not):
-            raise UsageError(
-                "A query needs at least one word or field term besides NOT.",
-                hint="Add what to look for, as in: budget NOT draft",
-            )
-        return q
-    required: list[Q.Query] = []
-    excluded: list[Q.Query] = []
-    optional: list[Q.Query] = []
-    for child in q.subqueries:
-        if isinstance(child, Q.Not):
-            excluded.append(child.query)
-        elif isinstance(child, Q.Term) and child.fieldname not in HIT_FIELDS:
-            required.append(child)
-        else:
-            optional.append(child)
-    if not required and not excluded:
-        return q
-    if optional:
-        required.append(optional[0] if len(optional) == 1 else q.__class__(optional))
-    if not required:
-        raise UsageError(
-            "A query needs at least one word or field term besides NOT.",
-            hint="Add what to look for, as in: budget NOT draft",
-        )
-    positive = required[0] if len(required) == 1 else Q.And(required)
-    if not excluded:
-        return positive
-    return Q.AndNot(positive, excluded[0] if len(excluded) == 1 else Q.Or(excluded))
-
-
-def normalize_score(raw: float) -> float:
-    if raw <= 0:
-        return 0.0
-    return raw / (raw + NORM_K)
-
-
 def _chain(head: list[IndexDoc], rest: Iterator[IndexDoc]) -> Iterator[IndexDoc]:
     yield from head
     yield from rest
 
-
-def _any_of(field: str, values: Iterable[str]) -> Q.Query:
-    terms = [Q.Term(field, v) for v in values]
-    return terms[0] if len(terms) == 1 else Q.Or(terms)
-
-
-def _filter_query(f: IndexFilter) -> tuple[Q.Query | None, Q.Query | None] | None:
-    """(must-match constraint, must-not-match), or None when the filter admits nothing."""
-    parts: list[Q.Query] = []
-    axes = (
-        ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
-        ("type", f.types),
-        ("lifecycle", f.lifecycle_statuses),
-        ("sensitivity", f.sensitivities),
-        ("review", f.review_statuses),
-        ("origin", f.origins),
-        ("tag", None if f.tags is None else tuple(t.lower() for t in f.tags)),
-    )
-    for field, allowed in axes:
-        if allowed is None:
-            continue
-        if not allowed:
-            return None
-        parts.append(_any_of(field, allowed))
-    if f.since is not None or f.until is not None:
-        end = None if f.until is None else f.until + "\uffff"
-        parts.append(Q.TermRange("timestamp", f.since, end))
-    constraint = None if not parts else parts[0] if len(parts) == 1 else Q.And(parts)
-    excluded = _any_of("type", f.exclude_types) if f.exclude_types else None
-    return constraint, excluded

@@ -74,6 +74,37 @@ def analyze(text: str) -> Iterator[tuple[str, int, int, int]]:
             pos += 1
 
 
+def positions(text: str) -> dict[str, list[int]]:
+    """term -> its positions in `text`, in order: what `analyze` yields, grouped by term (the
+    same loop without the character offsets, for indexing, where it is the hottest code)."""
+    out: dict[str, list[int]] = {}
+    get = out.get
+    pos = 0
+    for m in TOKEN_RE.finditer(text):
+        run = m.group()
+        if m.lastgroup == "cjk":
+            grams = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+            for gram in grams:
+                got = get(gram)
+                if got is None:
+                    out[gram] = [pos]
+                else:
+                    got.append(pos)
+                pos += 1
+            continue
+        word = run.lower()
+        if len(word) < MIN_WORD or word in STOP_WORDS:
+            continue
+        term = stem(word)
+        got = get(term)
+        if got is None:
+            out[term] = [pos]
+        else:
+            got.append(pos)
+        pos += 1
+    return out
+
+
 def terms(text: str) -> list[str]:
     return [t for t, _, _, _ in analyze(text)]
 
