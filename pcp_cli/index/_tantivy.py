@@ -36,6 +36,14 @@ from typing import Any
 import tantivy as T
 
 from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
+from pcp_cli.index.generations import (
+    LOCK,
+    META,
+    atomic_write,
+    check_files,
+    file_sizes,
+    remove_other_generations,
+)
 from pcp_cli.index.text import CJK_RE, MIN_WORD, STOP_WORDS, TOKEN_RE, stem
 from pcp_cli.index.text import terms as analyze_terms
 from pcp_cli.index.types import (
@@ -45,15 +53,13 @@ from pcp_cli.index.types import (
     IndexHit,
     IndexNeedsRebuild,
     IndexStamp,
+    normalize_score,
 )
 
 ENGINE = "tantivy"
 # The format this engine writes into meta.json: never equal to the whoosh engine's integer, so
 # each engine reads the other's index as "another format" and rebuilds it.
 ENGINE_FORMAT = f"tantivy-{FORMAT_VERSION}.1"
-META = "meta.json"
-LOCK = "WRITELOCK"
-NORM_K = 10.0  # raw score s -> s / (s + NORM_K), as on the whoosh engine
 TAG_BOOST = 1.5  # the whoosh engine's field boost on `tag`
 HIT_FIELDS = ("title", "body", "tag")
 # tantivy's writer: one indexing thread per core is the default; the heap is split among them.
@@ -210,21 +216,6 @@ def _document(doc: IndexDoc, analysed: tuple[str, str] | None = None) -> Any:
         doc.sensitivity, doc.lifecycle_status, doc.review_status, doc.timestamp, doc.mtime_ns,
         doc.title], ensure_ascii=False, separators=(",", ":")))
     return d
-
-
-def normalize_score(raw: float) -> float:
-    if raw <= 0:
-        return 0.0
-    return raw / (raw + NORM_K)
-
-
-def _atomic_write(path: Path, data: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def _fatal(exc: BaseException) -> bool:
@@ -492,7 +483,7 @@ class SearchIndex:
         if not meta.get("built"):
             self.needs_rebuild = "a previous build did not finish"
             return
-        problem = self._check_files(meta)
+        problem = check_files(self.directory, meta)
         if problem and retry:  # a writer may have committed between our two reads
             time.sleep(0.05)
             return self._load(retry=False)
@@ -517,29 +508,6 @@ class SearchIndex:
         self._schema = ix.schema
         self.needs_rebuild = None
 
-    def _check_files(self, meta: dict[str, Any]) -> str | None:
-        gen = self.directory / str(meta.get("generation"))
-        files = meta.get("files")
-        if not isinstance(files, dict) or not gen.is_dir():
-            return "its files are missing"
-        for name, size in files.items():
-            try:
-                actual = (gen / name).stat().st_size
-            except OSError:
-                return f"its file {name} is missing"
-            if actual != size:
-                return f"its file {name} has {actual} bytes where {size} were written"
-        return None
-
-    def _file_sizes(self, generation: str) -> dict[str, int]:
-        gen = self.directory / generation
-        return {
-            p.name: p.stat().st_size
-            for p in gen.iterdir()
-            # tantivy's own lock files come and go with its writers
-            if p.is_file() and not p.name.endswith(".lock") and not p.name.startswith(".")
-        }
-
     # ---------------------------------------------------------------- meta
 
     @property
@@ -553,7 +521,7 @@ class SearchIndex:
             self._save_meta()
 
     def _save_meta(self) -> None:
-        _atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
+        atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
         self._meta_stat = self._stat_meta()
 
     def doc_count(self) -> int:
@@ -628,11 +596,11 @@ class SearchIndex:
                 "generation": generation,
                 "built": True,
                 "doc_count": count,
-                "files": self._file_sizes(generation),
+                "files": file_sizes(self.directory, generation),
                 "user": dict(meta or {}),
             }
             self._save_meta()
-            self._remove_other_generations(generation)
+            remove_other_generations(self.directory, generation)
         self._load()
         if self.needs_rebuild:
             raise IndexUnavailable(
@@ -641,16 +609,6 @@ class SearchIndex:
             )
         self.created = False
         return n
-
-    def _remove_other_generations(self, keep: str) -> None:
-        for p in self.directory.iterdir():
-            if p.name in (META, LOCK, keep) or p.name.startswith("."):
-                continue
-            if p.is_dir():
-                shutil.rmtree(p, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    p.unlink()
 
     def update(self, docs: Iterable[IndexDoc], *, meta: dict[str, Any] | None = None) -> int:
         """Add or replace documents by `path`. `meta` is merged into the caller's key/values
@@ -700,7 +658,7 @@ class SearchIndex:
             self._ix.reload()
             self._cache.clear()
             self._meta["doc_count"] = self._ix.searcher().num_docs
-            self._meta["files"] = self._file_sizes(self._meta["generation"])
+            self._meta["files"] = file_sizes(self.directory, self._meta["generation"])
             if meta:
                 self._meta.setdefault("user", {}).update(meta)
             self._save_meta()

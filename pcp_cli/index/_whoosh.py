@@ -57,7 +57,6 @@ from pcp_cli.index.query import (  # noqa: E402
     explicit_or,
     filter_query,
     matched_fields,
-    normalize_score,
     ns_tree,
     restrict,
 )
@@ -70,6 +69,7 @@ from pcp_cli.index.types import (  # noqa: E402
     IndexHit,
     IndexNeedsRebuild,
     IndexStamp,
+    normalize_score,
 )
 
 # The tantivy engine reads these two by their old names.

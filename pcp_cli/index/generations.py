@@ -43,12 +43,14 @@ def check_files(directory: Path, meta: dict[str, Any]) -> str | None:
 
 
 def file_sizes(directory: Path, generation: str) -> dict[str, int]:
-    """name -> size of every file of a generation (locks left out), for meta.json."""
+    """name -> size of every file of a generation, for meta.json: locks (an engine's own
+    come and go with its writers) and dot files left out."""
     gen = directory / generation
     return {
         p.name: p.stat().st_size
         for p in gen.iterdir()
         if p.is_file() and not p.name.endswith(".lock") and p.name != LOCK
+        and not p.name.startswith(".")
     }
 
 

@@ -56,8 +56,6 @@ from pcp_cli.index.text import TEXT_FIELDS  # noqa: E402
 from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
 from pcp_cli.index.types import IndexFilter  # noqa: E402
 
-# raw BM25F score s -> s / (s + NORM_K): monotonic, in [0, 1), about 0.5 for one good match.
-NORM_K = 10.0
 # The fields plain words search, and the ones a hit can report as matched.
 DEFAULT_FIELDS = ("body", "tag")
 HIT_FIELDS = ("title", "body", "tag")
@@ -138,10 +136,6 @@ def restrict(q: Q.Query) -> Q.Query:
     return Q.AndNot(positive, excluded[0] if len(excluded) == 1 else Q.Or(excluded))
 
 
-def normalize_score(raw: float) -> float:
-    if raw <= 0:
-        return 0.0
-    return raw / (raw + NORM_K)
 
 
 def any_of(field: str, values: Iterable[str]) -> Q.Query:

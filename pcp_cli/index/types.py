@@ -10,6 +10,16 @@ from pcp_cli.errors import IndexUnavailable
 # another version is rebuilt instead of read.
 FORMAT_VERSION = 2  # 2: `timestamp` is the observed time, unclassified sensitivity
 
+# Both engines' raw score s -> s / (s + NORM_K): monotonic, in [0, 1), about 0.5 for one good
+# match.
+NORM_K = 10.0
+
+
+def normalize_score(raw: float) -> float:
+    if raw <= 0:
+        return 0.0
+    return raw / (raw + NORM_K)
+
 
 class IndexNeedsRebuild(IndexUnavailable):
     """The index on disk cannot be trusted (corrupt, incomplete, other format, out of step).
