@@ -59,7 +59,7 @@ def pytest_in(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PCP_", "PYTEST_"))}
     env["PYTHONPATH"] = str(clone)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-m", "", *args],
         cwd=clone, env=env, capture_output=True, text=True, timeout=600,
     )
 
