@@ -240,5 +240,10 @@ def parallel(
             p.join()
         with contextlib.suppress(Exception):
             parent.cancel()
+        # Batches still queued for dead workers: drop them, or the queue's feeder thread
+        # waits on a pipe nobody reads and the process never exits.
+        for q in (jobs, results):
+            q.cancel_join_thread()
+            q.close()
         raise
     return n

@@ -103,3 +103,37 @@ def test_a_failed_worker_fails_the_rebuild_and_keeps_the_old_index(
     assert ids(again.search("pasta")) == ["cook"]
     again.close()
     ix.close()
+
+
+FAILED_REBUILD = """
+import os, sys
+from pcp_cli.errors import IndexUnavailable
+from pcp_cli.index import SearchIndex, _whoosh, _whoosh_build
+from pcp_cli.index.types import IndexDoc
+
+def dies(ix, jobs, results):
+    os._exit(3)
+
+_whoosh_build._worker = dies
+docs = [IndexDoc(path=f"pages/personal/p{i}.md", page_id=f"p{i}", revision_id=f"rev_{i}",
+                 title="t", body="garden recipe " * 200, type="note", namespace="personal",
+                 timestamp="2026-01-01T00:00:00Z")
+        for i in range(_whoosh.MP_THRESHOLD + 400)]
+ix = SearchIndex.open_or_create(sys.argv[1])
+try:
+    ix.rebuild(docs)
+except IndexUnavailable:
+    print("refused")
+"""
+
+
+@pytest.mark.slow
+def test_a_process_whose_rebuild_workers_died_still_exits(tmp_path: Path) -> None:
+    # The documents queued for the dead workers must not keep the process from exiting (its
+    # queue's feeder thread would wait forever on a pipe nobody reads).
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", FAILED_REBUILD, str(tmp_path / "index")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == "refused", run.stderr[-2000:]
