@@ -469,7 +469,7 @@ def add_keystone(
         # A proposal changes nothing about the keystone it would replace until it is accepted
         # (profile_ops.accept_proposal does the superseding then).
         if old is not None and result.status == "created" and not proposed:
-            store.finish_supersede(result.page_id, old.page_id, actor=actor)
+            store.supersede(result.page_id, old.page_id, actor=actor)
         return result
 
 

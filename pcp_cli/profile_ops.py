@@ -549,15 +549,7 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
             note=f"accepted by {actor.actor_id}",
         )
         if old is not None:
-            store.revise(
-                old.page_id,
-                changes={"lifecycle_status": "superseded", "record": {"superseded_by": page_id}},
-                actor=actor,
-                note=f"superseded by {page_id}",
-                input_revision_ids=(result.revision_id,),
-            )
-            store.link(page_id, "supersedes", old.page_id, actor=actor,
-                       to_revision_id=old.revision_id)
+            store.supersede(page_id, old.page_id, actor=actor)
         return result
 
 

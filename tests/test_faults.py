@@ -194,10 +194,47 @@ def test_battery_every_write_command_under_every_fault(
         seeded: tuple[Path, list[str]], tmp_path: Path, index: int) -> None:
     """Each write command, with each of its file operations failed (EIO, ENOSPC) or killed in
     turn: refused faults exit 11 and change nothing; after any fault the store is healthy."""
+    store, pages = seeded
+    _battery(store, pages, _battery_commands(pages, tmp_path)[index], tmp_path)
+
+
+def _more_commands(pages: list[str], keystone: str, proposal: str,
+                   tmp_path: Path) -> list[tuple[str, ...]]:
+    events = tmp_path / "events.jsonl"
+    events.write_text(
+        '{"type": "message", "conversation_id": "c1", "role": "user", "content": "hello"}\n'
+        '{"type": "message", "conversation_id": "c1", "role": "assistant", "content": "hi"}\n')
+    return [
+        ("keystone", "add", "I like coffee", "--category", "preference",
+         "--supersedes", keystone),
+        ("keystone", "confirm", keystone),
+        ("review", "accept", proposal),
+        ("review", "reject", proposal),
+        ("ingest", str(events), "--source", "battery"),
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(5))
+def test_battery_keystone_review_and_ingest_under_every_fault(
+        seeded: tuple[Path, list[str]], tmp_path: Path, index: int) -> None:
+    """The battery again for the commands that need a keystone or a proposal to act on, and
+    for ingest (events first, then the conversation page)."""
+    store, pages = seeded
+    made = cli("keystone", "add", "I like tea", "--category", "preference",
+               "--store", str(store), "--json")
+    assert made.code == 0, made.stderr
+    proposed = cli("keystone", "propose", "I like green tea", "--category", "preference",
+                   "--supersedes", made.json["page_id"], "--store", str(store), "--json")
+    assert proposed.code == 0, proposed.stderr
+    keystone, proposal = made.json["page_id"], proposed.json["page_id"]
+    args = _more_commands(pages, keystone, proposal, tmp_path)[index]
+    _battery(store, [*pages, keystone, proposal], args, tmp_path)
+
+
+def _battery(store: Path, pages: list[str], args: tuple[str, ...], tmp_path: Path) -> None:
     import shutil
 
-    store, pages = seeded
-    args = _battery_commands(pages, tmp_path)[index]
     steps = trace_of(store, tmp_path, *args)
     faults = ("EIO", "ENOSPC", "kill")
     turn = 0
@@ -220,9 +257,19 @@ def test_battery_every_write_command_under_every_fault(
                     # a delete rolls forward: its event is written first, then doctor
                     # --fix finishes what the fault stopped
                     assert "`pcp doctor --fix` finishes the delete" in done.stderr
+                elif "does not supersede" in done.stderr:
+                    # a keystone that supersedes another is written first, then doctor
+                    # --fix finishes the supersession
+                    assert "`pcp doctor --fix` finishes the supersession" in done.stderr
+                elif args[0] == "ingest" and "the events are stored" in done.stderr:
+                    # so does an ingest: its events are kept, sending them again finishes
+                    assert "send the same events again" in done.stderr
                 else:
                     assert snapshot(copy) == before_all, (args, op, n, done.stderr)
                     assert cli("doctor", "--store", str(copy)).code == 0, (args, op, n)
+            if args[0] == "ingest":  # what the person does after any failed ingest
+                again = cli(*args, "--store", str(copy))
+                assert again.code == 0, (args, op, n, again.stderr)
             deleting = args[0] == "delete"
             survivors = [p for p in pages if not deleting or p != args[1]]
             assert_healthy(copy, {k: v for k, v in before.items()

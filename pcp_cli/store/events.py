@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.errors import IdempotencyConflict, InvalidInput, StoreDamaged
+from pcp_cli.errors import IdempotencyConflict, InvalidInput, StorageFailed, StoreDamaged
 from pcp_cli.model.ingest import EventInput
 from pcp_cli.model.page import Actor, Event, Revision, now_iso, title_from
-from pcp_cli.store.atomic import TMP_MARKER, fsync_dir, is_temp_name
+from pcp_cli.store.atomic import FileBatch, is_temp_name
 from pcp_cli.store.layout import check_namespace
 from pcp_cli.store.store import Store, WriteResult, page_id_for_key
 
@@ -252,8 +252,16 @@ def _run(store: Store, events: Sequence[EventInput], *, source: str, actor: Acto
         return report
     _write_events(store, to_write)
     for group in groups.values():
-        written = _roll_up(store, group, files, actor=actor, origin=origin, source=source,
-                           note=note)
+        try:
+            written = _roll_up(store, group, files, actor=actor, origin=origin, source=source,
+                               note=note)
+        except StorageFailed as exc:  # the events are kept: sending them again finishes
+            raise StorageFailed(
+                f"{exc.message.split('; ')[0]}; the events are stored ({report.stored} new) "
+                f"but page {page_id_for_key(group.key)} does not hold them yet",
+                hint="check the disk, then send the same events again (the same file, "
+                "--source and --namespace) to finish; `pcp doctor` lists what is unfinished",
+            ) from exc
         report.pages[written.status] += 1
         report.conversations.append(_group_summary(group, written, written.status))
     return report
@@ -493,40 +501,14 @@ def _event_json(event: Event) -> str:
 
 
 def _write_events(store: Store, events: Sequence[Event]) -> None:
-    """Publish new event files. Each is written to a temporary file, fsynced and renamed into
-    place; the folders are fsynced once each at the end (not once per file: that halves the
-    fsyncs of a batch), before any page that names the events is written."""
-    folders: dict[Path, None] = {}
+    """Publish new event files together, before any page that names them is written: all
+    written, fsynced and renamed, each folder fsynced once. A write the disk refuses leaves none
+    of them (StorageFailed); an event file that exists already is never replaced."""
+    batch = FileBatch()
     for event in events:
-        path = store.layout.event_path(event.event_id, event.occurred_at)
-        for folder in (path.parent.parent, path.parent):
-            if not folder.is_dir():
-                folder.mkdir(parents=True, exist_ok=True)
-                folders[folder.parent] = None
-        _write_event(path, _event_json(event))
-        folders[path.parent] = None
-    for folder in folders:
-        fsync_dir(folder)
-
-
-def _write_event(path: Path, data: str) -> None:
-    """One immutable event file: temporary file, fsync, rename (its folder is fsynced later)."""
-    if path.exists():
-        raise FileExistsError(path)
-    tmp = path.parent / f".{path.name}{TMP_MARKER}{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data.encode("utf-8"))
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        batch.add(store.layout.event_path(event.event_id, event.occurred_at),
+                  _event_json(event), new=True)
+    batch.publish()
 
 
 def _month_folders(root: Path) -> list[Path]:

@@ -835,6 +835,19 @@ class Store:
             self._relations_seen = (stamp, index)
         return self._relations_seen[1]
 
+    def supersede(self, new_page_id: str, old_page_id: str, *,
+                  actor: Actor | None = None) -> None:
+        """NEW (just written) supersedes OLD. A write the disk refuses keeps NEW and says so:
+        `pcp doctor --fix` finishes the supersession."""
+        try:
+            self.finish_supersede(new_page_id, old_page_id, actor=actor)
+        except StorageFailed as exc:
+            raise StorageFailed(
+                f"{exc.message.split('; ')[0]}; keystone {new_page_id} is written but does not "
+                f"supersede {old_page_id} yet",
+                hint="check the disk, then `pcp doctor --fix` finishes the supersession",
+            ) from exc
+
     def finish_supersede(self, new_page_id: str, old_page_id: str, *,
                          actor: Actor | None = None) -> None:
         """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
