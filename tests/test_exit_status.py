@@ -134,30 +134,37 @@ def test_8_revision_with_wrong_ids(store: Path) -> None:
     check_both(["show", b["page_id"], "--store", str(store)], ExitStatus.STORE_DAMAGED)
 
 
-def test_1_unexpected(store: Path) -> None:
-    """A real unexpected failure: `relations/` is a file, so listing it fails in a way pcp does
-    not turn into a message of its own.
+def _broken(*_args: object, **_kwargs: object) -> None:
+    raise RuntimeError("a failure pcp has no message for")
 
-    (Making a folder unreadable does not work when the tests run as root, so this uses a file
-    where a folder must be; `.pcp` a file no longer works: derived state is moved aside and
-    rebuilt.)
-    """
+
+BROKEN = ("from pcp_cli.store.store import Store\n"
+          "def broken(*a, **k): raise RuntimeError('a failure pcp has no message for')\n"
+          "Store.relations = broken\n"
+          "import sys; from pcp_cli.cli.main import run; sys.exit(run(sys.argv[1:]))\n")
+
+
+def test_1_unexpected(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception pcp does not turn into a message of its own (pcp has no test hook, so the
+    relations listing is replaced by one that fails; every file-system failure pcp can meet has
+    a message and status of its own, e.g. relations/ replaced by a file is exit 8)."""
+    from pcp_cli.store.store import Store
+
     page_id = add(store)["page_id"]
-    import shutil
-
-    shutil.rmtree(store / "relations")
-    (store / "relations").write_text("not a folder")
+    monkeypatch.setattr(Store, "relations", _broken)
     plain = cli("show", page_id, "--view", "relations", "--store", str(store))
     assert plain.code == ExitStatus.UNEXPECTED == 1
-    assert plain.stderr.startswith("Error: unexpected")
+    assert plain.stderr.startswith("Error: unexpected RuntimeError: a failure pcp has")
     assert "--traceback" in plain.stderr and "Traceback" not in plain.stderr
     as_json = cli("show", page_id, "--view", "relations", "--store", str(store), "--json")
     assert as_json.code == 1 and as_json.stdout == ""
     assert json.loads(as_json.stderr)["error"]["code"] == "unexpected"
     # --traceback shows the whole traceback (a real process, since in-process it re-raises)
-    shown = run_pcp("--traceback", "show", page_id, "--view", "relations", "--store",
-                    str(store))
-    assert shown.code == 1 and "Traceback (most recent call last)" in shown.stderr
+    shown = subprocess.run(
+        [sys.executable, "-c", BROKEN, "--traceback", "show", page_id, "--view", "relations",
+         "--store", str(store)], capture_output=True, text=True, env=helper_env(), timeout=120)
+    assert shown.returncode == 1 and "Traceback (most recent call last)" in shown.stderr
+    assert "RuntimeError: a failure pcp has no message for" in shown.stderr
 
 
 # 7 (index unavailable) and 9 (import failed) belong to the index and importers, which are not

@@ -319,3 +319,33 @@ def test_doctor_fix_beside_live_writers_reports_no_interrupted_write(store: Path
         for proc in writers:
             proc.kill()
             proc.wait()
+
+
+# -- one of the store's folders replaced by a file --------------------------------------------
+
+@pytest.mark.parametrize("folder", ["pages", "revisions", "relations", "events"])
+def test_a_folder_replaced_by_a_file_is_reported_and_nothing_is_written(
+        store: Path, folder: str) -> None:
+    import shutil
+
+    from tests.conftest import snapshot
+
+    first = add(store, "first page")["page_id"]
+    shutil.rmtree(store / folder)
+    (store / folder).write_text("not a folder\n")
+    before = snapshot(store)
+    doctor = cli("doctor", "--fix", "--store", str(store), "--json")
+    assert doctor.code == 8, doctor.stderr
+    assert [(f["kind"], f["path"]) for f in doctor.json["findings"]] == [("not_a_folder", folder)]
+    for args in (("add", "another page"), ("revise", first, "new words"),
+                 ("link", first, "related_to", first)):  # writes: refused, the path named
+        done = cli(*args, "--store", str(store))
+        assert done.code == 8, (args, done.stderr)
+        first_line = done.stderr.splitlines()[0]
+        assert f"/{folder} is not a folder" in first_line or \
+            f"/{folder}: a file is where a folder must be" in first_line, done.stderr
+    for args in (("related", first), ("history", first), ("ls",)):  # reads: never unexpected
+        done = cli(*args, "--store", str(store))
+        assert done.code in (0, 3, 8), (args, done.stderr)
+        assert "Traceback" not in done.stderr and "unexpected" not in done.stderr, done.stderr
+    assert snapshot(store) == before

@@ -241,8 +241,8 @@ def _show_warnings() -> None:
 
 
 def _storage_failure(exc: Exception) -> PcpError | None:
-    """A disk that refused a write somewhere pcp did not wrap it (SQLite, a library): its own
-    exit status, not "unexpected"."""
+    """A disk that refused a write somewhere pcp did not wrap it (SQLite, a library), or a file
+    where the store needs a folder: their own exit status, not "unexpected"."""
     import errno
 
     from pcp_cli.errors import StorageFailed
@@ -254,6 +254,13 @@ def _storage_failure(exc: Exception) -> PcpError | None:
         return StorageFailed(f"the disk refused a write{what}: {exc.strerror or exc}",
                              hint="free some disk space (or check the disk), then run "
                              "`pcp doctor`: pcp's writes are undone or finished by it")
+    if isinstance(exc, NotADirectoryError):  # e.g. relations/ replaced by a file
+        from pcp_cli.errors import StoreDamaged
+
+        what = exc.filename or "a path"
+        return StoreDamaged(f"{what}: a file is where a folder must be",
+                            hint="move it aside and put the folder back (from git or a "
+                            "backup); `pcp doctor` checks the store")
     if type(exc).__module__ == "sqlite3" and any(w in str(exc).lower() for w in words):
         return StorageFailed(f"the disk refused a write to the catalog (.pcp/): {exc}",
                              hint="free some disk space (or check the disk); the catalog is "

@@ -58,11 +58,19 @@ KINDS = {
     "recorded (the old keystone's revision or the relation is missing)",
     "unfinished_ingest": "ingested events stored, but their conversation page was not written "
     "(an interrupted `pcp ingest` or session import)",
+    "not_a_folder": "one of the store's folders (pages/, revisions/, relations/, events/) "
+    "replaced by a file: nothing else is checked until the folder is back",
 }
 
 
 def check(store: Store, *, fix: bool = False) -> list[Finding]:
     """Everything `pcp validate` reports, plus what only doctor sees (and can repair)."""
+    replaced = [Finding("not_a_folder", store.layout.rel(path),
+                        "not a folder: move it aside and put the folder back (from git or a "
+                        "backup)", fixable=False)
+                for path in store.layout.not_folders()]
+    if replaced:
+        return replaced
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
     findings += _odd_files(store)

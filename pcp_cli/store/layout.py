@@ -90,6 +90,18 @@ class Layout:
     def local(self) -> Path:
         return self.root / LOCAL
 
+    def not_folders(self) -> list[Path]:
+        """The store's own folders (pages/, revisions/, relations/, events/) that something
+        else, e.g. a file, has replaced: nothing in them can be read or written."""
+        found = []
+        for path in (self.pages, self.revisions, self.relations, self.events):
+            try:
+                if not path.is_dir() and (path.exists() or path.is_symlink()):
+                    found.append(path)
+            except OSError:
+                found.append(path)
+        return found
+
     def namespace_dir(self, namespace: str) -> Path:
         return self.pages.joinpath(*check_namespace(namespace).split(":"))
 

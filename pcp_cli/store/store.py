@@ -234,12 +234,22 @@ class Store:
                 self._lock_depth -= 1
             return
         with writer_lock(self.layout.local / "lock"):
+            self._refuse_replaced_folders()
             self._lock_depth = 1
             try:
                 yield
             finally:
                 self._lock_depth = 0
                 self._case_index = None
+
+    def _refuse_replaced_folders(self) -> None:
+        replaced = self.layout.not_folders()
+        if replaced:
+            raise StoreDamaged(
+                f"{replaced[0]} is not a folder: nothing can be written to this store",
+                hint="move it aside and put the folder back (from git or a backup); "
+                "`pcp doctor` checks the store",
+            )
 
     @contextmanager
     def batch(self) -> Iterator[None]:
