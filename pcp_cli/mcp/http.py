@@ -27,6 +27,7 @@ change: a revoked token or an edited grant takes effect on the next request.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import ipaddress
 import json
@@ -264,6 +265,39 @@ class _InFlight:
     counts: dict[str, int] = field(default_factory=dict)
 
 
+# Refused requests are audited one by one up to this many a minute (PCP_AUDIT_REFUSALS_PER_MINUTE
+# overrides it): a flood of bad tokens must neither fill the disk (rotated logs are kept) nor
+# bury the log. Past the cap they are counted, and the count goes into the next refusal
+# recorded (`not_recorded`), or into one record when the server stops.
+REFUSALS_PER_MINUTE = 30
+
+
+class RefusalCap:
+    def __init__(self, per_minute: int | None = None, clock: Any = time.monotonic) -> None:
+        import os
+
+        self.per_minute = per_minute if per_minute is not None else int(
+            os.environ.get("PCP_AUDIT_REFUSALS_PER_MINUTE") or REFUSALS_PER_MINUTE)
+        self._clock = clock
+        self._window: float | None = None
+        self._recorded = 0
+        self.skipped = 0
+        self._lock = threading.Lock()
+
+    def admit(self) -> int | None:
+        """None when this refusal is only counted; else how many went unrecorded before it."""
+        with self._lock:
+            now = self._clock()
+            if self._window is None or now - self._window >= 60.0:
+                self._window, self._recorded = now, 0
+            if self._recorded >= self.per_minute:
+                self.skipped += 1
+                return None
+            self._recorded += 1
+            skipped, self.skipped = self.skipped, 0
+            return skipped
+
+
 def _jsonrpc_error(status: int, code: int, message: str, headers: dict[str, str] | None = None
                    ) -> Response:
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
@@ -283,6 +317,7 @@ class Guard:
         self.hosts = _host_patterns(options)
         self.origins = _origin_patterns(options)
         self.in_flight = _InFlight()
+        self.refusals = RefusalCap()
 
     def check_headers(self, request: Request) -> Response | None:
         host = request.headers.get("host", "")
@@ -300,19 +335,32 @@ class Guard:
         return f"{self.options.scheme}://{request.headers.get('host', '')}{PRM_PATH}{MCP_PATH}"
 
     async def _refuse(self, request: Request, reason: str, error: str | None) -> Response:
-        params = {"reason": reason, "method": request.method,
-                  "remote": request.client.host if request.client else None}
-        try:
-            await anyio.to_thread.run_sync(lambda: self.audit.record(
-                client_id=None, actor=DEFAULT_ACTOR, tool="http_auth", params=params,
-                outcome="refused", error_code="unauthorized"))
-        except AuditUnavailable as exc:
-            log.error("%s", exc.message)
+        skipped = self.refusals.admit()
+        if skipped is not None:
+            params: dict[str, Any] = {"reason": reason, "method": request.method,
+                                      "remote": request.client.host if request.client else None}
+            if skipped:
+                params["not_recorded"] = skipped
+            await anyio.to_thread.run_sync(self.record_refusal, params)
         challenge = f'Bearer realm="pcp", resource_metadata="{self.metadata_url(request)}"'
         if error:
             challenge += f', error="{error}", error_description="{reason}"'
         body = {"error": error or "invalid_request", "error_description": reason}
         return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+
+    def record_refusal(self, params: dict[str, Any]) -> None:
+        try:
+            self.audit.record(client_id=None, actor=DEFAULT_ACTOR, tool="http_auth",
+                              params=params, outcome="refused", error_code="unauthorized")
+        except AuditUnavailable as exc:
+            log.error("%s", exc.message)
+
+    def record_unrecorded(self) -> None:
+        """When the server stops: the refusals past the cap not yet counted in a record."""
+        if self.refusals.skipped:
+            self.record_refusal({"reason": "refusals past the per-minute cap",
+                                 "not_recorded": self.refusals.skipped})
+            self.refusals.skipped = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -419,8 +467,13 @@ def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOption
         return _jsonrpc_error(404, -32601, f"nothing at {request.url.path[:100]}; MCP is at "
                               f"{MCP_PATH}")
 
-    def lifespan(app: Starlette) -> Any:
-        return manager.run()
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        async with manager.run():
+            try:
+                yield
+            finally:
+                guard.record_unrecorded()
 
     app = Starlette(routes=[
         Route(MCP_PATH, endpoint=guard, methods=["GET", "POST", "DELETE"]),

@@ -253,3 +253,19 @@ def test_tls_serves_https(store, tmp_path):
         challenge = httpx2.post(tls.url, json=LIST, timeout=30, verify=False,
                                 headers=JSON_HEADERS).headers["www-authenticate"]
         assert 'resource_metadata="https://' in challenge
+
+
+async def test_a_flood_of_bad_tokens_is_audited_up_to_the_cap_and_counted(tmp_path, monkeypatch):
+    """Refusals are recorded one by one up to PCP_AUDIT_REFUSALS_PER_MINUTE; the rest are
+    counted in the next record (here: the one written when the server stops), so a flood can
+    neither fill the disk nor go unseen, and the hash chain stays whole."""
+    store = make_store(tmp_path / "flood")
+    monkeypatch.setenv("PCP_AUDIT_REFUSALS_PER_MINUTE", "3")
+    with running_server(store) as running:
+        for n in range(10):
+            assert post(running.url, LIST, f"pcp_000000000000_wrong-{n}").status_code == 401
+        assert refusals(store) == 3
+    records = [r for r in read_audit(store) if r.get("tool") == "http_auth"]
+    assert len(records) == 4
+    assert [r["params"].get("not_recorded") for r in records] == [None, None, None, 7]
+    assert pcp(store, "audit", "--verify", check=False).returncode == 0
