@@ -36,6 +36,48 @@ QUERIES = ["time", "people", "memory", "garden recipe", "travel budget", "piano 
            "marathon doctor", "library notebook", "nonexistentword"]
 
 
+# `--edits N`: in one process per code base, N times in turn: the next search after an edit
+# saved by rename (write a temporary file, rename it over the page) and a search of an
+# unchanged store; CPU and wall of open + refresh + api.search, medians, and the difference.
+EDIT_WORKER = r"""
+import json, os, statistics, sys, time
+from pathlib import Path
+from pcp_cli import api
+
+root, rounds = Path(sys.argv[1]), int(sys.argv[2])
+
+def search(q):
+    c0, t0 = time.process_time(), time.perf_counter()
+    with api.open_store(root, readonly=True) as s:
+        data = api.search(s, q)
+    return time.perf_counter() - t0, time.process_time() - c0, data
+
+search("warm"); search("warm")
+with api.open_store(root, readonly=True) as s:
+    notes = [e for e in s.entries(types=("note",), statuses=("active",))
+             if e.sensitivity != "high"]
+victim = root / notes[len(notes) // 2].path
+same, edited, found = [], [], []
+for i in range(rounds):
+    w, c, _ = search("garden")
+    same.append((w, c))
+    text = victim.read_text("utf-8").rstrip("\n") + f"\n\nEdited zqxrename{i}.\n"
+    tmp = victim.with_name(f".{victim.name}.tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, victim)
+    time.sleep(0.2)  # past the racy tick, as a person's edit would be
+    w, c, data = search(f"zqxrename{i}")
+    edited.append((w, c))
+    found.append(data["count"] >= 1)
+med = lambda xs, k: round(statistics.median(x[k] for x in xs) * 1000, 1)
+print(json.dumps({"unchanged_wall_ms": med(same, 0), "unchanged_cpu_ms": med(same, 1),
+                  "after_rename_wall_ms": med(edited, 0), "after_rename_cpu_ms": med(edited, 1),
+                  "extra_wall_ms": round(med(edited, 0) - med(same, 0), 1),
+                  "extra_cpu_ms": round(med(edited, 1) - med(same, 1), 1),
+                  "found_every_time": all(found), "rounds": rounds}))
+"""
+
+
 def run(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
         ) -> tuple[float, float, bytes]:
     """(wall s, CPU s, stdout) of one process."""
@@ -84,12 +126,14 @@ def side_store(store: Path, side: str) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--search-store", type=Path, required=True)
+    ap.add_argument("--search-store", type=Path)
     ap.add_argument("--status-store", type=Path)
     ap.add_argument("--base", type=Path)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--queries", type=int, default=len(QUERIES))
     ap.add_argument("--no-bytecode-too", action="store_true")
+    ap.add_argument("--edits", type=int, default=0, metavar="N",
+                    help="also N rename edits, each followed by a search, on --status-store")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PCP_")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -111,6 +155,22 @@ def main() -> None:
     py = [run([sys.executable, "-c", "pass"]) for _ in range(5)]
     res["python_pass"] = summary([(w, c) for w, c, _ in py])
 
+    if args.search_store:
+        res["search"] = _search(args, sides)
+    if args.status_store and args.rounds:
+        res["status"] = _status_runs(args, sides)
+    if args.edits and args.status_store:
+        res["rename_edit"] = _edits(args, sides)
+    res["load_after"] = os.getloadavg()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(json.dumps(res, indent=1))
+
+
+Sides = dict[str, tuple[Path, dict[str, str]]]
+
+
+def _search(args: argparse.Namespace, sides: Sides) -> dict[str, object]:
     stores = {side: side_store(args.search_store, "base" if side == "base" else "branch")
               for side in sides}
     queries = QUERIES[: args.queries]
@@ -134,29 +194,38 @@ def main() -> None:
     if "base" in sides:
         search["same_results"] = all(
             _results(outputs["base"][q]) == _results(outputs["branch"][q]) for q in queries)
-    res["search"] = search
+    return search
 
-    if args.status_store:
-        stores = {side: side_store(args.status_store, "base" if side == "base" else "branch")
-                  for side in sides}
-        samples = {name: [] for name in sides}
-        outs: dict[str, bytes] = {}
-        for side, (checkout, side_env) in sides.items():  # warm up: derived files settle
-            pcp(checkout, side_env, "status", "--store", str(stores[side]), "--json")
-        for _ in range(args.rounds):
-            for side, (checkout, side_env) in sides.items():
-                wall, cpu, out = pcp(checkout, side_env, "status", "--store",
-                                     str(stores[side]), "--json")
-                samples[side].append((wall, cpu))
-                outs.setdefault(side, out)
-        status = {name: summary(s) for name, s in samples.items()}
-        if "base" in sides:
-            status["same_output"] = _status(outs["base"]) == _status(outs["branch"])
-        res["status"] = status
-    res["load_after"] = os.getloadavg()
-    if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
-    print(json.dumps(res, indent=1))
+
+def _status_runs(args: argparse.Namespace, sides: Sides) -> dict[str, object]:
+    stores = {side: side_store(args.status_store, "base" if side == "base" else "branch")
+              for side in sides}
+    samples = {name: [] for name in sides}
+    outs: dict[str, bytes] = {}
+    for side, (checkout, side_env) in sides.items():  # warm up: derived files settle
+        pcp(checkout, side_env, "status", "--store", str(stores[side]), "--json")
+    for _ in range(args.rounds):
+        for side, (checkout, side_env) in sides.items():
+            wall, cpu, out = pcp(checkout, side_env, "status", "--store",
+                                 str(stores[side]), "--json")
+            samples[side].append((wall, cpu))
+            outs.setdefault(side, out)
+    status: dict[str, object] = {name: summary(s) for name, s in samples.items()}
+    if "base" in sides:
+        status["same_output"] = _status(outs["base"]) == _status(outs["branch"])
+    return status
+
+
+def _edits(args: argparse.Namespace, sides: Sides) -> dict[str, object]:
+    edits = {}
+    for side, (checkout, side_env) in sides.items():
+        if side == "branch_no_bytecode":
+            continue
+        store = side_store(args.status_store, "base" if side == "base" else "branch")
+        _, _, out = run([sys.executable, "-c", EDIT_WORKER, str(store), str(args.edits)],
+                        cwd=checkout, env=side_env)
+        edits[side] = json.loads(out.decode().strip().splitlines()[-1])
+    return edits
 
 
 def _results(raw: bytes) -> list[tuple[str, object]]:

@@ -99,17 +99,18 @@ def head_files(pages: Path, rel: str) -> list[tuple[str, os.stat_result]]:
 def _heads_in(entries: list[os.DirEntry[str]], rel_folder: str
               ) -> list[tuple[str, os.stat_result]]:
     """The head files among one folder's entries (statted while its descriptor is open)."""
-    found = []
+    found: list[tuple[str, os.stat_result]] = []
+    append, prefix = found.append, rel_folder + "/"
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or not name.endswith(".md"):
+        if name[-3:] != ".md" or name[0] == ".":
             continue
         try:
             stat = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if S_ISREG(stat.st_mode) and stat.st_nlink == 1:
-            found.append((f"{rel_folder}/{name}", stat))
+        if stat.st_nlink == 1 and S_ISREG(stat.st_mode):
+            append((prefix + name, stat))
     return found
 
 
