@@ -129,3 +129,18 @@ def test_revisions_that_arrive_without_a_head_file_are_reported(store: Path) -> 
     assert ok("status", "--store", s)["missing_head_files"] == missing
     shutil.rmtree(store / "revisions" / other)
     assert ok("status", "--store", s)["missing_head_files"] == []
+
+
+def test_revisions_replaced_by_a_file_is_store_damaged_never_clean(store: Path) -> None:
+    """A file where revisions/ must be: status says so (exit 8, the path named), never that
+    the store is clean because no revision folder could be listed."""
+    import shutil
+
+    from tests.conftest import cli
+
+    ok("add", "a page", "--store", str(store))
+    shutil.rmtree(store / "revisions")
+    (store / "revisions").write_text("not a folder\n")
+    result = cli("status", "--store", str(store), "--json")
+    assert result.code == 8, result.stderr
+    assert "revisions: a file is where a folder must be" in result.stderr

@@ -196,7 +196,7 @@ def _list_folders(folder: Path) -> list[tuple[str, int]] | None:
         with os.scandir(folder) as it:
             return [(e.name, e.stat(follow_symlinks=False).st_mtime_ns)
                     for e in it if e.is_dir(follow_symlinks=False)]
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:  # (a file where the folder must be is StoreDamaged upstream)
         return None
 
 
