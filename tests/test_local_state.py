@@ -154,3 +154,28 @@ def test_a_hand_edit_of_pcp_yaml_is_seen_by_the_next_command(store: Path) -> Non
     manifest.write_text(text, "utf-8")
     (store / ".pcp" / "manifest.json").write_text("{not json", "utf-8")
     assert cli("ls", "--store", str(store), "--json").code == 0
+
+
+def test_a_catalog_without_the_unsettled_index_opens_while_another_writer_holds_it(
+        store: Path) -> None:
+    """The partial index `pcp status` uses is added to existing catalogs on open; while
+    another process holds the catalog's write lock the open goes on without it (no 30 s wait)
+    and a later open adds it."""
+    import sqlite3
+
+    assert cli("add", "a page", "--store", str(store)).code == 0
+    time.sleep(0.1)  # past the racy tick: the next scan settles the row, later ones write nothing
+    assert cli("status", "--store", str(store), "--json").code == 0
+    path = store / ".pcp" / "catalog.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("DROP INDEX pages_unsettled")
+    db.execute("BEGIN IMMEDIATE")  # another writer, mid-transaction
+    started = time.monotonic()
+    try:
+        result = cli("status", "--store", str(store), "--json")
+    finally:
+        db.execute("COMMIT")
+    assert result.code == 0, result.stderr
+    assert time.monotonic() - started < 10
+    assert cli("status", "--store", str(store), "--json").code == 0
+    assert db.execute("SELECT 1 FROM sqlite_master WHERE name='pages_unsettled'").fetchone()

@@ -168,9 +168,18 @@ class Catalog:
         row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row and row[0] == SCHEMA_VERSION:
             # Added after schema 6 shipped: built once on a catalog that lacks it (a no-op
-            # read of the schema otherwise).
-            db.execute(f"CREATE INDEX IF NOT EXISTS pages_unsettled ON pages(path) "
-                       f"WHERE {UNSETTLED}")
+            # read of the schema otherwise). Not now if another process holds the catalog's
+            # write lock: queries work without it, a later open builds it.
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='pages_unsettled'"
+                              ).fetchone():
+                try:
+                    db.execute("PRAGMA busy_timeout=100")
+                    db.execute(f"CREATE INDEX IF NOT EXISTS pages_unsettled ON pages(path) "
+                               f"WHERE {UNSETTLED}")
+                except sqlite3.OperationalError:
+                    pass
+                finally:
+                    db.execute("PRAGMA busy_timeout=30000")
             return
         db.execute("BEGIN IMMEDIATE")
         try:
