@@ -15,7 +15,7 @@ def _reference(block: str) -> object:
     """What load_mapping answered before the shortcut: the event pass, then the load."""
     try:
         frontmatter._check_events(block, "p.md", 2)
-        data = yaml.load(block, Loader=frontmatter._StrictLoader)  # noqa: S506
+        data = yaml.load(block, Loader=frontmatter._yaml()[1])  # noqa: S506
     except InvalidInput as exc:
         return ("error", exc.message)
     except yaml.YAMLError:

@@ -75,3 +75,24 @@ def test_version_loads_no_front_end_library(args: list[str]) -> None:
                           timeout=60)
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     assert data == {"code": 0, "out": f"pcp {__version__}\n", "loaded": []}
+
+
+def test_a_search_of_an_unchanged_store_does_not_import_yaml(store: Path) -> None:
+    """pcp.yaml's parse is remembered under .pcp/ (by its bytes' hash), and nothing else on the
+    way to an answer parses YAML when no file changed: yaml's import is ~12 ms a search."""
+    from tests.conftest import cli
+
+    assert cli("add", "a garden note", "--store", str(store)).code == 0
+    assert cli("search", "garden", "--store", str(store), "--json").code == 0
+    code = ("import json, sys, io, contextlib\n"
+            "from pcp_cli.cli.main import run\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            "    code = run(sys.argv[1:])\n"
+            "print(json.dumps({'code': code, 'yaml': 'yaml' in sys.modules,\n"
+            "                  'count': json.loads(out.getvalue())['count']}))\n")
+    proc = subprocess.run([sys.executable, "-c", code, "search", "garden", "--store",
+                           str(store), "--json"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data == {"code": 0, "yaml": False, "count": 1}

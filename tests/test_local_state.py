@@ -125,3 +125,57 @@ def test_killed_rebuilds_leave_no_generation_behind(searched: Path) -> None:
     assert _hits(searched)
     assert cli("index", "--store", str(searched), "--json").json["documents"] == 31
     assert len([p for p in index.iterdir() if p.name.startswith("g-")]) == 1
+
+
+def test_a_hand_edit_of_pcp_yaml_is_seen_by_the_next_command(store: Path) -> None:
+    """pcp.yaml's parse is remembered in .pcp/manifest.json, keyed by the file's bytes: an
+    edit (even one that keeps the size and the mtime) is parsed afresh, a broken edit is the
+    usual error naming the file, and a damaged cache is ignored."""
+    import os
+
+    manifest = store / "pcp.yaml"
+    for _ in range(2):  # the first command after `pcp init` makes .pcp/, the next one fills it
+        assert cli("ls", "--store", str(store), "--json").code == 0
+    assert (store / ".pcp" / "manifest.json").exists()
+    text = manifest.read_text("utf-8")
+    st = manifest.stat()
+    granted = text.replace("clients: {}", "clients: {agent: {allow_sensitive: false, "
+                           "allow_write: false, scopes: ['user:*']}}")
+    assert granted != text
+    manifest.write_text(granted, "utf-8")
+    listed = cli("grant", "list", "--store", str(store), "--json").json
+    assert [c["client_id"] for c in listed] == ["agent"]
+    broken = granted.replace("owner_id:", "owner_id: [", 1)
+    manifest.write_text(broken, "utf-8")
+    os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    result = cli("ls", "--store", str(store), "--json")
+    assert result.code == 5, result.stderr
+    assert "pcp.yaml" in result.stderr
+    manifest.write_text(text, "utf-8")
+    (store / ".pcp" / "manifest.json").write_text("{not json", "utf-8")
+    assert cli("ls", "--store", str(store), "--json").code == 0
+
+
+def test_a_catalog_without_the_unsettled_index_opens_while_another_writer_holds_it(
+        store: Path) -> None:
+    """The partial index `pcp status` uses is added to existing catalogs on open; while
+    another process holds the catalog's write lock the open goes on without it (no 30 s wait)
+    and a later open adds it."""
+    import sqlite3
+
+    assert cli("add", "a page", "--store", str(store)).code == 0
+    time.sleep(0.1)  # past the racy tick: the next scan settles the row, later ones write nothing
+    assert cli("status", "--store", str(store), "--json").code == 0
+    path = store / ".pcp" / "catalog.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("DROP INDEX pages_unsettled")
+    db.execute("BEGIN IMMEDIATE")  # another writer, mid-transaction
+    started = time.monotonic()
+    try:
+        result = cli("status", "--store", str(store), "--json")
+    finally:
+        db.execute("COMMIT")
+    assert result.code == 0, result.stderr
+    assert time.monotonic() - started < 10
+    assert cli("status", "--store", str(store), "--json").code == 0
+    assert db.execute("SELECT 1 FROM sqlite_master WHERE name='pages_unsettled'").fetchone()

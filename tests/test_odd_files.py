@@ -349,3 +349,40 @@ def test_a_folder_replaced_by_a_file_is_reported_and_nothing_is_written(
         assert done.code in (0, 3, 8), (args, done.stderr)
         assert "Traceback" not in done.stderr and "unexpected" not in done.stderr, done.stderr
     assert snapshot(store) == before
+
+
+def test_the_change_scan_and_validate_agree_on_what_a_head_file_is(store: Path,
+                                                                    tmp_path: Path) -> None:
+    """The catalog's fast walk (statted through folder descriptors) takes exactly the files
+    `walk_pages` (validate, doctor) takes as head files: no symlink, hard link, hidden file,
+    folder named like a page, non-Markdown file or nested store's file."""
+    from pcp_cli.store.files import head_files, walk_pages
+
+    page = add(store, "a real page")
+    pages = store / "pages"
+    deep = pages / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_text("---\ntitle: deep\n---\nbody\n", "utf-8")
+    (pages / ".hidden.md").write_text("hidden\n", "utf-8")
+    (pages / "notes.txt").write_text("not markdown\n", "utf-8")
+    (pages / "folder.md").mkdir()
+    (pages / "folder.md" / "inside.md").write_text("inside\n", "utf-8")
+    outside = tmp_path / "outside.md"
+    outside.write_text("outside\n", "utf-8")
+    (pages / "link.md").symlink_to(outside)
+    os.link(outside, pages / "hard.md")
+    nested = pages / "nested"
+    nested.mkdir()
+    (nested / "pcp.yaml").write_text("format: pcp-store/1\n", "utf-8")
+    (nested / "theirs.md").write_text("theirs\n", "utf-8")
+    expected = sorted(path.relative_to(store).as_posix() for path, stat, _ in walk_pages(pages)
+                      if stat is not None)
+    found = head_files(pages, "pages")
+    assert sorted(rel for rel, _ in found) == expected
+    assert "pages/a/b/c/deep.md" in expected and "pages/folder.md/inside.md" in expected
+    assert any(rel.endswith(f"/{page['page_id']}.md") for rel in expected)
+    assert not {"pages/link.md", "pages/hard.md", "pages/.hidden.md",
+                "pages/nested/theirs.md"} & set(expected)
+    by_rel = dict(found)
+    for rel in expected:
+        assert by_rel[rel].st_ino == os.lstat(store / rel).st_ino

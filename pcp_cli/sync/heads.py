@@ -15,7 +15,7 @@ from pcp_cli.model.ids import check_id, is_safe_id
 from pcp_cli.model.page import Revision, file_json
 from pcp_cli.store.atomic import write_new
 from pcp_cli.store.frontmatter import has_conflict_markers
-from pcp_cli.store.graph import PageGraph, summaries
+from pcp_cli.store.graph import Graphs, revision_count, summaries, without_head_file
 from pcp_cli.store.headfile import parse_head
 from pcp_cli.store.store import HandEdit, Store
 from pcp_cli.sync.driver import classify
@@ -37,11 +37,11 @@ def chosen_head(heads: list[Revision]) -> Revision:
     return max(heads, key=lambda r: (r.created_at, r.revision_id))
 
 
-def divergences(store: Store, graphs: list[PageGraph] | None = None) -> list[dict[str, Any]]:
+def divergences(store: Store, graphs: Graphs | None = None) -> list[dict[str, Any]]:
     """Pages whose revision graph has more than one head (the JSON shape `pcp status` lists).
     Only pages whose summary says so (or could not tell) have their revisions read."""
     found = []
-    for graph in summaries(store) if graphs is None else graphs:
+    for graph in (summaries(store) if graphs is None else graphs).unsettled:
         if graph.heads == 1:
             continue
         page_id = graph.page_id
@@ -81,15 +81,14 @@ def is_conflicted(store: Store, rel: str) -> bool:
         return False
 
 
-def head_file_report(store: Store, graphs: list[PageGraph] | None = None
+def head_file_report(store: Store, graphs: Graphs | None = None
                      ) -> dict[str, list[dict[str, Any]]]:
     """Head files that differ from the graph: hand edits, new files, conflicts, invalid files.
     From the catalog's unsettled rows and the revision folders' summaries: no file is read
     but the unsettled ones."""
     report: dict[str, list[dict[str, Any]]] = {
         "hand_edits": [], "conflicts": [], "invalid_files": [], "missing_head_files": []}
-    listed = store.catalog.page_ids()
-    for entry in store.catalog.entries("problem IS NOT NULL OR edited = 1"):
+    for entry in store.catalog.unsettled():
         item = {"path": entry.path, "page_id": entry.page_id}
         if entry.problem and entry.problem.startswith("new file"):
             report["hand_edits"].append({**item, "kind": "new_file"})
@@ -99,10 +98,9 @@ def head_file_report(store: Store, graphs: list[PageGraph] | None = None
             report["conflicts"].append(item)
         else:
             report["invalid_files"].append({**item, "problem": entry.problem})
-    for graph in summaries(store) if graphs is None else graphs:
-        if graph.page_id not in listed:
-            report["missing_head_files"].append(
-                {"page_id": graph.page_id, "revisions": graph.revisions})
+    for page_id in without_head_file(store, summaries(store) if graphs is None else graphs):
+        report["missing_head_files"].append(
+            {"page_id": page_id, "revisions": revision_count(store, page_id)})
     return report
 
 
