@@ -342,8 +342,10 @@ def test_a_folder_replaced_by_a_file_is_reported_and_nothing_is_written(
         done = cli(*args, "--store", str(store))
         assert done.code == 8, (args, done.stderr)
         first_line = done.stderr.splitlines()[0]
-        assert f"/{folder} is not a folder" in first_line or \
+        assert f"/{folder} is not a folder (a file is where" in first_line or \
             f"/{folder}: a file is where a folder must be" in first_line, done.stderr
+    status = cli("status", "--store", str(store))  # never a clean store
+    assert status.code == 8 and f"/{folder} is not a folder" in status.stderr, status.stderr
     for args in (("related", first), ("history", first), ("ls",)):  # reads: never unexpected
         done = cli(*args, "--store", str(store))
         assert done.code in (0, 3, 8), (args, done.stderr)

@@ -143,4 +143,4 @@ def test_revisions_replaced_by_a_file_is_store_damaged_never_clean(store: Path) 
     (store / "revisions").write_text("not a folder\n")
     result = cli("status", "--store", str(store), "--json")
     assert result.code == 8, result.stderr
-    assert "revisions: a file is where a folder must be" in result.stderr
+    assert "revisions is not a folder (a file is where the store needs one)" in result.stderr

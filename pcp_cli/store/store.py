@@ -234,7 +234,7 @@ class Store:
                 self._lock_depth -= 1
             return
         with writer_lock(self.layout.local / "lock"):
-            self._refuse_replaced_folders()
+            self.refuse_replaced_folders()
             self._lock_depth = 1
             try:
                 yield
@@ -242,11 +242,13 @@ class Store:
                 self._lock_depth = 0
                 self._case_index = None
 
-    def _refuse_replaced_folders(self) -> None:
+    def refuse_replaced_folders(self) -> None:
+        """StoreDamaged when a file (or anything else) is where one of the store's folders
+        must be: nothing can be written, and the store cannot be called clean."""
         replaced = self.layout.not_folders()
         if replaced:
             raise StoreDamaged(
-                f"{replaced[0]} is not a folder: nothing can be written to this store",
+                f"{replaced[0]} is not a folder (a file is where the store needs one)",
                 hint="move it aside and put the folder back (from git or a backup); "
                 "`pcp doctor` checks the store",
             )

@@ -15,6 +15,7 @@ from pcp_cli.sync.setup import driver_registered
 
 def status(store: Store) -> dict[str, Any]:
     """Everything not yet settled: unrecorded hand edits, divergence, conflicts, git changes."""
+    store.refuse_replaced_folders()
     store.refresh("full")
     graphs = summaries(store)
     report = head_file_report(store, graphs)
