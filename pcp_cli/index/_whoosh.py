@@ -736,6 +736,9 @@ class SearchIndex:
         asked_fields = {fn for fn, _ in asked}
         try:
             searcher = self._get_searcher()
+            # The docnums of each posting block decoded by this search, by block, so that
+            # working out the hits' matched fields decodes none twice; dropped after it.
+            searcher.__dict__["_pcp_block_ids"] = {}
             allowed = self._allowed(searcher, flt)
             if allowed is not None and not allowed:
                 # Nothing is admitted. (Never hand whoosh an empty filter set: it reads an
@@ -766,6 +769,7 @@ class SearchIndex:
                 # Sorted by date, whoosh puts the sort key where the score goes: no score then.
                 ranked = [(hit.docnum, 0.0) for hit in results]
             matched = _matched_terms(searcher, [d for d, _ in ranked], asked)
+            searcher.__dict__.pop("_pcp_block_ids", None)
             hits = []
             for docnum, raw in ranked:
                 stored = searcher.stored_fields(docnum)["hit"]
@@ -958,21 +962,38 @@ class _Phrase(NamedTuple):
     words: tuple[str, ...]
 
 
-# A leaf of the queries pcp ranks itself: a (field, text) term, or an exact phrase.
-Leaf = tuple[str, str] | _Phrase
+class _Filter(NamedTuple):
+    """An exact-value term that matches with a score of 0 (`tag:work` beside words: see
+    `ExactFieldsUnscored`): its pages are matches, ranked by the other leaves alone."""
+
+    fieldname: str
+    text: str
+
+
+# A leaf of the queries pcp ranks itself: a (field, text) term, an exact phrase, or a term
+# that matches unscored.
+Leaf = tuple[str, str] | _Phrase | _Filter
 
 
 def _plain_terms(q: Q.Query) -> list[Leaf] | None:
-    """The leaves of a query that is one word-field term or exact phrase, or a plain OR of
-    them (what unquoted words and quoted phrases parse to), else None."""
-    if type(q) in (Q.Term, Q.Phrase):
+    """The leaves of a query that is one word-field term, exact phrase or unscored term, or a
+    plain OR of them (what unquoted words, quoted phrases and `tag:` terms among words parse
+    to), else None."""
+    if type(q) in (Q.Term, Q.Phrase, _Unscored):
         leaves = [q]
-    elif type(q) is Q.Or and q.boost == 1.0 and not q.minmatch and not q.scale:
+    elif type(q) in (Q.Or, Q.DefaultOr) and q.boost == 1.0 and not q.minmatch and not q.scale:
         leaves = q.subqueries
     else:
         return None
     out: list[Leaf] = []
     for t in leaves:
+        if type(t) is _Unscored:
+            child = t.child
+            if type(child) is not Q.Term or child.boost != 1.0 or child.minquality \
+                    or not isinstance(child.text, str):
+                return None
+            out.append(_Filter(child.fieldname, child.text))
+            continue
         if type(t) is Q.Phrase:
             # whoosh's own Phrase: slop 1 is "adjacent, in order"; title and body keep positions
             if t.boost != 1.0 or t.slop != 1 or t.fieldname not in TEXT_FIELDS \
@@ -1047,7 +1068,8 @@ def _rank_terms(
         return _rank_phrases(searcher, terms, allowed, limit)
     reader = searcher.reader()
     n = reader.doc_count_all() or 1
-    common = [t for t in terms if t[0] == "body" and reader.doc_frequency(*t) > COMMON_DF * n]
+    common = [t for t in terms if type(t) is tuple and t[0] == "body"
+              and reader.doc_frequency(*t) > COMMON_DF * n]
     rarer = [t for t in terms if t not in common]
     if common and rarer:
         ranked = _rank_rarer_first(searcher, rarer, common, allowed, limit)
@@ -1115,18 +1137,19 @@ def _accumulate(
     from whoosh.codec.whoosh3 import W3LeafMatcher
     from whoosh.matching.wrappers import FilterMatcher
 
-    phrases = [t for t in terms if type(t) is _Phrase]
-    if phrases:  # each phrase's documents, checked, added in the leaves' order
+    if any(type(t) is not tuple for t in terms):  # phrases, unscored terms: leaf by leaf
         for t in terms:
             if type(t) is _Phrase:
-                _accumulate_phrase(searcher, t, acc, acc.keys() if candidates else allowed,
-                                   candidates=candidates)
+                _accumulate_phrase(searcher, t, acc, acc.keys() if candidates else allowed)
+            elif type(t) is _Filter:
+                _accumulate_filter(searcher, t, acc, acc.keys() if candidates else allowed)
             else:
                 _accumulate(searcher, [t], acc, allowed, candidates=candidates)
         return
     schema = searcher.schema
     weighting = searcher.weighting
     get = acc.get
+    seen = searcher.__dict__.get("_pcp_block_ids")
     for sub, offset in searcher.leaf_searchers():
         reader = sub.reader()
         wanted: list[int] = []
@@ -1162,6 +1185,8 @@ def _accumulate(
                             continue
                     if m._ids is None:
                         m._read_ids()
+                        if seen is not None:
+                            seen[(id(m._postfile), m._dataoffset)] = m._ids
                     if m._weights is None:
                         m._read_weights()
                     ids, weights = m._ids, m._weights
@@ -1197,7 +1222,7 @@ def _doc_frequency(reader: Any, leaf: Leaf) -> int:
     """How many documents hold the leaf's term (a phrase: at most its rarest word's)."""
     if type(leaf) is _Phrase:
         return min(reader.doc_frequency(leaf.fieldname, w) for w in leaf.words)
-    return int(reader.doc_frequency(*leaf))
+    return int(reader.doc_frequency(leaf[0], leaf[1]))
 
 
 def _tree_sum(scores: list[float]) -> float:
@@ -1246,7 +1271,7 @@ def _adjacent(values: tuple[bytes, ...], decode: Callable[[bytes], Iterable[int]
 
 def _word_postings(
     sub: Any, fieldname: str, tb: bytes, weighting: Any, wanted: list[int] | None,
-    allowed: Any, offset: int,
+    allowed: Any, offset: int, seen: dict[Any, Any] | None = None,
 ) -> dict[int, tuple[float, bytes]]:
     """Segment docnum -> (BM25F score, positions value) of one word, for the documents
     `allowed` admits (global docnums) or, with `wanted` (sorted segment docnums), for those
@@ -1283,6 +1308,8 @@ def _word_postings(
                 continue
         if m._ids is None:
             m._read_ids()
+            if seen is not None:
+                seen[(id(m._postfile), m._dataoffset)] = m._ids
         if m._weights is None:
             m._read_weights()
         if m._values is None:
@@ -1320,6 +1347,7 @@ def _phrase_docs(
     fn = phrase.fieldname
     field = searcher.schema[fn]
     weighting = searcher.weighting
+    seen = searcher.__dict__.get("_pcp_block_ids")
     for sub, offset in searcher.leaf_searchers():
         reader = sub.reader()
         try:
@@ -1332,7 +1360,7 @@ def _phrase_docs(
         postings: dict[bytes, dict[int, tuple[float, bytes]]] = {}
         wanted: list[int] | None = None
         for tb in distinct:
-            got = _word_postings(sub, fn, tb, weighting, wanted, allowed, offset)
+            got = _word_postings(sub, fn, tb, weighting, wanted, allowed, offset, seen)
             wanted = sorted(got) if wanted is None else [d for d in wanted if d in got]
             postings[tb] = got
             if not wanted:
@@ -1353,12 +1381,19 @@ def _phrase_docs(
     return out
 
 
+def _accumulate_filter(searcher: Any, leaf: _Filter, acc: dict[int, float], allowed: Any) -> None:
+    """Each document `allowed` admits that holds the unscored term is a match: it gets 0.0
+    added (whoosh's zero-boost matcher scores it 0.0 in the OR's sum)."""
+    get = acc.get
+    for g in _term_docs(searcher, leaf.fieldname, leaf.text) or ():
+        if allowed is None or g in allowed:
+            acc[g] = get(g, 0.0) + 0.0
+
+
 def _accumulate_phrase(
-    searcher: Any, phrase: _Phrase, acc: dict[int, float], allowed: Any, *,
-    candidates: bool = False,
+    searcher: Any, phrase: _Phrase, acc: dict[int, float], allowed: Any
 ) -> None:
-    """Add the phrase's score to `acc` for each document that holds it (`candidates`: only
-    documents already in `acc`)."""
+    """Add the phrase's score to `acc` for each document `allowed` admits that holds it."""
     decode = _decoder(searcher, phrase.fieldname)
     get = acc.get
     for g, (score, values) in _phrase_docs(searcher, phrase, allowed).items():
@@ -1382,6 +1417,7 @@ def _rank_phrases(
     compares the positions of every page holding all the words (`"time year"`: nearly all).
     """
     parts: list[dict[int, float]] = []
+    acc: dict[int, float]
     checks: list[tuple[dict[int, tuple[bytes, ...]], Callable[[bytes], Iterable[int]]] | None]
     checks = []
     for leaf in leaves:
@@ -1390,8 +1426,13 @@ def _rank_phrases(
             parts.append({g: score for g, (score, _) in docs.items()})
             checks.append(({g: values for g, (_, values) in docs.items()},
                            _decoder(searcher, leaf.fieldname)))
+        elif type(leaf) is _Filter:
+            acc = {}
+            _accumulate_filter(searcher, leaf, acc, allowed)
+            parts.append(acc)
+            checks.append(None)
         else:
-            acc: dict[int, float] = {}
+            acc = {}
             _accumulate(searcher, [leaf], acc, allowed)
             parts.append(acc)
             checks.append(None)
@@ -1451,28 +1492,64 @@ def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
 def _matched_terms(
     searcher: Any, docnums: list[int], asked: set[tuple[str, Any]]
 ) -> dict[int, list[tuple[str, Any]]]:
-    """docnum -> the asked (field, term) pairs that document holds, for the hits only."""
+    """docnum -> the asked (field, term) pairs that document holds, for the hits only.
+
+    Reads only the posting blocks whose docnum range holds a hit, and a block the ranking
+    already decoded in this search is not decoded again (its docnums are kept by block)."""
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
     out: dict[int, list[tuple[str, Any]]] = {}
     if not docnums:
         return out
     targets = sorted(set(docnums))
-    reader = searcher.reader()
+    seen = searcher.__dict__.get("_pcp_block_ids") or {}
+    schema = searcher.schema
+    segments = []
+    for sub, offset in searcher.leaf_searchers():
+        end = offset + sub.reader().doc_count_all()
+        local = [g - offset for g in targets if offset <= g < end]
+        if local:
+            segments.append((sub.reader(), offset, local))
     for fn, text in sorted(asked, key=repr):
         try:
-            if (fn, text) not in reader:
-                continue
-            m = reader.postings(fn, text)
+            tb = schema[fn].to_bytes(text) if fn in schema else None
         except Exception:  # e.g. a term whoosh cannot turn into bytes for this field
             continue
-        for d in targets:
-            if not m.is_active():
-                break
-            if m.id() < d:
-                m.skip_to(d)
-                if not m.is_active():
-                    break
-            if m.id() == d:
-                out.setdefault(d, []).append((fn, text))
+        if tb is None:
+            continue
+        for reader, offset, local in segments:
+            if (fn, tb) not in reader:
+                continue
+            m = reader.postings(fn, tb)
+            if type(m) is FilterMatcher:  # deletions: a hit is never a deleted document
+                m = m.child
+            held: list[int] = []
+            if type(m) is W3LeafMatcher:
+                lo = 0
+                while m.is_active():
+                    hi = m._maxid
+                    at = bisect.bisect_left(local, lo)
+                    upto = bisect.bisect_right(local, hi, at)
+                    lo = hi + 1
+                    if at != upto:
+                        ids = seen.get((id(m._postfile), m._dataoffset))
+                        if ids is None:
+                            m._read_ids()
+                            ids = m._ids
+                        count = len(ids)
+                        for d in local[at:upto]:
+                            i = bisect.bisect_left(ids, d)
+                            if i < count and ids[i] == d:
+                                held.append(d)
+                    if upto == len(local):
+                        break
+                    m._next_block()
+            else:
+                want = set(local)
+                held = [d for d in m.all_ids() if d in want]
+            for d in held:
+                out.setdefault(d + offset, []).append((fn, text))
     return out
 
 
