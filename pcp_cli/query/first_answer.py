@@ -187,7 +187,9 @@ def _result(store: Store, rel: str, fields: dict[str, Any], body: str, query: st
         timestamp=observed_time(fields.get("type"), record, fields.get("origin"),
                                 fields.get("created_at")) or "",
         mtime_ns=0, score_raw=0.0, score=0.0)
-    result = text_search._result(store, hit, body, text_search.query_words(query), False)
+    # No catalog entry: the provenance comes from the file's own record, below.
+    result = text_search._result(store, hit, body, text_search.query_words(query), False,
+                                 None)
     ext = result["extensions"][vocab.EXT_NS]
     ext["score"] = "absent: found by a scan of the files while the index is built, not ranked"
     ext["match_channel"] = "scan"

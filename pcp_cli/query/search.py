@@ -116,7 +116,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            suppressed: frozenset[str] = frozenset(),
            narrowing: Narrowing | None = None, offset: int = 0,
            cap: int | None = None, include_unclassified: bool = True,
-           hits_only: bool = False, rank: bool = True) -> dict[str, Any]:
+           hits_only: bool = False, rank: bool = True,
+           entries: dict[str, Any] | None = None) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results}`.
 
     Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
@@ -128,7 +129,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     the results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search
     ranks many candidates and makes results for the few it serves: query/semantic.py).
     `rank` False: no index search at all, only the filters report (semantic mode reports the
-    filters it shares with text search)."""
+    filters it shares with text search). `entries`, when given, is filled with each result's
+    catalog entry by page id (the caller decorating the results need not look them up again)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
     capped, requested = _check(limit, types, exclude_types, min_score)
@@ -181,7 +183,13 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         if skip:
             skip -= 1
             continue
-        results.append(hit if hits_only else _result(store, hit, body, words, scored))
+        if hits_only:
+            results.append(hit)
+        else:
+            entry = store.head_entry(hit.page_id)
+            if entries is not None:
+                entries[hit.page_id] = entry
+            results.append(_result(store, hit, body, words, scored, entry))
         unscored += not scored
         if len(results) >= capped:
             break
@@ -298,21 +306,26 @@ def _body(store: Store, hit: IndexHit) -> str | None:
     return text
 
 
-def _provenance(store: Store, page_id: str) -> dict[str, Any]:
+def _provenance(record: dict[str, Any] | None) -> dict[str, Any]:
     """v1 §5: a result carries its record's `source` and `confidence` where it has them."""
     found: dict[str, Any] = {}
-    for entry in store.catalog.by_page_id(page_id)[:1]:
-        record = entry.record
-        if isinstance(record.get("source"), str):
-            found["source"] = record["source"]
-        confidence = record.get("confidence")
-        if isinstance(confidence, int | float) and not isinstance(confidence, bool):
-            found["confidence"] = confidence
+    if not record:
+        return found
+    if isinstance(record.get("source"), str):
+        found["source"] = record["source"]
+    confidence = record.get("confidence")
+    if isinstance(confidence, int | float) and not isinstance(confidence, bool):
+        found["confidence"] = confidence
     return found
 
 
+_LOOK_UP: Any = object()  # `_result`'s default: find the page's catalog entry itself
+
+
 def _result(store: Store, hit: IndexHit, body: str, words: list[str],
-            scored: bool) -> dict[str, Any]:
+            scored: bool, entry: Any = _LOOK_UP) -> dict[str, Any]:
+    """One search result. `entry` is the page's catalog entry when the caller has it (None:
+    there is none to read provenance from), else it is looked up here."""
     snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
     if not snippet:
         snippet = ""
@@ -342,7 +355,9 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         result["sensitivity"] = hit.sensitivity
     else:  # v1 §3.4: sensitivity only "where the record is classified"
         ext["sensitivity"] = vocab.UNCLASSIFIED
-    ext.update(_provenance(store, hit.page_id))
+    if entry is _LOOK_UP:
+        entry = store.head_entry(hit.page_id)
+    ext.update(_provenance(entry.record if entry is not None else None))
     result.update(source_system=SOURCE_SYSTEM, source_id=hit.page_id,
                   extensions={vocab.EXT_NS: ext})
     return result
