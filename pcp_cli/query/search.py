@@ -89,7 +89,7 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
         else store.catalog.namespaces())
     if narrowing and narrowing.namespaces is not None and namespaces is None:
         namespaces = sorted(narrowing.namespaces)
-    statuses = WITH_SUPERSEDED if include_superseded else CURRENT
+    statuses = lifecycle_statuses(include_superseded)
     if narrowing and narrowing.lifecycle_statuses is not None:
         statuses = narrowing.lifecycle_statuses
     return IndexFilter(
@@ -97,9 +97,7 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
         types=tuple(types) or None,
         exclude_types=tuple(exclude_types),
         lifecycle_statuses=statuses,
-        sensitivities=None if include_sensitive else (
-            (*vocab.SERVED_SENSITIVITIES, vocab.UNCLASSIFIED) if include_unclassified
-            else vocab.SERVED_SENSITIVITIES),
+        sensitivities=served_sensitivities(include_sensitive, include_unclassified),
         review_statuses=("affirmed",),
         origins=narrowing.origins if narrowing else None,
         tags=narrowing.tags if narrowing else None,
@@ -193,6 +191,49 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         unscored += not scored
         if len(results) >= capped:
             break
+    filters = filters_report(
+        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
+        include_superseded=include_superseded,
+        lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
+        include_unclassified=include_unclassified, min_score=min_score,
+        unscored_kept=unscored if min_score is not None else None,
+        relevance_scores=_relevance_scores(unscored, len(results)), scopes=scopes,
+        scope_filtering="before_ranking")
+    if suppressed:
+        filters["suppressed"] = len(suppressed)
+    if stale:
+        filters["index"] = "stale: another process was updating it; read as it stood"
+    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
+            "filters_applied": filters, "results": results}
+
+
+def lifecycle_statuses(include_superseded: bool) -> tuple[str, ...]:
+    """The lifecycle statuses a search serves (the index filter's and the scan's)."""
+    return WITH_SUPERSEDED if include_superseded else CURRENT
+
+
+def served_sensitivities(include_sensitive: bool,
+                         include_unclassified: bool) -> tuple[str, ...] | None:
+    """The sensitivities a search serves, None for every one (the index filter's and the
+    scan's): unclassified pages go with `high` unless `include_unclassified`."""
+    if include_sensitive:
+        return None
+    if include_unclassified:
+        return (*vocab.SERVED_SENSITIVITIES, vocab.UNCLASSIFIED)
+    return vocab.SERVED_SENSITIVITIES
+
+
+def filters_report(*, capped: int, requested: int | None, types: Sequence[str],
+                   exclude_types: Sequence[str], include_superseded: bool,
+                   lifecycle_statuses: Sequence[str], include_sensitive: bool,
+                   include_unclassified: bool, min_score: float | None,
+                   unscored_kept: int | None, relevance_scores: str,
+                   scopes: Sequence[str] | None, scope_filtering: str) -> dict[str, Any]:
+    """`filters_applied` (v1 §4.2) as every text answer states it, the indexed search's and
+    the fresh clone's scan (query/first_answer.py) alike, so that the two cannot drift: the
+    limit and its cap, types, lifecycle, review, sensitivity, the relevance floor, scopes.
+    Each caller adds what is its own after these (suppressed pages, the index or scan state,
+    the mode)."""
     filters: dict[str, Any] = {"limit": capped}
     if requested is not None:
         filters.update(limit_requested=requested, capped=True)
@@ -200,7 +241,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         types=list(types) or None,
         exclude_types=list(exclude_types) or None,
         current_only=not include_superseded,
-        lifecycle_statuses=list(flt.lifecycle_statuses or ()),
+        lifecycle_statuses=list(lifecycle_statuses),
         review_status="affirmed_only",
         include_sensitive=include_sensitive,
         sensitivity_filtering="all_records",
@@ -211,19 +252,14 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         ),
         min_score=min_score,
     )
-    if min_score is not None:
-        filters["unscored_kept"] = unscored
+    if unscored_kept is not None:
+        filters["unscored_kept"] = unscored_kept
     filters.update(
-        relevance_scores=_relevance_scores(unscored, len(results)),
+        relevance_scores=relevance_scores,
         scopes=None if scopes is None else list(scopes),
-        scope_filtering="before_ranking",
+        scope_filtering=scope_filtering,
     )
-    if suppressed:
-        filters["suppressed"] = len(suppressed)
-    if stale:
-        filters["index"] = "stale: another process was updating it; read as it stood"
-    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
-            "filters_applied": filters, "results": results}
+    return filters
 
 
 def _relevance_scores(unscored: int, total: int) -> str:
