@@ -750,7 +750,10 @@ class SearchIndex:
                 core, narrowed = _narrow(searcher, user_q, allowed)
                 plain = _plain_terms(core)
                 groups = _plain_groups(core) if plain is None else None
-            if plain is not None:
+            if (plain is not None or groups is not None) and narrowed is not None \
+                    and not narrowed:
+                ranked = []  # the filters and NOTs leave no page (`way NOT way`)
+            elif plain is not None:
                 ranked = _rank_terms(searcher, plain, narrowed, limit)
             elif groups is not None:
                 ranked = _rank_and(searcher, groups, narrowed, limit)
