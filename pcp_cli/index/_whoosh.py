@@ -1074,34 +1074,42 @@ def _rank_terms(
     common = [t for t in terms if type(t) is tuple and t[0] == "body"
               and reader.doc_frequency(*t) > COMMON_DF * n]
     rarer = [t for t in terms if t not in common]
-    acc: dict[int, float] = {}
-    if not (common and rarer):
+    # Contributions kept per distinct term: the rarer terms' when the shortcut is tried (so
+    # that when it cannot prove its answer they are not read a second time), and a repeated
+    # term's ("year year"). The final sums are made term by term in the query's order, from
+    # these or from the postings: the same floats in the same order as one pass over all.
+    parts: dict[Leaf, dict[int, float]] = {}
+    if common and rarer and sum(_doc_frequency(reader, t) for t in rarer) >= limit:
+        for t in rarer:
+            if t not in parts:
+                parts[t] = {}
+                _accumulate(searcher, [t], parts[t], allowed)
+        ranked = _rank_rarer_first(searcher, _summed(rarer, parts), common, limit)
+        if ranked is not None:
+            return ranked
+    for t in terms:
+        if t not in parts and terms.count(t) > 1:
+            parts[t] = {}
+            _accumulate(searcher, [t], parts[t], allowed)
+    if not parts:
+        acc: dict[int, float] = {}
         _accumulate(searcher, terms, acc, allowed)
         return _top(acc, limit)
-    # Each distinct term's contributions apart, so that when the shortcut cannot prove its
-    # answer the rarer terms are not read a second time: the sums are then made term by term
-    # in the query's order, the same floats in the same order as one pass over every term.
-    parts: dict[Leaf, dict[int, float]] = {}
-    for t in rarer:
-        if t not in parts:
-            parts[t] = {}
-            _accumulate(searcher, [t], parts[t], allowed)
-    ranked = _rank_rarer_first(searcher, _summed(rarer, parts), common, limit)
-    if ranked is not None:
-        return ranked
-    for t in common:
-        if t not in parts:
-            parts[t] = {}
-            _accumulate(searcher, [t], parts[t], allowed)
-    return _top(_summed(terms, parts), limit)
+    return _top(_summed(terms, parts, searcher, allowed), limit)
 
 
-def _summed(terms: list[Leaf], parts: dict[Leaf, dict[int, float]]) -> dict[int, float]:
-    """docnum -> the sum of its terms' contributions, added in `terms`' order."""
+def _summed(terms: list[Leaf], parts: dict[Leaf, dict[int, float]], searcher: Any = None,
+            allowed: Any = None) -> dict[int, float]:
+    """docnum -> the sum of its terms' contributions, added in `terms`' order, each from
+    `parts` or, for a term without one, from its postings."""
     acc: dict[int, float] = {}
     get = acc.get
     for t in terms:
-        for g, score in parts[t].items():
+        part = parts.get(t)
+        if part is None:
+            _accumulate(searcher, [t], acc, allowed)
+            continue
+        for g, score in part.items():
             acc[g] = get(g, 0.0) + score
     return acc
 
