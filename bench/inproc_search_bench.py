@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("store", type=Path)
     ap.add_argument("--queries", default="fresh")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--per-query", action="store_true",
+                    help="also print every query's CPU median (ms), slowest first")
     args = ap.parse_args()
     if args.queries == "fresh":
         queries = fresh_queries(vocabulary(random.Random(7), 50_000))[0]
@@ -57,11 +59,16 @@ def main() -> None:
             walls.append(statistics.median(w) * 1000)
             cpus.append(statistics.median(c) * 1000)
             slowest.append((round(cpus[-1], 1), q))
+        engine = api.search_engine(s)["engine"]
+    extra = {"per_query": sorted(slowest, reverse=True)} if args.per_query else {}
+    import pcp_cli
+
     print(json.dumps({
         "store": args.store.name, "queries": args.queries, "n": len(queries),
+        "code": str(Path(pcp_cli.__file__).parents[1]), "engine": engine,
         "cpu_p50_ms": round(pct(cpus, 50), 1), "cpu_p95_ms": round(pct(cpus, 95), 1),
         "wall_p50_ms": round(pct(walls, 50), 1), "wall_p95_ms": round(pct(walls, 95), 1),
-        "slowest_cpu": sorted(slowest, reverse=True)[:3], "loadavg": os.getloadavg(),
+        "slowest_cpu": sorted(slowest, reverse=True)[:3], "loadavg": os.getloadavg(), **extra,
     }, ensure_ascii=False))
 
 

@@ -98,3 +98,26 @@ def test_the_background_build_finishes_and_the_next_search_is_ranked(example):
     assert ranked["filters_applied"]["mode"] == "text"
     assert ranked["filters_applied"]["relevance_scores"] == "present"
     assert "tidewatch-architecture" in ids(ranked)
+
+
+@pytest.mark.parametrize("args", [
+    ("tidewatch",),
+    ("tidewatch", "--type", "keystone", "--type", "note", "--exclude-type", "summary",
+     "--include-superseded", "--include-sensitive", "--scope", "user:*", "--limit", "40"),
+])
+def test_the_scan_and_the_index_report_the_same_filters(example, args):
+    # filters_applied of the scan answer and of the ranked answer came from two near-copies
+    # of one block; for the same request they must say the same, but for what is their own.
+    fd = os.open((example / ".pcp").mkdir(exist_ok=True) or example / ".pcp" / BUILD_LOCK,
+                 os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # no background build: the scan answers
+    try:
+        scan = search(example, *args)["filters_applied"]
+    finally:
+        os.close(fd)
+    ranked = search(example, *args, env={MIN_PAGES_ENV: "1000"})["filters_applied"]
+    assert scan["mode"] == "scan" and ranked["mode"] == "text"
+    own = {"mode", "index", "scan", "relevance_scores", "scope_filtering"}
+    shared = {key: value for key, value in scan.items() if key not in own}
+    assert {key: ranked.get(key) for key in shared} == shared
+    assert len(shared) >= 11

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pcp_cli.index.query import import_whoosh_compat
 
@@ -60,7 +60,7 @@ from pcp_cli.index.query import (  # noqa: E402
     ns_tree,
     restrict,
 )
-from pcp_cli.index.text import analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
 from pcp_cli.index.text import positions as term_positions  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
     FORMAT_VERSION,
@@ -736,6 +736,9 @@ class SearchIndex:
         asked_fields = {fn for fn, _ in asked}
         try:
             searcher = self._get_searcher()
+            # The docnums of each posting block decoded by this search, by block, so that
+            # working out the hits' matched fields decodes none twice; dropped after it.
+            searcher.__dict__["_pcp_block_ids"] = {}
             allowed = self._allowed(searcher, flt)
             if allowed is not None and not allowed:
                 # Nothing is admitted. (Never hand whoosh an empty filter set: it reads an
@@ -747,7 +750,10 @@ class SearchIndex:
                 core, narrowed = _narrow(searcher, user_q, allowed)
                 plain = _plain_terms(core)
                 groups = _plain_groups(core) if plain is None else None
-            if plain is not None:
+            if (plain is not None or groups is not None) and narrowed is not None \
+                    and not narrowed:
+                ranked = []  # the filters and NOTs leave no page (`way NOT way`)
+            elif plain is not None:
                 ranked = _rank_terms(searcher, plain, narrowed, limit)
             elif groups is not None:
                 ranked = _rank_and(searcher, groups, narrowed, limit)
@@ -766,6 +772,7 @@ class SearchIndex:
                 # Sorted by date, whoosh puts the sort key where the score goes: no score then.
                 ranked = [(hit.docnum, 0.0) for hit in results]
             matched = _matched_terms(searcher, [d for d, _ in ranked], asked)
+            searcher.__dict__.pop("_pcp_block_ids", None)
             hits = []
             for docnum, raw in ranked:
                 stored = searcher.stored_fields(docnum)["hit"]
@@ -899,7 +906,7 @@ def _term_docs(searcher: Any, fieldname: str, text: str) -> set[int] | None:
         if type(m) is W3LeafMatcher:
             while m.is_active():
                 if m._ids is None:
-                    m._read_ids()
+                    _read_ids(m)
                 docs.update(m._ids[m._i : m._blocklength])
                 m._next_block()
         else:
@@ -951,24 +958,59 @@ def _unwrap(q: Q.Query) -> Q.Query:
     return q
 
 
-def _plain_terms(q: Q.Query) -> list[tuple[str, str]] | None:
-    """The (field, text) terms of a query that is one word-field term or a plain OR of them
-    (what unquoted words parse to), else None."""
-    if type(q) is Q.Term:
+class _Phrase(NamedTuple):
+    """An exact phrase leaf (`"time year"`): its words, in order, in one positional field."""
+
+    fieldname: str
+    words: tuple[str, ...]
+
+
+class _Filter(NamedTuple):
+    """An exact-value term that matches with a score of 0 (`tag:work` beside words: see
+    `ExactFieldsUnscored`): its pages are matches, ranked by the other leaves alone."""
+
+    fieldname: str
+    text: str
+
+
+# A leaf of the queries pcp ranks itself: a (field, text) term, an exact phrase, or a term
+# that matches unscored.
+Leaf = tuple[str, str] | _Phrase | _Filter
+
+
+def _plain_terms(q: Q.Query) -> list[Leaf] | None:
+    """The leaves of a query that is one word-field term, exact phrase or unscored term, or a
+    plain OR of them (what unquoted words, quoted phrases and `tag:` terms among words parse
+    to), else None."""
+    if type(q) in (Q.Term, Q.Phrase, _Unscored):
         leaves = [q]
-    elif type(q) is Q.Or and q.boost == 1.0 and not q.minmatch and not q.scale:
+    elif type(q) in (Q.Or, Q.DefaultOr) and q.boost == 1.0 and not q.minmatch and not q.scale:
         leaves = q.subqueries
     else:
         return None
-    out = []
+    out: list[Leaf] = []
     for t in leaves:
+        if type(t) is _Unscored:
+            child = t.child
+            if type(child) is not Q.Term or child.boost != 1.0 or child.minquality \
+                    or not isinstance(child.text, str):
+                return None
+            out.append(_Filter(child.fieldname, child.text))
+            continue
+        if type(t) is Q.Phrase:
+            # whoosh's own Phrase: slop 1 is "adjacent, in order"; title and body keep positions
+            if t.boost != 1.0 or t.slop != 1 or t.fieldname not in TEXT_FIELDS \
+                    or len(t.words) < 2 or not all(isinstance(w, str) for w in t.words):
+                return None
+            out.append(_Phrase(t.fieldname, tuple(t.words)))
+            continue
         if type(t) is not Q.Term or t.boost != 1.0 or t.minquality or t.fieldname not in HIT_FIELDS:
             return None
         out.append((t.fieldname, t.text))
     return out
 
 
-def _plain_groups(q: Q.Query) -> list[list[tuple[str, str]]] | None:
+def _plain_groups(q: Q.Query) -> list[list[Leaf]] | None:
     """For an AND of plain words or OR-groups of them (`python AND code`,
     `(travel OR vacation) AND hotel`), the terms of each part, else None."""
     if type(q) is not Q.And or q.boost != 1.0 or len(q.subqueries) < 2:
@@ -983,15 +1025,15 @@ def _plain_groups(q: Q.Query) -> list[list[tuple[str, str]]] | None:
 
 
 def _rank_and(
-    searcher: Any, groups: list[list[tuple[str, str]]], allowed: Any, limit: int
+    searcher: Any, groups: list[list[Leaf]], allowed: Any, limit: int
 ) -> list[tuple[int, float]]:
     """The top `limit` (docnum, score) for an AND of OR-groups: a document must match every
     group and scores the sum of the groups' scores, as in whoosh's intersection matcher. The
     smallest group is read first; each next one only scores documents all earlier ones had."""
     reader = searcher.reader()
 
-    def size(terms: list[tuple[str, str]]) -> int:
-        return sum(reader.doc_frequency(*t) for t in terms)
+    def size(terms: list[Leaf]) -> int:
+        return sum(_doc_frequency(reader, t) for t in terms)
 
     accs: dict[int, dict[int, float]] = {}
     within = allowed
@@ -1012,7 +1054,7 @@ def _rank_and(
 
 
 def _rank_terms(
-    searcher: Any, terms: list[tuple[str, str]], allowed: Any, limit: int
+    searcher: Any, terms: list[Leaf], allowed: Any, limit: int
 ) -> list[tuple[int, float]]:
     """The top `limit` (docnum, score) for an OR of terms: exactly the top `limit` of every
     document `allowed` admits that holds any of the terms, scored as whoosh's BM25F scores them
@@ -1025,29 +1067,61 @@ def _rank_terms(
     them could score (the next rarer-word score plus the most the common words can add, from
     whoosh's own per-term bound), that is the answer; otherwise every posting is scored.
     """
+    if any(type(t) is _Phrase for t in terms):
+        return _rank_phrases(searcher, terms, allowed, limit)
     reader = searcher.reader()
     n = reader.doc_count_all() or 1
-    common = [t for t in terms if t[0] == "body" and reader.doc_frequency(*t) > COMMON_DF * n]
+    common = [t for t in terms if type(t) is tuple and t[0] == "body"
+              and reader.doc_frequency(*t) > COMMON_DF * n]
     rarer = [t for t in terms if t not in common]
-    if common and rarer:
-        ranked = _rank_rarer_first(searcher, rarer, common, allowed, limit)
+    # Contributions kept per distinct term: the rarer terms' when the shortcut is tried (so
+    # that when it cannot prove its answer they are not read a second time), and a repeated
+    # term's ("year year"). The final sums are made term by term in the query's order, from
+    # these or from the postings: the same floats in the same order as one pass over all.
+    parts: dict[Leaf, dict[int, float]] = {}
+    if common and rarer and sum(_doc_frequency(reader, t) for t in rarer) >= limit:
+        for t in rarer:
+            if t not in parts:
+                parts[t] = {}
+                _accumulate(searcher, [t], parts[t], allowed)
+        ranked = _rank_rarer_first(searcher, _summed(rarer, parts), common, limit)
         if ranked is not None:
             return ranked
+    for t in terms:
+        if t not in parts and terms.count(t) > 1:
+            parts[t] = {}
+            _accumulate(searcher, [t], parts[t], allowed)
+    if not parts:
+        acc: dict[int, float] = {}
+        _accumulate(searcher, terms, acc, allowed)
+        return _top(acc, limit)
+    return _top(_summed(terms, parts, searcher, allowed), limit)
+
+
+def _summed(terms: list[Leaf], parts: dict[Leaf, dict[int, float]], searcher: Any = None,
+            allowed: Any = None) -> dict[int, float]:
+    """docnum -> the sum of its terms' contributions, added in `terms`' order, each from
+    `parts` or, for a term without one, from its postings."""
     acc: dict[int, float] = {}
-    _accumulate(searcher, terms, acc, allowed)
-    return _top(acc, limit)
+    get = acc.get
+    for t in terms:
+        part = parts.get(t)
+        if part is None:
+            _accumulate(searcher, [t], acc, allowed)
+            continue
+        for g, score in part.items():
+            acc[g] = get(g, 0.0) + score
+    return acc
 
 
 def _rank_rarer_first(
     searcher: Any,
-    rarer: list[tuple[str, str]],
+    acc: dict[int, float],
     common: list[tuple[str, str]],
-    allowed: Any,
     limit: int,
 ) -> list[tuple[int, float]] | None:
-    """`_rank_terms`'s shortcut: the exact top `limit`, or None when it cannot be proven."""
-    acc: dict[int, float] = {}
-    _accumulate(searcher, rarer, acc, allowed)
+    """`_rank_terms`'s shortcut: the exact top `limit`, or None when it cannot be proven.
+    `acc`: every admitted document's score from the rarer terms."""
     keep = max(BOOSTED, 3 * limit)
     best = _top(acc, keep + 1)
     if len(best) < limit:
@@ -1078,7 +1152,7 @@ def _max_score(searcher: Any, terms: list[tuple[str, str]]) -> float:
 
 def _accumulate(
     searcher: Any,
-    terms: list[tuple[str, str]],
+    terms: list[Leaf],
     acc: dict[int, float],
     allowed: Any,
     *,
@@ -1095,9 +1169,19 @@ def _accumulate(
     from whoosh.codec.whoosh3 import W3LeafMatcher
     from whoosh.matching.wrappers import FilterMatcher
 
+    if any(type(t) is not tuple for t in terms):  # phrases, unscored terms: leaf by leaf
+        for t in terms:
+            if type(t) is _Phrase:
+                _accumulate_phrase(searcher, t, acc, acc.keys() if candidates else allowed)
+            elif type(t) is _Filter:
+                _accumulate_filter(searcher, t, acc, acc.keys() if candidates else allowed)
+            else:
+                _accumulate(searcher, [t], acc, allowed, candidates=candidates)
+        return
     schema = searcher.schema
     weighting = searcher.weighting
     get = acc.get
+    seen = searcher.__dict__.get("_pcp_block_ids")
     for sub, offset in searcher.leaf_searchers():
         reader = sub.reader()
         wanted: list[int] = []
@@ -1132,7 +1216,9 @@ def _accumulate(
                             m._next_block()
                             continue
                     if m._ids is None:
-                        m._read_ids()
+                        _read_ids(m)
+                        if seen is not None:
+                            seen[(id(m._postfile), m._dataoffset)] = m._ids
                     if m._weights is None:
                         m._read_weights()
                     ids, weights = m._ids, m._weights
@@ -1164,6 +1250,274 @@ def _accumulate(
                     m.next()
 
 
+def _read_ids(m: Any) -> None:
+    """`W3LeafMatcher._read_ids`, with the docnums' running sum in C (whoosh's `delta_decode`
+    is a Python generator: ~5% of a search)."""
+    from itertools import accumulate
+
+    if m._data is None:
+        m._read_data()
+    ids = m._data[0]
+    m._ids = ids if m._byteids else tuple(accumulate(ids))
+
+
+def _doc_frequency(reader: Any, leaf: Leaf) -> int:
+    """How many documents hold the leaf's term (a phrase: at most its rarest word's)."""
+    if type(leaf) is _Phrase:
+        return min(reader.doc_frequency(leaf.fieldname, w) for w in leaf.words)
+    return int(reader.doc_frequency(leaf[0], leaf[1]))
+
+
+def _tree_sum(scores: list[float]) -> float:
+    """The words' scores summed as whoosh's phrase matcher sums them: its intersection
+    matchers form `make_binary_tree`'s tree (a + (b + c) for three words), so the float sum is
+    bit for bit whoosh's."""
+    if len(scores) == 1:
+        return scores[0]
+    half = len(scores) // 2
+    return _tree_sum(scores[:half]) + _tree_sum(scores[half:])
+
+
+def _decode_positions(value: bytes) -> Iterable[int]:
+    """whoosh `Positions.decode_positions` (a pickled list of deltas after a length), with the
+    running sum in C."""
+    from itertools import accumulate
+    from pickle import loads
+
+    from whoosh.system import _INT_SIZE
+
+    if not value.endswith(b"."):
+        value += b"."
+    return accumulate(loads(value[_INT_SIZE:]))
+
+
+def _decoder(searcher: Any, fieldname: str) -> Callable[[bytes], Iterable[int]]:
+    fmt = searcher.schema[fieldname].format
+    if type(fmt).decode_positions is Positions.decode_positions:
+        return _decode_positions
+    return fmt.decode_positions  # type: ignore[no-any-return]
+
+
+def _adjacent(values: tuple[bytes, ...], decode: Callable[[bytes], Iterable[int]]) -> bool:
+    """Whether the words whose position lists these are stand side by side, in order, somewhere
+    in the document: a start p with word i at p + i for every i (whoosh's SpanNear2 with slop 1,
+    ordered, mindist 1, which is what a quoted phrase is). A word repeated in the phrase
+    ("very very") needs as many consecutive positions."""
+    starts: set[int] | None = None
+    for i, value in enumerate(values):
+        shifted = {p - i for p in decode(value)}
+        starts = shifted if starts is None else starts & shifted
+        if not starts:
+            return False
+    return True
+
+
+def _word_postings(
+    sub: Any, fieldname: str, tb: bytes, weighting: Any, wanted: list[int] | None,
+    allowed: Any, offset: int, seen: dict[Any, Any] | None = None,
+) -> dict[int, tuple[float, bytes]]:
+    """Segment docnum -> (BM25F score, positions value) of one word, for the documents
+    `allowed` admits (global docnums) or, with `wanted` (sorted segment docnums), for those
+    only; posting blocks holding none of `wanted` are not decoded."""
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    m = sub.postings(fieldname, tb, weighting=weighting)
+    deleted: Any = ()
+    if type(m) is FilterMatcher and m._exclude:
+        deleted, m = m._ids, m.child
+    scorer = m.scorer if type(m) is W3LeafMatcher else None
+    out: dict[int, tuple[float, bytes]] = {}
+    if type(scorer) is not _LengthTableScorer:  # another codec or scorer: whoosh's own calls
+        keep = None if wanted is None else set(wanted)
+        while m.is_active():
+            d = m.id()
+            if (keep is None or d in keep) and d not in deleted and (
+                    allowed is None or d + offset in allowed):
+                out[d] = (m.score(), m.value())
+            m.next()
+        return out
+    idf, k1p1, norm = scorer.idf, scorer._k1p1, scorer._norm
+    lengths, nlen = scorer._lengths, scorer._nlengths
+    lo = 0
+    while m.is_active():
+        hi = m._maxid
+        if wanted is not None:
+            at = bisect.bisect_left(wanted, lo)
+            upto = bisect.bisect_right(wanted, hi, at)
+            lo = hi + 1
+            if at == upto:
+                m._next_block()
+                continue
+        if m._ids is None:
+            _read_ids(m)
+            if seen is not None:
+                seen[(id(m._postfile), m._dataoffset)] = m._ids
+        if m._weights is None:
+            m._read_weights()
+        if m._values is None:
+            m._read_values()
+        ids, weights, values = m._ids, m._weights, m._values
+        first, count = m._i, m._blocklength
+        if wanted is not None:
+            for d in wanted[at:upto]:
+                i = bisect.bisect_left(ids, d, first, count)
+                if i < count and ids[i] == d and d not in deleted:
+                    tf = weights[i]
+                    nm = norm[lengths[d] if d < nlen else 0]
+                    out[d] = (idf * ((tf * k1p1) / (tf + nm)), values[i])
+        else:
+            for i in range(first, count):
+                d = ids[i]
+                if d in deleted or (allowed is not None and d + offset not in allowed):
+                    continue
+                tf = weights[i]
+                nm = norm[lengths[d] if d < nlen else 0]
+                out[d] = (idf * ((tf * k1p1) / (tf + nm)), values[i])
+        m._next_block()
+    return out
+
+
+def _phrase_docs(
+    searcher: Any, phrase: _Phrase, allowed: Any
+) -> dict[int, tuple[float, tuple[bytes, ...]]]:
+    """Global docnum -> (the phrase's score if it is there, each word's positions) for every
+    document `allowed` admits that holds all of the phrase's words: the candidates, not yet
+    checked for adjacency. The score is whoosh's for a matching document (the sum of its
+    words' BM25F scores, `_tree_sum`); the rarest word is read first and the others only in
+    the posting blocks that hold its documents."""
+    out: dict[int, tuple[float, tuple[bytes, ...]]] = {}
+    fn = phrase.fieldname
+    field = searcher.schema[fn]
+    weighting = searcher.weighting
+    seen = searcher.__dict__.get("_pcp_block_ids")
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        try:
+            tbs = [field.to_bytes(w) for w in phrase.words]
+        except ValueError:
+            return out
+        if any((fn, tb) not in reader for tb in tbs):
+            continue  # as whoosh's Phrase matcher: a missing word, no match in this segment
+        distinct = sorted(dict.fromkeys(tbs), key=lambda tb: reader.doc_frequency(fn, tb))
+        postings: dict[bytes, dict[int, tuple[float, bytes]]] = {}
+        wanted: list[int] | None = None
+        for tb in distinct:
+            got = _word_postings(sub, fn, tb, weighting, wanted, allowed, offset, seen)
+            wanted = sorted(got) if wanted is None else [d for d in wanted if d in got]
+            postings[tb] = got
+            if not wanted:
+                break
+        if not wanted:
+            continue
+        if len(tbs) == 2:  # the usual phrase: its tree is a + b
+            first, second = postings[tbs[0]], postings[tbs[1]]
+            for d in wanted:
+                sa, va = first[d]
+                sb, vb = second[d]
+                out[d + offset] = (sa + sb, (va, vb))
+            continue
+        for d in wanted:
+            per = [postings[tb][d] for tb in tbs]
+            out[d + offset] = (_tree_sum([score for score, _ in per]),
+                               tuple(value for _, value in per))
+    return out
+
+
+def _accumulate_filter(searcher: Any, leaf: _Filter, acc: dict[int, float], allowed: Any) -> None:
+    """Each document `allowed` admits that holds the unscored term is a match: it gets 0.0
+    added (whoosh's zero-boost matcher scores it 0.0 in the OR's sum)."""
+    get = acc.get
+    for g in _term_docs(searcher, leaf.fieldname, leaf.text) or ():
+        if allowed is None or g in allowed:
+            acc[g] = get(g, 0.0) + 0.0
+
+
+def _accumulate_phrase(
+    searcher: Any, phrase: _Phrase, acc: dict[int, float], allowed: Any
+) -> None:
+    """Add the phrase's score to `acc` for each document `allowed` admits that holds it."""
+    decode = _decoder(searcher, phrase.fieldname)
+    get = acc.get
+    for g, (score, values) in _phrase_docs(searcher, phrase, allowed).items():
+        if _adjacent(values, decode):
+            acc[g] = get(g, 0.0) + score
+
+
+def _rank_phrases(
+    searcher: Any, leaves: list[Leaf], allowed: Any, limit: int
+) -> list[tuple[int, float]]:
+    """The exact top `limit` of an OR of terms and exact phrases, as whoosh ranks it (each
+    matching leaf's score added in the leaves' order), checking phrases only where it matters.
+
+    A phrase's score on a page does not depend on where its words stand, only whether they
+    stand together. So every candidate (a page holding some term, or all of a phrase's words)
+    gets an upper bound, its score if each of its phrases holds; candidates are taken best
+    bound first (ties by docnum), their phrases checked from the stored positions, and the
+    search stops once the `limit`-th best checked score is above the next bound. A bound is
+    never below the checked score (the same non-negative terms added in the same order, some
+    left out), so nothing left unchecked could rank. whoosh's span matcher instead decodes and
+    compares the positions of every page holding all the words (`"time year"`: nearly all).
+    """
+    parts: list[dict[int, float]] = []
+    acc: dict[int, float]
+    checks: list[tuple[dict[int, tuple[bytes, ...]], Callable[[bytes], Iterable[int]]] | None]
+    checks = []
+    for leaf in leaves:
+        if type(leaf) is _Phrase:
+            docs = _phrase_docs(searcher, leaf, allowed)
+            parts.append({g: score for g, (score, _) in docs.items()})
+            checks.append(({g: values for g, (_, values) in docs.items()},
+                           _decoder(searcher, leaf.fieldname)))
+        elif type(leaf) is _Filter:
+            acc = {}
+            _accumulate_filter(searcher, leaf, acc, allowed)
+            parts.append(acc)
+            checks.append(None)
+        else:
+            acc = {}
+            _accumulate(searcher, [leaf], acc, allowed)
+            parts.append(acc)
+            checks.append(None)
+    if any(score < 0 for part in parts for score in part.values()):
+        # (BM25F never scores below 0; were it ever to, a bound would not be one)
+        total: dict[int, float] = {}
+        for leaf in leaves:
+            _accumulate(searcher, [leaf], total, allowed)
+        return _top(total, limit)
+    candidates: set[int] = set()
+    for part in parts:
+        candidates.update(part)
+    bounds = []
+    for g in candidates:
+        bound = 0.0
+        for part in parts:
+            score = part.get(g)
+            if score is not None:
+                bound = bound + score
+        bounds.append((-bound, g))
+    heapq.heapify(bounds)
+    best: list[tuple[float, int]] = []  # min-heap of (score, -docnum): the worst kept first
+    while bounds:
+        if len(best) >= limit and -bounds[0][0] < best[0][0]:
+            break  # nothing left can reach the top `limit`
+        _, g = heapq.heappop(bounds)
+        score, matched = 0.0, False
+        for part, check in zip(parts, checks, strict=True):
+            got = part.get(g)
+            if got is None or (check is not None and not _adjacent(check[0][g], check[1])):
+                continue
+            score, matched = score + got, True
+        if not matched:
+            continue
+        item = (score, -g)
+        if len(best) < limit:
+            heapq.heappush(best, item)
+        elif item > best[0]:
+            heapq.heapreplace(best, item)
+    return sorted(((-neg, score) for score, neg in best), key=lambda kv: (-kv[1], kv[0]))
+
+
 def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
     """The `limit` best (docnum, score), score descending, then docnum ascending.
 
@@ -1181,28 +1535,64 @@ def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
 def _matched_terms(
     searcher: Any, docnums: list[int], asked: set[tuple[str, Any]]
 ) -> dict[int, list[tuple[str, Any]]]:
-    """docnum -> the asked (field, term) pairs that document holds, for the hits only."""
+    """docnum -> the asked (field, term) pairs that document holds, for the hits only.
+
+    Reads only the posting blocks whose docnum range holds a hit, and a block the ranking
+    already decoded in this search is not decoded again (its docnums are kept by block)."""
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
     out: dict[int, list[tuple[str, Any]]] = {}
     if not docnums:
         return out
     targets = sorted(set(docnums))
-    reader = searcher.reader()
+    seen = searcher.__dict__.get("_pcp_block_ids") or {}
+    schema = searcher.schema
+    segments = []
+    for sub, offset in searcher.leaf_searchers():
+        end = offset + sub.reader().doc_count_all()
+        local = [g - offset for g in targets if offset <= g < end]
+        if local:
+            segments.append((sub.reader(), offset, local))
     for fn, text in sorted(asked, key=repr):
         try:
-            if (fn, text) not in reader:
-                continue
-            m = reader.postings(fn, text)
+            tb = schema[fn].to_bytes(text) if fn in schema else None
         except Exception:  # e.g. a term whoosh cannot turn into bytes for this field
             continue
-        for d in targets:
-            if not m.is_active():
-                break
-            if m.id() < d:
-                m.skip_to(d)
-                if not m.is_active():
-                    break
-            if m.id() == d:
-                out.setdefault(d, []).append((fn, text))
+        if tb is None:
+            continue
+        for reader, offset, local in segments:
+            if (fn, tb) not in reader:
+                continue
+            m = reader.postings(fn, tb)
+            if type(m) is FilterMatcher:  # deletions: a hit is never a deleted document
+                m = m.child
+            held: list[int] = []
+            if type(m) is W3LeafMatcher:
+                lo = 0
+                while m.is_active():
+                    hi = m._maxid
+                    at = bisect.bisect_left(local, lo)
+                    upto = bisect.bisect_right(local, hi, at)
+                    lo = hi + 1
+                    if at != upto:
+                        ids = seen.get((id(m._postfile), m._dataoffset))
+                        if ids is None:
+                            _read_ids(m)
+                            ids = m._ids
+                        count = len(ids)
+                        for d in local[at:upto]:
+                            i = bisect.bisect_left(ids, d)
+                            if i < count and ids[i] == d:
+                                held.append(d)
+                    if upto == len(local):
+                        break
+                    m._next_block()
+            else:
+                want = set(local)
+                held = [d for d in m.all_ids() if d in want]
+            for d in held:
+                out.setdefault(d + offset, []).append((fn, text))
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from pcp_cli.errors import UsageError
 
@@ -144,11 +144,14 @@ _HINT = (
 )
 
 
-def _rewrite_field(m: re.Match[str]) -> str:
+def _rewrite_field(m: re.Match[str], phrase_next: bool = False) -> str:
     lead, name, value = m.groups()
     field = FIELD_ALIASES.get(name.lower())
     if field is None:
         raise UsageError(f"Unknown field {name!r} in the query.", hint=_HINT)
+    if not value and phrase_next and m.end() == len(m.string) and field in TEXT_FIELDS:
+        # title:"two words": the phrase is the next part of the query
+        return f"{lead}{field}:"
     if not value or value.startswith(")"):
         raise UsageError(f"Field {name!r} needs a value, as in {name}:value.", hint=_HINT)
     if field in TEXT_FIELDS or value[0] in "\"'([{" or value.endswith("*"):
@@ -181,10 +184,12 @@ def check_and_rewrite_query(query: str) -> str:
                 depth -= 1
                 if depth < 0:
                     raise UsageError("The query has a ')' without a matching '('.", hint=_HINT)
-        out.append(_FIELD_RE.sub(_rewrite_field, part))
+        out.append(_FIELD_RE.sub(partial(_rewrite_field, phrase_next=i + 1 < len(parts)), part))
     if depth:
         raise UsageError("The query has an unclosed '('.", hint=_HINT)
-    bare = [w.strip("()") for i, part in enumerate(parts) if i % 2 == 0 for w in part.split()]
+    # A quoted phrase counts as a word: `"tide pool" AND kelp` neither starts nor ends with AND.
+    bare = [w.strip("()") for i, part in enumerate(parts)
+            for w in (part.split() if i % 2 == 0 else ['"'])]
     bare = [w for w in bare if w]
     if bare and (bare[0] in ("AND", "OR") or bare[-1] in ("AND", "OR", "NOT")):
         raise UsageError("The query starts or ends with an operator.", hint=_HINT)

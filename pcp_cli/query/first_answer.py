@@ -84,10 +84,8 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     except OSError:  # .pcp/ not writable, no process to spare: build in the foreground
         return None
     words = [w.casefold() for w in query.split()]
-    statuses = text_search.WITH_SUPERSEDED if include_superseded else text_search.CURRENT
-    served = None if include_sensitive else (
-        (*vocab.SERVED_SENSITIVITIES, vocab.UNCLASSIFIED) if include_unclassified
-        else vocab.SERVED_SENSITIVITIES)
+    statuses = text_search.lifecycle_statuses(include_superseded)
+    served = text_search.served_sensitivities(include_sensitive, include_unclassified)
 
     def admitted(fields: dict[str, Any]) -> bool:
         page_type = fields.get("type") or "note"
@@ -127,25 +125,15 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             (every if all(held) else some).append((rel, fields, body))
     results = [_result(store, rel, fields, body, query, "every" if n < len(every) else "some")
                for n, (rel, fields, body) in enumerate((every + some)[:capped])]
-    filters: dict[str, Any] = {"limit": capped}
-    if requested is not None:
-        filters.update(limit_requested=requested, capped=True)
-    filters.update(
-        types=list(types) or None,
-        exclude_types=list(exclude_types) or None,
-        current_only=not include_superseded,
-        lifecycle_statuses=list(statuses),
-        review_status="affirmed_only",
-        include_sensitive=include_sensitive,
-        sensitivity_filtering="all_records",
-        unclassified_sensitivity=(
-            "included, labelled unclassified" if include_sensitive or include_unclassified
-            else "withheld with high: they might be sensitive (include_sensitive returns them)"),
-        min_score=None,
+    filters = text_search.filters_report(
+        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
+        include_superseded=include_superseded, lifecycle_statuses=statuses,
+        include_sensitive=include_sensitive, include_unclassified=include_unclassified,
+        min_score=None, unscored_kept=None,
         relevance_scores="absent: the index is still being built; these pages were found by "
         "a scan of the files and are not ranked",
-        scopes=None if scopes is None else list(scopes),
-        scope_filtering="before_answering",
+        scopes=scopes, scope_filtering="before_answering")
+    filters.update(
         mode="scan",
         index=f"building: {build}; the next search after it finishes is ranked "
         f"(log: .pcp/{BUILD_LOG})",
@@ -187,7 +175,9 @@ def _result(store: Store, rel: str, fields: dict[str, Any], body: str, query: st
         timestamp=observed_time(fields.get("type"), record, fields.get("origin"),
                                 fields.get("created_at")) or "",
         mtime_ns=0, score_raw=0.0, score=0.0)
-    result = text_search._result(store, hit, body, text_search.query_words(query), False)
+    # No catalog entry: the provenance comes from the file's own record, below.
+    result = text_search._result(store, hit, body, text_search.query_words(query), False,
+                                 None)
     ext = result["extensions"][vocab.EXT_NS]
     ext["score"] = "absent: found by a scan of the files while the index is built, not ranked"
     ext["match_channel"] = "scan"

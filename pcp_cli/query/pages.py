@@ -269,6 +269,10 @@ def search_pages(
         page_ids = in_time if page_ids is None else page_ids & in_time
     narrowing = _narrowing(current, f, tuple(statuses), page_ids)
 
+    # The catalog entries text search looked up for its results (by page id): decorating
+    # the same results reads them from here instead of looking them up again.
+    entries: dict[str, Any] = {}
+
     def ranked(fetch: int, offset: int = 0, q: str | None = None, hits_only: bool = False,
                rank: bool = True) -> tuple[list[Any], dict[str, Any]]:
         data = text_search.search(
@@ -276,7 +280,7 @@ def search_pages(
             include_superseded=include_superseded, include_sensitive=include_sensitive,
             min_score=min_score, scopes=scopes, suppressed=suppressed, narrowing=narrowing,
             offset=offset, cap=fetch, include_unclassified=include_unclassified,
-            hits_only=hits_only, rank=rank)
+            hits_only=hits_only, rank=rank, entries=entries if current is store else None)
         return data["results"], data["filters_applied"]
 
     every = max(1, store.catalog.count())
@@ -323,7 +327,7 @@ def search_pages(
                                             current)
         extra["matched"] = len(everything)
     for r in results:
-        _decorate(current, r)
+        _decorate(current, r, entries.get(r["id"]))
     filters_applied = _report(base, f, capped, requested, statuses, mode, used, reason, stamp,
                               position, types, current, extra)
     return {"schema_version": text_search.SCHEMA_VERSION, "query": query,
@@ -470,10 +474,12 @@ def _entry_result(current: Any, entry: Entry) -> dict[str, Any]:
     return result
 
 
-def _decorate(current: Any, result: dict[str, Any]) -> None:
-    """Identity, original scope, facets and the views a client can read on with."""
+def _decorate(current: Any, result: dict[str, Any], entry: Entry | None = None) -> None:
+    """Identity, original scope, facets and the views a client can read on with. `entry`:
+    the page's catalog entry if the caller already has it."""
     ext = _ext(result)
-    entry = current.head_entry(result["id"])
+    if entry is None:
+        entry = current.head_entry(result["id"])
     ext.setdefault("observed_at", entry_observed(entry) if entry else None)
     facets: dict[str, Any] = {}
     source_refs: tuple[str, ...] = ()

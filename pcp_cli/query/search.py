@@ -89,7 +89,7 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
         else store.catalog.namespaces())
     if narrowing and narrowing.namespaces is not None and namespaces is None:
         namespaces = sorted(narrowing.namespaces)
-    statuses = WITH_SUPERSEDED if include_superseded else CURRENT
+    statuses = lifecycle_statuses(include_superseded)
     if narrowing and narrowing.lifecycle_statuses is not None:
         statuses = narrowing.lifecycle_statuses
     return IndexFilter(
@@ -97,9 +97,7 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
         types=tuple(types) or None,
         exclude_types=tuple(exclude_types),
         lifecycle_statuses=statuses,
-        sensitivities=None if include_sensitive else (
-            (*vocab.SERVED_SENSITIVITIES, vocab.UNCLASSIFIED) if include_unclassified
-            else vocab.SERVED_SENSITIVITIES),
+        sensitivities=served_sensitivities(include_sensitive, include_unclassified),
         review_statuses=("affirmed",),
         origins=narrowing.origins if narrowing else None,
         tags=narrowing.tags if narrowing else None,
@@ -116,7 +114,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            suppressed: frozenset[str] = frozenset(),
            narrowing: Narrowing | None = None, offset: int = 0,
            cap: int | None = None, include_unclassified: bool = True,
-           hits_only: bool = False, rank: bool = True) -> dict[str, Any]:
+           hits_only: bool = False, rank: bool = True,
+           entries: dict[str, Any] | None = None) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results}`.
 
     Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
@@ -128,7 +127,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     the results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search
     ranks many candidates and makes results for the few it serves: query/semantic.py).
     `rank` False: no index search at all, only the filters report (semantic mode reports the
-    filters it shares with text search)."""
+    filters it shares with text search). `entries`, when given, is filled with each result's
+    catalog entry by page id (the caller decorating the results need not look them up again)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
     capped, requested = _check(limit, types, exclude_types, min_score)
@@ -181,10 +181,59 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         if skip:
             skip -= 1
             continue
-        results.append(hit if hits_only else _result(store, hit, body, words, scored))
+        if hits_only:
+            results.append(hit)
+        else:
+            entry = store.head_entry(hit.page_id)
+            if entries is not None:
+                entries[hit.page_id] = entry
+            results.append(_result(store, hit, body, words, scored, entry))
         unscored += not scored
         if len(results) >= capped:
             break
+    filters = filters_report(
+        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
+        include_superseded=include_superseded,
+        lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
+        include_unclassified=include_unclassified, min_score=min_score,
+        unscored_kept=unscored if min_score is not None else None,
+        relevance_scores=_relevance_scores(unscored, len(results)), scopes=scopes,
+        scope_filtering="before_ranking")
+    if suppressed:
+        filters["suppressed"] = len(suppressed)
+    if stale:
+        filters["index"] = "stale: another process was updating it; read as it stood"
+    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
+            "filters_applied": filters, "results": results}
+
+
+def lifecycle_statuses(include_superseded: bool) -> tuple[str, ...]:
+    """The lifecycle statuses a search serves (the index filter's and the scan's)."""
+    return WITH_SUPERSEDED if include_superseded else CURRENT
+
+
+def served_sensitivities(include_sensitive: bool,
+                         include_unclassified: bool) -> tuple[str, ...] | None:
+    """The sensitivities a search serves, None for every one (the index filter's and the
+    scan's): unclassified pages go with `high` unless `include_unclassified`."""
+    if include_sensitive:
+        return None
+    if include_unclassified:
+        return (*vocab.SERVED_SENSITIVITIES, vocab.UNCLASSIFIED)
+    return vocab.SERVED_SENSITIVITIES
+
+
+def filters_report(*, capped: int, requested: int | None, types: Sequence[str],
+                   exclude_types: Sequence[str], include_superseded: bool,
+                   lifecycle_statuses: Sequence[str], include_sensitive: bool,
+                   include_unclassified: bool, min_score: float | None,
+                   unscored_kept: int | None, relevance_scores: str,
+                   scopes: Sequence[str] | None, scope_filtering: str) -> dict[str, Any]:
+    """`filters_applied` (v1 §4.2) as every text answer states it, the indexed search's and
+    the fresh clone's scan (query/first_answer.py) alike, so that the two cannot drift: the
+    limit and its cap, types, lifecycle, review, sensitivity, the relevance floor, scopes.
+    Each caller adds what is its own after these (suppressed pages, the index or scan state,
+    the mode)."""
     filters: dict[str, Any] = {"limit": capped}
     if requested is not None:
         filters.update(limit_requested=requested, capped=True)
@@ -192,7 +241,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         types=list(types) or None,
         exclude_types=list(exclude_types) or None,
         current_only=not include_superseded,
-        lifecycle_statuses=list(flt.lifecycle_statuses or ()),
+        lifecycle_statuses=list(lifecycle_statuses),
         review_status="affirmed_only",
         include_sensitive=include_sensitive,
         sensitivity_filtering="all_records",
@@ -203,19 +252,14 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         ),
         min_score=min_score,
     )
-    if min_score is not None:
-        filters["unscored_kept"] = unscored
+    if unscored_kept is not None:
+        filters["unscored_kept"] = unscored_kept
     filters.update(
-        relevance_scores=_relevance_scores(unscored, len(results)),
+        relevance_scores=relevance_scores,
         scopes=None if scopes is None else list(scopes),
-        scope_filtering="before_ranking",
+        scope_filtering=scope_filtering,
     )
-    if suppressed:
-        filters["suppressed"] = len(suppressed)
-    if stale:
-        filters["index"] = "stale: another process was updating it; read as it stood"
-    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
-            "filters_applied": filters, "results": results}
+    return filters
 
 
 def _relevance_scores(unscored: int, total: int) -> str:
@@ -298,21 +342,26 @@ def _body(store: Store, hit: IndexHit) -> str | None:
     return text
 
 
-def _provenance(store: Store, page_id: str) -> dict[str, Any]:
+def _provenance(record: dict[str, Any] | None) -> dict[str, Any]:
     """v1 §5: a result carries its record's `source` and `confidence` where it has them."""
     found: dict[str, Any] = {}
-    for entry in store.catalog.by_page_id(page_id)[:1]:
-        record = entry.record
-        if isinstance(record.get("source"), str):
-            found["source"] = record["source"]
-        confidence = record.get("confidence")
-        if isinstance(confidence, int | float) and not isinstance(confidence, bool):
-            found["confidence"] = confidence
+    if not record:
+        return found
+    if isinstance(record.get("source"), str):
+        found["source"] = record["source"]
+    confidence = record.get("confidence")
+    if isinstance(confidence, int | float) and not isinstance(confidence, bool):
+        found["confidence"] = confidence
     return found
 
 
+_LOOK_UP: Any = object()  # `_result`'s default: find the page's catalog entry itself
+
+
 def _result(store: Store, hit: IndexHit, body: str, words: list[str],
-            scored: bool) -> dict[str, Any]:
+            scored: bool, entry: Any = _LOOK_UP) -> dict[str, Any]:
+    """One search result. `entry` is the page's catalog entry when the caller has it (None:
+    there is none to read provenance from), else it is looked up here."""
     snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
     if not snippet:
         snippet = ""
@@ -342,7 +391,9 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         result["sensitivity"] = hit.sensitivity
     else:  # v1 §3.4: sensitivity only "where the record is classified"
         ext["sensitivity"] = vocab.UNCLASSIFIED
-    ext.update(_provenance(store, hit.page_id))
+    if entry is _LOOK_UP:
+        entry = store.head_entry(hit.page_id)
+    ext.update(_provenance(entry.record if entry is not None else None))
     result.update(source_system=SOURCE_SYSTEM, source_id=hit.page_id,
                   extensions={vocab.EXT_NS: ext})
     return result
