@@ -321,6 +321,19 @@ def test_field_only_queries_carry_no_score(example: Path, query: str) -> None:
     assert ids(floor) == ids(data)  # a relevance floor never drops a score-less result
 
 
+def test_a_tag_term_beside_words_narrows_like_type(store: Path) -> None:
+    """`tag:work year` = pages tagged work about the year, as docs/search.md says of every
+    exact field (it used to read as "tagged work, or about the year")."""
+    tagged = add(store, "the year in review", "--tag", "work")
+    add(store, "a year of gardening")  # about the year, not tagged work
+    add(store, "standup notes", "--tag", "work")  # tagged work, not about the year
+    assert ids(search(store, "tag:work year")) == [tagged]
+    assert ids(search(store, "year tag:work")) == [tagged]
+    assert len(ids(search(store, "tag:work OR year"))) == 3  # OR written out stays OR
+    words = {r["id"]: r["score"] for r in search(store, "year")["results"]}
+    assert search(store, "tag:work year")["results"][0]["score"] == words[tagged]
+
+
 def test_words_beside_a_field_term_are_scored_by_the_words_alone(example: Path) -> None:
     both = search(example, "type:keystone tidewatch")
     words = {r["id"]: r["score"] for r in search(example, "tidewatch", "--type", "keystone",

@@ -102,7 +102,8 @@ def restrict(q: Q.Query) -> Q.Query:
 
     whoosh's OR grouping would read `budget type:keystone` as "budget, or any keystone" and
     `fox NOT jumps` as "fox, or anything without jumps". Unless the person wrote OR themselves,
-    exact-value field terms become required and NOT clauses become exclusions.
+    exact-value field terms (`tag:` too: plain words also search the tags, but a `tag:x` the
+    person wrote is exact) become required and NOT clauses become exclusions.
     """
     if not isinstance(q, Q.Or):
         if isinstance(q, Q.Not):
@@ -117,8 +118,9 @@ def restrict(q: Q.Query) -> Q.Query:
     for child in q.subqueries:
         if isinstance(child, Q.Not):
             excluded.append(child.query)
-        elif isinstance(child, Q.Term) and child.fieldname not in HIT_FIELDS:
-            required.append(child)
+        elif isinstance(child, Q.Term) and (child.fieldname not in HIT_FIELDS
+                                            or child.boost == 0.0):
+            required.append(child)  # an exact field, or `tag:x` as written (ExactFieldsUnscored)
         else:
             optional.append(child)
     if not required and not excluded:
