@@ -9,6 +9,7 @@ dicts that `--json` and the MCP tools print. Nothing here prints or exits.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -750,13 +751,14 @@ def as_of_view(store: Store, as_of: str | None) -> Any:
 def related(store: Store, page_id: str, *, types: Sequence[str] = (), depth: int = 1,
             scopes: Sequence[str] | None = None, include_superseded: bool = False,
             include_sensitive: bool = False, suppressed: frozenset[str] = frozenset(),
-            as_of: str | None = None) -> dict[str, Any]:
-    """`pcp related`: the pages PAGE's relations reach within `depth` steps, both directions."""
+            as_of: str | None = None, include_unclassified: bool = True) -> dict[str, Any]:
+    """`pcp related`: the pages PAGE's relations reach within `depth` steps, both directions.
+    `include_unclassified=False` treats pages without a sensitivity as high (MCP clients)."""
     from pcp_cli.query.related import related as run
 
     return run(as_of_view(store, as_of), page_id, types=types, depth=depth, scopes=scopes,
                include_superseded=include_superseded, include_sensitive=include_sensitive,
-               suppressed=suppressed)
+               include_unclassified=include_unclassified, suppressed=suppressed)
 
 
 def diff_revisions(store: Store, page_id: str, rev_a: str | None = None,
@@ -771,26 +773,30 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
              suppressed: frozenset[str] = frozenset(), cursor: str | None = None,
-             as_of: str | None = None) -> dict[str, Any]:
+             as_of: str | None = None,
+             sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`pcp timeline list` / `pcp_get_timeline`: `{schema_version, count, filters_applied,
-    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date."""
+    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date (of the
+    `sensitivities` given only, None in it standing for unclassified pages; default: all)."""
     from pcp_cli.query.timeline import timeline as run
 
     data = run(as_of_view(store, as_of), from_=from_, to=to, query=query, limit=limit,
-               scopes=scopes, suppressed=suppressed, cursor=cursor)
+               scopes=scopes, suppressed=suppressed, cursor=cursor,
+               sensitivities=sensitivities)
     data["filters_applied"]["as_of"] = _stamp(as_of)
     return data
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset(), as_of: str | None = None,
-          statuses: Sequence[str] | None = None) -> dict[str, Any]:
+          statuses: Sequence[str] | None = None,
+          sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range
-    (of pages in `statuses` only, when given)."""
+    (of pages in `statuses` and of `sensitivities` only, when given), counted in SQL."""
     from pcp_cli.query.stats import stats as run
 
     data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed,
-               statuses=statuses)
+               statuses=statuses, sensitivities=sensitivities)
     if as_of is not None:
         data["filters_applied"] = {"as_of": _stamp(as_of)}
     return data
@@ -811,6 +817,22 @@ def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
     from pcp_cli.query.stats import list_scopes as run
 
     return run(store, scopes=scopes, permissions=permissions, limit=limit, cursor=cursor)
+
+
+def scope_counts(store: Store, *, suppressed: frozenset[str] = frozenset(),
+                 sensitivities: Sequence[str | None] | None = None
+                 ) -> dict[str | None, tuple[int, str | None]]:
+    """namespace -> (active affirmed pages, their newest `updated_at`), of `sensitivities`
+    only and without `suppressed`: what one caller can read in each namespace, counted in
+    SQL."""
+    found: dict[str | None, tuple[int, str | None]] = {}
+    for group in store.entry_groups(statuses=("active",), sensitivities=sensitivities,
+                                    exclude=suppressed):
+        pages, newest = found.get(group[0], (0, None))
+        stamp = group[8]
+        found[group[0]] = (pages + group[4], stamp if stamp and (
+            newest is None or stamp > newest) else newest)
+    return found
 
 
 def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> dict[str, Any]:
@@ -1159,6 +1181,9 @@ def profile_text(store: Store, format: str = "json", *,
     """`pcp_get_profile`: the strict v1 profile (json) or the markdown / micro_prompt text.
 
     `scopes` None means every namespace; an empty list means none (an empty profile).
+    The rendering is kept per store, format and scopes while the catalog rows of its material
+    (see `_profile_material`) are unchanged, so a call on an unchanged profile costs a look-up,
+    not a read of every keystone.
     """
     if format not in PROFILE_FORMATS:
         raise UsageError(f"unknown format {format!r}", hint=f"one of: {', '.join(PROFILE_FORMATS)}")
@@ -1169,11 +1194,50 @@ def profile_text(store: Store, format: str = "json", *,
             return {"schema_version": "1.0"}
         return EMPTY if format == "micro_prompt" else profile_markdown(None, [], [])
     chosen = tuple(scopes or ())
+    if not isinstance(store, Store):  # a view as of a past moment, or a fresh clone's peek
+        return _render_profile(store, format, chosen)
+    import copy
+
+    key = (str(store.root), store.catalog.identity(), format, chosen)
+    seq = store.catalog.seq()
+    with _PROFILE_LOCK:
+        kept = _PROFILE_KEPT.get(key)
+    if kept is not None and kept[0] == seq:
+        return copy.deepcopy(kept[2])
+    material = store.catalog.type_stamp(_profile_material(format))
+    if kept is not None and kept[1] == material:
+        rendered = kept[2]
+    else:
+        rendered = _render_profile(store, format, chosen)
+    with _PROFILE_LOCK:
+        if material[2]:  # a hand edit not yet recorded: its page reads the revisions folder
+            _PROFILE_KEPT.pop(key, None)
+        else:
+            _PROFILE_KEPT[key] = (seq, material, rendered)
+            while len(_PROFILE_KEPT) > _PROFILE_KEEP:
+                del _PROFILE_KEPT[next(iter(_PROFILE_KEPT))]
+    return copy.deepcopy(rendered)
+
+
+def _render_profile(store: Any, format: str, scopes: tuple[str, ...]) -> dict[str, Any] | str:
     if format == "json":
-        return profile_object(store, scopes=chosen)
+        return profile_object(store, scopes=scopes)
     if format == "micro_prompt":
-        return micro_prompt_text(store, scopes=chosen)
-    return profile_markdown_text(store, scopes=chosen)
+        return micro_prompt_text(store, scopes=scopes)
+    return profile_markdown_text(store, scopes=scopes)
+
+
+def _profile_material(format: str) -> tuple[str, ...]:
+    """The page types a profile rendering reads (profile_ops reads no other page): each
+    rendering depends only on their catalog rows and the immutable revisions those name."""
+    return ("profile", "keystone", "timeline_event") if format == "markdown" else (
+        "profile", "keystone")
+
+
+# (store root, catalog identity, format, scopes) -> (catalog seq, material stamp, rendering).
+_PROFILE_KEPT: dict[tuple[Any, ...], tuple[int, tuple[int, int, bool], Any]] = {}
+_PROFILE_KEEP = 16
+_PROFILE_LOCK = threading.Lock()
 
 
 # -- files and client grants ------------------------------------------------------------------
@@ -1184,21 +1248,6 @@ def write_file(path: os.PathLike[str] | str, data: str) -> None:
     from pcp_cli.store.atomic import write_atomic
 
     write_atomic(Path(path), data)
-
-
-def catalog_stamp(store: Store) -> tuple[str, int]:
-    """Changes whenever the catalog records a change (a write, a hand edit, a removal): a cheap
-    key for caching what is derived from the catalog."""
-    return store.catalog.identity(), store.catalog.seq()
-
-
-def sensitive_pages(store: Store) -> list[tuple[str, str | None]]:
-    """(page_id, namespace) of every page an AI client sees only with a grant that allows
-    sensitive material: high-sensitivity and unclassified heads, whatever their status."""
-    served = ", ".join(f"'{s}'" for s in SERVED_SENSITIVITIES)
-    where = (f"problem IS NULL AND page_id IS NOT NULL "
-             f"AND (sensitivity IS NULL OR sensitivity NOT IN ({served}))")
-    return [(e.page_id, e.namespace) for e in store.catalog.entries(where) if e.page_id]
 
 
 def client_grants(store: Store) -> dict[str, Any]:

@@ -51,10 +51,12 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
              suppressed: frozenset[str] = frozenset(),
-             cursor: str | None = None) -> dict[str, Any]:
+             cursor: str | None = None,
+             sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`{schema_version, count, filters_applied, events}`: current, affirmed timeline events in
     the caller's scopes, oldest first (ties by id). `query` keeps the events whose summary or
-    category contains every word of it (case-insensitive); `limit` keeps the first N."""
+    category contains every word of it (case-insensitive); `limit` keeps the first N;
+    `sensitivities` (None in it: unclassified) keeps only those, in the catalog query."""
     from pcp_cli.render.portable import timeline_object
 
     _check_date("--from", from_)
@@ -65,7 +67,8 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
         raise UsageError(f"the limit must be at least 1, not {limit}")
     words = [w.casefold() for w in (query or "").split()]
     events: list[dict[str, Any]] = []
-    for entry in store.entries(types=("timeline_event",), statuses=("active",)):
+    for entry in store.entries(types=("timeline_event",), statuses=("active",),
+                               sensitivities=sensitivities):
         if entry.page_id in suppressed or not scope_rule.in_scopes(entry.namespace, scopes):
             continue
         date = entry.record.get("date")

@@ -252,6 +252,19 @@ class Catalog:
         """Head files that differ from the graph: hand edits, new files, unreadable files."""
         return self.entries(UNSETTLED)
 
+    def groups(self, where: str = "", params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows `where` selects, counted per (namespace, type, origin, lifecycle_status):
+        tuples of those four, then the count, the earliest and latest non-empty `created_at`
+        and `updated_at` (four values), and the newest `updated_at`, else `created_at` (what
+        listing and statistics show without building an Entry per row)."""
+        return self._db.execute(
+            "SELECT namespace, type, origin, lifecycle_status, COUNT(*), "
+            "MIN(NULLIF(created_at, '')), MAX(NULLIF(created_at, '')), "
+            "MIN(NULLIF(updated_at, '')), MAX(NULLIF(updated_at, '')), "
+            "MAX(COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))) FROM pages"
+            + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2, 3, 4",
+            tuple(params)).fetchall()
+
     def pending(self) -> list[Entry]:
         """Head files edited by hand, or new files, not yet recorded as revisions."""
         return self.entries(PENDING)
@@ -279,6 +292,17 @@ class Catalog:
 
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
+
+    def type_stamp(self, types: Iterable[str]) -> tuple[int, int, bool]:
+        """(rows of these types, the newest `seq` among them, whether any is edited by hand):
+        changes whenever a row of these types is added, changed or removed, or a row changes
+        to or from one of them. A written row always takes a `seq` above every other, so a
+        row added or changed raises the newest, and a removal alone lowers the count."""
+        wanted = tuple(types)
+        count, newest, edited = self._db.execute(
+            "SELECT COUNT(*), MAX(seq), MAX(edited) FROM pages WHERE type IN "
+            f"({','.join('?' * len(wanted))})", wanted).fetchone()
+        return int(count), int(newest or 0), bool(edited)
 
     def namespaces(self) -> list[str]:
         """Every namespace a readable row names (to resolve scope patterns without loading rows)."""
