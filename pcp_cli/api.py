@@ -778,11 +778,20 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
     """`pcp timeline list` / `pcp_get_timeline`: `{schema_version, count, filters_applied,
     events, next_cursor}`, v1 timeline_event objects ordered by (partial) date (of the
     `sensitivities` given only, None in it standing for unclassified pages; default: all)."""
+    from pcp_cli.query.timeline import check_request, collect
     from pcp_cli.query.timeline import timeline as run
 
-    data = run(as_of_view(store, as_of), from_=from_, to=to, query=query, limit=limit,
+    view = as_of_view(store, as_of)
+    collected = None
+    if isinstance(view, Store):  # kept while the timeline events' catalog rows are unchanged
+        check_request(from_, to, limit)
+        chosen = (None if scopes is None else tuple(scopes),
+                  None if sensitivities is None else tuple(sensitivities))
+        collected = _kept_while(view, ("timeline", *chosen), ("timeline_event",),
+                                lambda: collect(view, scopes=scopes, sensitivities=sensitivities))
+    data = run(view, from_=from_, to=to, query=query, limit=limit,
                scopes=scopes, suppressed=suppressed, cursor=cursor,
-               sensitivities=sensitivities)
+               sensitivities=sensitivities, collected=collected)
     data["filters_applied"]["as_of"] = _stamp(as_of)
     return data
 
@@ -810,29 +819,17 @@ def _stamp(as_of: str | None) -> str | None:
 
 def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
                 permissions: Any = None, limit: int | None = None,
-                cursor: str | None = None) -> dict[str, Any]:
+                cursor: str | None = None, suppressed: frozenset[str] | None = None,
+                sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`pcp scopes` / ListScopes: `{scopes: [{namespace, display_name, owner_id, visibility,
-    permissions, pages, last_activity}], next_cursor}`, from the catalog alone.
-    `permissions(namespace)` gives the caller's {read, write, sensitive} (default: all)."""
+    permissions, pages, last_activity}], next_cursor}`, from the catalog alone (one SQL pass).
+    `permissions(namespace)` gives the caller's {read, write, sensitive} (default: all).
+    With `suppressed` (an MCP client's), the counts are of what that reader can read: active
+    pages of `sensitivities` only, without the suppressed ones."""
     from pcp_cli.query.stats import list_scopes as run
 
-    return run(store, scopes=scopes, permissions=permissions, limit=limit, cursor=cursor)
-
-
-def scope_counts(store: Store, *, suppressed: frozenset[str] = frozenset(),
-                 sensitivities: Sequence[str | None] | None = None
-                 ) -> dict[str | None, tuple[int, str | None]]:
-    """namespace -> (active affirmed pages, their newest `updated_at`), of `sensitivities`
-    only and without `suppressed`: what one caller can read in each namespace, counted in
-    SQL."""
-    found: dict[str | None, tuple[int, str | None]] = {}
-    for group in store.entry_groups(statuses=("active",), sensitivities=sensitivities,
-                                    exclude=suppressed):
-        pages, newest = found.get(group[0], (0, None))
-        stamp = group[8]
-        found[group[0]] = (pages + group[4], stamp if stamp and (
-            newest is None or stamp > newest) else newest)
-    return found
+    return run(store, scopes=scopes, permissions=permissions, limit=limit, cursor=cursor,
+               suppressed=suppressed, sensitivities=sensitivities)
 
 
 def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> dict[str, Any]:
@@ -1182,8 +1179,8 @@ def profile_text(store: Store, format: str = "json", *,
 
     `scopes` None means every namespace; an empty list means none (an empty profile).
     The rendering is kept per store, format and scopes while the catalog rows of its material
-    (see `_profile_material`) are unchanged, so a call on an unchanged profile costs a look-up,
-    not a read of every keystone.
+    (`_profile_material`) are unchanged (`_kept_while`), so a call on an unchanged profile costs
+    a look-up, not a read of every keystone.
     """
     if format not in PROFILE_FORMATS:
         raise UsageError(f"unknown format {format!r}", hint=f"one of: {', '.join(PROFILE_FORMATS)}")
@@ -1198,25 +1195,37 @@ def profile_text(store: Store, format: str = "json", *,
         return _render_profile(store, format, chosen)
     import copy
 
-    key = (str(store.root), store.catalog.identity(), format, chosen)
+    return copy.deepcopy(_kept_while(store, ("profile", format, chosen),
+                                     _profile_material(format),
+                                     lambda: _render_profile(store, format, chosen)))
+
+
+def _kept_while(store: Store, key: tuple[Any, ...], types: tuple[str, ...],
+                compute: Any) -> Any:
+    """`compute()`, kept per store and `key` while the catalog rows of `types` are unchanged.
+
+    For what depends only on those rows and the immutable revisions they name (a profile
+    rendering, the timeline's events): a look-up of the catalog's change sequence when nothing
+    was written, one count over the rows of `types` when something was. Not kept while a row
+    of `types` is a hand edit waiting to be recorded (reading it reads the revisions folder).
+    The caller must not change what is returned (copy it before handing it out).
+    """
+    full = (str(store.root), store.catalog.identity(), *key)
     seq = store.catalog.seq()
-    with _PROFILE_LOCK:
-        kept = _PROFILE_KEPT.get(key)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(full)
     if kept is not None and kept[0] == seq:
-        return copy.deepcopy(kept[2])
-    material = store.catalog.type_stamp(_profile_material(format))
-    if kept is not None and kept[1] == material:
-        rendered = kept[2]
-    else:
-        rendered = _render_profile(store, format, chosen)
-    with _PROFILE_LOCK:
-        if material[2]:  # a hand edit not yet recorded: its page reads the revisions folder
-            _PROFILE_KEPT.pop(key, None)
+        return kept[2]
+    material = store.catalog.type_stamp(types)
+    value = kept[2] if kept is not None and kept[1] == material else compute()
+    with _KEPT_LOCK:
+        if material[2]:
+            _KEPT.pop(full, None)
         else:
-            _PROFILE_KEPT[key] = (seq, material, rendered)
-            while len(_PROFILE_KEPT) > _PROFILE_KEEP:
-                del _PROFILE_KEPT[next(iter(_PROFILE_KEPT))]
-    return copy.deepcopy(rendered)
+            _KEPT[full] = (seq, material, value)
+            while len(_KEPT) > _KEEP:
+                del _KEPT[next(iter(_KEPT))]
+    return value
 
 
 def _render_profile(store: Any, format: str, scopes: tuple[str, ...]) -> dict[str, Any] | str:
@@ -1234,10 +1243,10 @@ def _profile_material(format: str) -> tuple[str, ...]:
         "profile", "keystone")
 
 
-# (store root, catalog identity, format, scopes) -> (catalog seq, material stamp, rendering).
-_PROFILE_KEPT: dict[tuple[Any, ...], tuple[int, tuple[int, int, bool], Any]] = {}
-_PROFILE_KEEP = 16
-_PROFILE_LOCK = threading.Lock()
+# (store root, catalog identity, *key) -> (catalog seq, type stamp, value): see _kept_while.
+_KEPT: dict[tuple[Any, ...], tuple[int, tuple[int, int, bool], Any]] = {}
+_KEEP = 32
+_KEPT_LOCK = threading.Lock()
 
 
 # -- files and client grants ------------------------------------------------------------------

@@ -334,16 +334,13 @@ class StoreBackend:
                     "sensitive": grant.allow_sensitive}
 
         with self._reading() as store:
+            # Counts of what this session can actually read: without suppressed pages, nor
+            # those of a sensitivity the grant does not show (in the same SQL pass).
             data = api.list_scopes(store, scopes=self._scopes(grant), permissions=permissions,
-                                   limit=limit, cursor=cursor)
+                                   limit=limit, cursor=cursor, suppressed=frozenset(suppressed),
+                                   sensitivities=self._sensitivities(grant))
             rows = [r for r in data.get("scopes") or [] if isinstance(r, dict)]
             self._check_namespaces(grant, [r.get("namespace") for r in rows])
-            # Counts of what this session can actually read: without suppressed pages, nor
-            # those of a sensitivity the grant does not show (one SQL count for all rows).
-            counts = api.scope_counts(store, suppressed=frozenset(suppressed),
-                                      sensitivities=self._sensitivities(grant))
-            for row in rows:
-                row["pages"], row["last_activity"] = counts.get(row["namespace"], (0, None))
         data["scopes"] = rows
         return data
 

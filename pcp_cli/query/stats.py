@@ -97,20 +97,29 @@ def display_name(namespace: str) -> str:
 
 def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
                 permissions: Callable[[str], dict[str, bool]] | None = None,
-                limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+                limit: int | None = None, cursor: str | None = None,
+                suppressed: frozenset[str] | None = None,
+                sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """ListScopes: `{scopes: [{namespace, display_name, owner_id, visibility, permissions,
     pages, last_activity}], next_cursor}` for every namespace the caller may see that holds an
     affirmed page; `pages` counts its current (active) pages, `last_activity` is its newest
     revision time, `permissions` what the caller may do there (read, write, see
     high-sensitivity pages; the store's owner on the CLI may do all three). Sorted by
-    namespace; `limit` and `cursor` page through them."""
+    namespace; `limit` and `cursor` page through them. Counted for one reader when
+    `suppressed` is given (an MCP client): `pages` and `last_activity` (newest `updated_at`)
+    are of the active pages it can read, of `sensitivities` only, without `suppressed`. One
+    SQL pass over the catalog either way."""
     from pcp_cli.query import cursor as cursors
 
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise UsageError(f"the limit must be at least 1, not {limit}")
+    reader = suppressed is not None
     rows: dict[str, dict[str, Any]] = {}
-    for group in _groups(store, scopes, frozenset()):
-        namespace = group[0] or store.default_namespace
+    for found, active, activity, readable, updated in store.namespace_counts(
+            sensitivities=sensitivities, exclude=suppressed or ()):
+        if not scope_rule.in_scopes(found, scopes):
+            continue
+        namespace = found or store.default_namespace
         row = rows.setdefault(namespace, {
             "namespace": namespace, "display_name": display_name(namespace),
             "owner_id": store.owner_id,
@@ -118,9 +127,8 @@ def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
             "visibility": "private",
             "permissions": (permissions or _owner)(namespace),
             "pages": 0, "last_activity": None})
-        if group[3] == "active":
-            row["pages"] += group[4]
-        stamp = group[9]
+        row["pages"] += readable if reader else active
+        stamp = updated if reader else activity
         if stamp and (row["last_activity"] is None or stamp > row["last_activity"]):
             row["last_activity"] = stamp
     ordered = [rows[k] for k in sorted(rows)]

@@ -265,6 +265,20 @@ class Catalog:
             + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2, 3, 4",
             tuple(params)).fetchall()
 
+    def namespace_counts(self, where: str, params: Iterable[Any], readable: str,
+                         readable_params: Iterable[Any]) -> list[tuple[Any, ...]]:
+        """Per namespace of the rows `where` selects, in one pass: (namespace, active rows,
+        their newest `updated_at`-else-`created_at` over every row, active rows that also match
+        `readable`, the newest non-empty `updated_at` of those)."""
+        return self._db.execute(
+            "SELECT namespace, SUM(lifecycle_status = 'active'), "
+            "MAX(COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))), "
+            f"SUM(lifecycle_status = 'active' AND {readable}), "
+            f"MAX(CASE WHEN lifecycle_status = 'active' AND {readable} "
+            "THEN NULLIF(updated_at, '') END) FROM pages"
+            + (f" WHERE {where}" if where else "") + " GROUP BY 1",
+            (*readable_params, *readable_params, *params)).fetchall()
+
     def pending(self) -> list[Entry]:
         """Head files edited by hand, or new files, not yet recorded as revisions."""
         return self.entries(PENDING)

@@ -446,6 +446,23 @@ class Store:
             params.append(json.dumps(excluded))
         return self.catalog.groups(where, params)
 
+    def namespace_counts(
+        self,
+        *,
+        sensitivities: Sequence[str | None] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> list[tuple[Any, ...]]:
+        """Per namespace of the affirmed readable pages, in one SQL pass (`Catalog.
+        namespace_counts`): active pages and newest activity, and the same for one reader,
+        who sees only `sensitivities` and not the pages in `exclude`."""
+        where, params = _entry_filter(None, None, None, ("affirmed",), None)
+        readable, readable_params = _entry_filter(None, None, None, None, sensitivities)
+        excluded = sorted(exclude)
+        if excluded:
+            readable += " AND page_id NOT IN (SELECT value FROM json_each(?))"
+            readable_params.append(json.dumps(excluded))
+        return self.catalog.namespace_counts(where, params, f"({readable})", readable_params)
+
     def read_body(self, entry: Entry) -> str:
         """The current body of a page listed in the catalog (its head file, else its revision)."""
         if entry.problem is None and not entry.edited:

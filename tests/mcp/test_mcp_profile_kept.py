@@ -72,3 +72,24 @@ async def test_json_answers_are_copies(mcp_session):
         first = await ok(client, "pcp_get_profile", {"format": "json"})
         again = await ok(client, "pcp_get_profile", {"format": "json"})
         assert first == again and first.get("name")
+
+
+async def test_timeline_follows_every_change_of_its_events(mcp_session, mcp_store):
+    store = str(mcp_store)
+
+    async def events(**arguments) -> dict[str, str]:
+        data = await ok(client, "pcp_get_timeline", {"limit": 100, **arguments})
+        return {e["id"]: e["summary"] for e in data["events"]}
+
+    async with mcp_session(["--client-id", "claude-desktop"]) as client:
+        first = await events()
+        assert "tl-001" in first and first == await events()
+        run("add", "A note, not a timeline event", "--store", store)
+        assert await events() == first
+        run("revise", "tl-001", "Left the PhD program for data work (revised)", "--store", store)
+        assert (await events())["tl-001"] == "Left the PhD program for data work (revised)"
+        assert list(await events(query="revised")) == ["tl-001"]
+        run("timeline", "add", "2030-01", "A future milestone", "--id", "tl-new", "--store", store)
+        assert "tl-new" in await events(**{"from": "2029"})
+        run("tombstone", "tl-new", "--store", store)
+        assert "tl-new" not in await events()
