@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.store.files import head_files
+from pcp_cli.store.files import head_files, head_stat
 
 SCHEMA_VERSION = "6"
 BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
@@ -364,12 +364,58 @@ class Catalog:
             return self._scan_files(verify=mode == "verify")
         with watched.lock:
             started = time.monotonic()
-            if not watched.must_scan() and self._db.execute(
-                    "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
-                return Changes((), ())
-            changes = self._scan_files()
+            paths = watched.pending()
+            try:
+                if paths is not None and self._db.execute(
+                        "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
+                    changes = self.scan_paths(paths) if paths else Changes((), ())
+                    watched.scanned(started, full=False)
+                    return changes
+                changes = self._scan_files()
+            except BaseException:
+                watched.failed()
+                raise
             watched.scanned(started)
             return changes
+
+    def scan_paths(self, rels: Iterable[str]) -> Changes:
+        """The change scan for these store-relative head-file paths only (what a watch named),
+        and the rows still marked racy: each is stat'ed, and read where its stat moved (a path
+        gone, or no longer a head file, is removed). The buckets' fingerprints are left as they
+        were: the next full scan finds their buckets changed and compares their rows again."""
+        racy = self._rows("racy = 1")
+        wanted = sorted(set(rels) | set(racy))
+        known = dict(racy)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            known.update(self._rows(f"path IN ({','.join('?' * len(chunk))})", chunk))
+        updates: list[tuple[str, os.stat_result, bytes, int]] = []
+        restats: list[tuple[str, os.stat_result, int]] = []
+        removed: list[str] = []
+        for rel in wanted:
+            row = known.get(rel)
+            st = head_stat(self.root / rel)
+            if st is None:
+                if row is not None:
+                    removed.append(rel)
+                continue
+            key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+            if row is not None and row[:4] == key and not row[5]:
+                continue
+            read_at = time.time_ns()
+            try:
+                raw = (self.root / rel).read_bytes()
+            except OSError:
+                continue  # the next full scan looks again
+            if row is not None and row[4] == digest_of(raw):
+                is_racy = _racy(st, read_at)
+                if row[:4] != key or bool(row[5]) != is_racy:
+                    restats.append((rel, st, is_racy))
+            else:
+                updates.append((rel, st, raw, read_at))
+        if not updates and not restats and not removed:
+            return Changes((), ())
+        return self._apply(updates, restats, removed, None)
 
     def _scan_files(self, *, verify: bool = False) -> Changes:
         walked_at = time.time_ns()
@@ -469,7 +515,7 @@ class Catalog:
         updates: list[tuple[str, os.stat_result, bytes, int]],
         restats: list[tuple[str, os.stat_result, int]],
         removed: list[str],
-        sums: list[int],
+        sums: list[int] | None,
     ) -> Changes:
         rows = []
         for rel, stat, raw, read_at in updates:
@@ -493,8 +539,9 @@ class Catalog:
                 self._db.execute("DELETE FROM pages WHERE path=?", (rel,))
                 self._db.execute("INSERT INTO removed VALUES(?,?,?)",
                                  (rel, page[0] if page else None, seq))
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprints', ?)",
-                             (array("Q", sums).tobytes(),))
+            if sums is not None:  # None: a targeted scan, which leaves them as they were
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprints', ?)",
+                                 (array("Q", sums).tobytes(),))
             self._db.execute("UPDATE meta SET value=? WHERE key='seq'", (str(seq),))
             self._db.execute("UPDATE meta SET value='1' WHERE key='scanned'")
             self._db.execute("COMMIT")
