@@ -176,6 +176,14 @@ class StoreBackend:
     # -- read-only query profile -------------------------------------------------------------
     def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str],
                     as_of: str | None = None) -> JSON:
+        # A fresh clone (no catalog yet): the profile from its own head files, not after a
+        # catalog of every page (the usual first call of a session). Suppressed pages are
+        # looked up in the catalog, so a session that suppressed any takes the catalog path.
+        if as_of is None and not suppressed and format in api.PROFILE_FORMATS:
+            early = api.profile_without_catalog(self.root, format, scopes=self._scopes(grant))
+            if early is not None:
+                return early if isinstance(early, dict) else {"format": format,
+                                                              "text": str(early)}
         with self._reading() as opened:
             store = api.as_of_view(opened, as_of)
             # The api's profile never uses a high-sensitivity or unclassified page; only pages

@@ -93,3 +93,21 @@ async def test_timeline_follows_every_change_of_its_events(mcp_session, mcp_stor
         assert "tl-new" in await events(**{"from": "2029"})
         run("tombstone", "tl-new", "--store", store)
         assert "tl-new" not in await events()
+
+
+async def test_first_profile_on_a_fresh_clone_builds_no_catalog(mcp_session, mcp_store):
+    """The first call of a session on a fresh clone (no `.pcp/`) answers from the profile
+    material's head files: the same answer as once the catalog exists, without building it."""
+    import shutil
+
+    shutil.rmtree(mcp_store / ".pcp", ignore_errors=True)
+    catalog = mcp_store / ".pcp" / "catalog.sqlite"
+    async with mcp_session(["--client-id", "claude-desktop"]) as client:
+        fresh = {fmt: await ok(client, "pcp_get_profile", {"format": fmt})
+                 for fmt in ("micro_prompt", "json", "markdown")}
+        assert not catalog.exists()
+        run("ls", "--store", str(mcp_store))  # builds the catalog
+        assert catalog.exists()
+        assert fresh["micro_prompt"]["text"] == exported(mcp_store)
+        for fmt, answer in fresh.items():
+            assert await ok(client, "pcp_get_profile", {"format": fmt}) == answer
