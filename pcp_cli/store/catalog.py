@@ -270,14 +270,20 @@ class Catalog:
         """Per namespace of the rows `where` selects, in one pass: (namespace, active rows,
         their newest `updated_at`-else-`created_at` over every row, active rows that also match
         `readable`, the newest non-empty `updated_at` of those)."""
-        return self._db.execute(
-            "SELECT namespace, SUM(lifecycle_status = 'active'), "
-            "MAX(COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))), "
-            f"SUM(lifecycle_status = 'active' AND {readable}), "
-            f"MAX(CASE WHEN lifecycle_status = 'active' AND {readable} "
-            "THEN NULLIF(updated_at, '') END) FROM pages"
-            + (f" WHERE {where}" if where else "") + " GROUP BY 1",
-            (*readable_params, *readable_params, *params)).fetchall()
+        found: dict[Any, list[Any]] = {}
+        for namespace, is_readable, active, activity, updated in self._db.execute(
+                f"SELECT namespace, ({readable}), SUM(lifecycle_status = 'active'), "
+                "MAX(COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))), "
+                "MAX(CASE WHEN lifecycle_status = 'active' THEN NULLIF(updated_at, '') END) "
+                "FROM pages" + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2",
+                (*readable_params, *params)):
+            row = found.setdefault(namespace, [namespace, 0, None, 0, None])
+            row[1] += active
+            row[2] = _newest(row[2], activity)
+            if is_readable:
+                row[3] += active
+                row[4] = _newest(row[4], updated)
+        return [tuple(row) for row in found.values()]
 
     def pending(self) -> list[Entry]:
         """Head files edited by hand, or new files, not yet recorded as revisions."""
@@ -633,6 +639,10 @@ class Catalog:
             return digest_of((self.root / rel).read_bytes()) != row[4]
         except OSError:
             return True
+
+
+def _newest(a: str | None, b: str | None) -> str | None:
+    return b if a is None or (b is not None and b > a) else a
 
 
 def _bucket(rel: str) -> int:
