@@ -915,14 +915,21 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     return data
 
 
-def watch_files(store: Store) -> bool:
+def watch_files(store: Store, *, background_scan: bool = False) -> bool:
     """For a long-lived process (`pcp serve`): watch the folders under pages/ (inotify) so a
-    refresh skips the stat scan of every head file while nothing moved. False where that cannot
-    be trusted (not Linux, a network file system): every refresh then scans, as without it.
-    See pcp_cli.store.watch."""
-    from pcp_cli.store.watch import watch
+    refresh skips the stat scan of every head file while nothing moved, and looks only at the
+    files named after a change. False where that cannot be trusted (not Linux, a network file
+    system): every refresh then scans, as without it. `background_scan`: the once-a-minute
+    full scan (the safety net) runs in a thread of its own, not in a call. See
+    pcp_cli.store.watch."""
+    from pcp_cli.store.watch import keep_scanning, watch
 
-    return watch(store.layout.pages)
+    if not watch(store.layout.pages):
+        return False
+    if background_scan:
+        root = store.root
+        keep_scanning(store.layout.pages, lambda: Store.open(root, readonly=True))
+    return True
 
 
 def search_before_index(store: Store, query: str, *, limit: int | None = None,

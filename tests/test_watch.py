@@ -133,3 +133,26 @@ def test_a_targeted_scan_takes_odd_files_as_the_full_scan_does(example, monkeypa
         assert counted == [1] and len(targeted) == 2  # the hidden and .txt files: no scan
         monkeypatch.setattr(watch, "MAX_AGE_S", 0.0)
         assert not store.refresh() and counted == [1, 1]
+
+
+def test_the_safety_net_scan_runs_in_the_background(example, monkeypatch):
+    """`pcp serve` runs the once-a-minute full scan in a thread of its own, so no call pays
+    for it; a call then finds nothing left to scan."""
+    import time
+
+    monkeypatch.setattr(watch, "MAX_AGE_S", 0.4)  # the thread wakes every 0.1 s
+    with api.open_store(example, readonly=True) as store:
+        assert api.watch_files(store, background_scan=True)
+        counted = scans(store, monkeypatch)
+        store.refresh()
+        assert counted == [1]
+        deadline = time.monotonic() + 10
+        while len(counted) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(counted) >= 2  # a full scan nobody's refresh asked for
+        import hashlib
+
+        path = example / HEAD
+        path.write_text(path.read_text() + "\nA line added.\n")
+        store.refresh()  # by this call's targeted scan, or the thread's: seen either way
+        assert digest_row(store, HEAD) == hashlib.sha256(path.read_bytes()).hexdigest()

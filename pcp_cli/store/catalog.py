@@ -371,6 +371,8 @@ class Catalog:
         with watched.lock:
             started = time.monotonic()
             paths = watched.pending()
+            if mode == "full":
+                paths = None  # asked for by name (the watch's safety net, sync, doctor)
             try:
                 if paths is not None and self._db.execute(
                         "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():

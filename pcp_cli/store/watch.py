@@ -14,7 +14,7 @@ only then. The stat scan stays the truth whenever there is doubt:
 - an event queue overflow, a watch that could not be added, a new or removed folder, or a
   catalog that was replaced (its first scan not done) make the next refresh scan and re-watch;
 - a full scan is also done when the last one is older than `MAX_AGE_S`, whatever the events
-  say (the safety net);
+  say (the safety net); `keep_scanning` runs it in the background before a call has to;
 - only local file systems are watched (ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS):
   inotify does not see another machine's writes to a network file system, so there the scan
   runs on every refresh as before. Not on Linux: the same.
@@ -33,7 +33,9 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pcp_cli.store.layout import is_foreign_root
 
@@ -197,6 +199,30 @@ def _folders(pages: Path) -> list[str]:
 _HUB: _Hub | None = None
 _WATCHES: dict[Path, StoreWatch] = {}
 _GUARD = threading.Lock()
+
+
+def keep_scanning(pages: Path, open_store: Callable[[], Any]) -> None:
+    """Run the safety net's full scan in a daemon thread, before a call would have to: every
+    `MAX_AGE_S / 4` seconds, when the last full scan is older than half of `MAX_AGE_S`, a store
+    opened for that scan alone runs `refresh("full")` (under the watch's lock, as a call's
+    refresh would). A call's own refresh stays the judge: if this thread falls behind or fails,
+    the call scans as before."""
+
+    def loop() -> None:
+        while True:
+            time.sleep(MAX_AGE_S / 4)
+            watched = watching(pages)
+            if watched is None or not pages.is_dir():
+                return
+            if time.monotonic() - watched.scanned_at < MAX_AGE_S / 2:
+                continue
+            try:
+                with open_store() as store:
+                    store.refresh("full")
+            except Exception:  # noqa: BLE001, S112 - the next call scans instead
+                continue
+
+    threading.Thread(target=loop, name="pcp-safety-net-scan", daemon=True).start()
 
 
 def local_file_system(path: Path) -> bool:
