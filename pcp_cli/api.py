@@ -9,6 +9,7 @@ dicts that `--json` and the MCP tools print. Nothing here prints or exits.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -750,13 +751,14 @@ def as_of_view(store: Store, as_of: str | None) -> Any:
 def related(store: Store, page_id: str, *, types: Sequence[str] = (), depth: int = 1,
             scopes: Sequence[str] | None = None, include_superseded: bool = False,
             include_sensitive: bool = False, suppressed: frozenset[str] = frozenset(),
-            as_of: str | None = None) -> dict[str, Any]:
-    """`pcp related`: the pages PAGE's relations reach within `depth` steps, both directions."""
+            as_of: str | None = None, include_unclassified: bool = True) -> dict[str, Any]:
+    """`pcp related`: the pages PAGE's relations reach within `depth` steps, both directions.
+    `include_unclassified=False` treats pages without a sensitivity as high (MCP clients)."""
     from pcp_cli.query.related import related as run
 
     return run(as_of_view(store, as_of), page_id, types=types, depth=depth, scopes=scopes,
                include_superseded=include_superseded, include_sensitive=include_sensitive,
-               suppressed=suppressed)
+               include_unclassified=include_unclassified, suppressed=suppressed)
 
 
 def diff_revisions(store: Store, page_id: str, rev_a: str | None = None,
@@ -771,26 +773,39 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
              suppressed: frozenset[str] = frozenset(), cursor: str | None = None,
-             as_of: str | None = None) -> dict[str, Any]:
+             as_of: str | None = None,
+             sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`pcp timeline list` / `pcp_get_timeline`: `{schema_version, count, filters_applied,
-    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date."""
+    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date (of the
+    `sensitivities` given only, None in it standing for unclassified pages; default: all)."""
+    from pcp_cli.query.timeline import check_request, collect
     from pcp_cli.query.timeline import timeline as run
 
-    data = run(as_of_view(store, as_of), from_=from_, to=to, query=query, limit=limit,
-               scopes=scopes, suppressed=suppressed, cursor=cursor)
+    view = as_of_view(store, as_of)
+    collected = None
+    if isinstance(view, Store):  # kept while the timeline events' catalog rows are unchanged
+        check_request(from_, to, limit)
+        chosen = (None if scopes is None else tuple(scopes),
+                  None if sensitivities is None else tuple(sensitivities))
+        collected = _kept_while(view, ("timeline", *chosen), ("timeline_event",),
+                                lambda: collect(view, scopes=scopes, sensitivities=sensitivities))
+    data = run(view, from_=from_, to=to, query=query, limit=limit,
+               scopes=scopes, suppressed=suppressed, cursor=cursor,
+               sensitivities=sensitivities, collected=collected)
     data["filters_applied"]["as_of"] = _stamp(as_of)
     return data
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset(), as_of: str | None = None,
-          statuses: Sequence[str] | None = None) -> dict[str, Any]:
+          statuses: Sequence[str] | None = None,
+          sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range
-    (of pages in `statuses` only, when given)."""
+    (of pages in `statuses` and of `sensitivities` only, when given), counted in SQL."""
     from pcp_cli.query.stats import stats as run
 
     data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed,
-               statuses=statuses)
+               statuses=statuses, sensitivities=sensitivities)
     if as_of is not None:
         data["filters_applied"] = {"as_of": _stamp(as_of)}
     return data
@@ -804,13 +819,17 @@ def _stamp(as_of: str | None) -> str | None:
 
 def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
                 permissions: Any = None, limit: int | None = None,
-                cursor: str | None = None) -> dict[str, Any]:
+                cursor: str | None = None, suppressed: frozenset[str] | None = None,
+                sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`pcp scopes` / ListScopes: `{scopes: [{namespace, display_name, owner_id, visibility,
-    permissions, pages, last_activity}], next_cursor}`, from the catalog alone.
-    `permissions(namespace)` gives the caller's {read, write, sensitive} (default: all)."""
+    permissions, pages, last_activity}], next_cursor}`, from the catalog alone (one SQL pass).
+    `permissions(namespace)` gives the caller's {read, write, sensitive} (default: all).
+    With `suppressed` (an MCP client's), the counts are of what that reader can read: active
+    pages of `sensitivities` only, without the suppressed ones."""
     from pcp_cli.query.stats import list_scopes as run
 
-    return run(store, scopes=scopes, permissions=permissions, limit=limit, cursor=cursor)
+    return run(store, scopes=scopes, permissions=permissions, limit=limit, cursor=cursor,
+               suppressed=suppressed, sensitivities=sensitivities)
 
 
 def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> dict[str, Any]:
@@ -896,14 +915,21 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     return data
 
 
-def watch_files(store: Store) -> bool:
+def watch_files(store: Store, *, background_scan: bool = False) -> bool:
     """For a long-lived process (`pcp serve`): watch the folders under pages/ (inotify) so a
-    refresh skips the stat scan of every head file while nothing moved. False where that cannot
-    be trusted (not Linux, a network file system): every refresh then scans, as without it.
-    See pcp_cli.store.watch."""
-    from pcp_cli.store.watch import watch
+    refresh skips the stat scan of every head file while nothing moved, and looks only at the
+    files named after a change. False where that cannot be trusted (not Linux, a network file
+    system): every refresh then scans, as without it. `background_scan`: the once-a-minute
+    full scan (the safety net) runs in a thread of its own, not in a call. See
+    pcp_cli.store.watch."""
+    from pcp_cli.store.watch import keep_scanning, watch
 
-    return watch(store.layout.pages)
+    if not watch(store.layout.pages):
+        return False
+    if background_scan:
+        root = store.root
+        keep_scanning(store.layout.pages, lambda: Store.open(root, readonly=True))
+    return True
 
 
 def search_before_index(store: Store, query: str, *, limit: int | None = None,
@@ -1123,6 +1149,7 @@ from pcp_cli.profile_ops import (  # noqa: E402
     EXPORT_FORMATS,
     PROFILE_FORMATS,
     accept_proposal,
+    agents_md_export,
     distill_profile,
     export_archive,
     export_text,
@@ -1130,6 +1157,7 @@ from pcp_cli.profile_ops import (  # noqa: E402
     micro_prompt_text,
     profile_markdown_text,
     profile_object,
+    profile_without_catalog,
     propose_keystone,
     reject_proposal,
     review_queue,
@@ -1140,6 +1168,7 @@ __all__ += [
     "EXPORT_FORMATS",
     "PROFILE_FORMATS",
     "accept_proposal",
+    "agents_md_export",
     "distill_profile",
     "export_archive",
     "export_text",
@@ -1147,6 +1176,7 @@ __all__ += [
     "micro_prompt_text",
     "profile_markdown_text",
     "profile_object",
+    "profile_without_catalog",
     "propose_keystone",
     "reject_proposal",
     "review_queue",
@@ -1159,6 +1189,9 @@ def profile_text(store: Store, format: str = "json", *,
     """`pcp_get_profile`: the strict v1 profile (json) or the markdown / micro_prompt text.
 
     `scopes` None means every namespace; an empty list means none (an empty profile).
+    The rendering is kept per store, format and scopes while the catalog rows of its material
+    (`_profile_material`) are unchanged (`_kept_while`), so a call on an unchanged profile costs
+    a look-up, not a read of every keystone.
     """
     if format not in PROFILE_FORMATS:
         raise UsageError(f"unknown format {format!r}", hint=f"one of: {', '.join(PROFILE_FORMATS)}")
@@ -1169,11 +1202,62 @@ def profile_text(store: Store, format: str = "json", *,
             return {"schema_version": "1.0"}
         return EMPTY if format == "micro_prompt" else profile_markdown(None, [], [])
     chosen = tuple(scopes or ())
+    if not isinstance(store, Store):  # a view as of a past moment, or a fresh clone's peek
+        return _render_profile(store, format, chosen)
+    import copy
+
+    return copy.deepcopy(_kept_while(store, ("profile", format, chosen),
+                                     _profile_material(format),
+                                     lambda: _render_profile(store, format, chosen)))
+
+
+def _kept_while(store: Store, key: tuple[Any, ...], types: tuple[str, ...],
+                compute: Any) -> Any:
+    """`compute()`, kept per store and `key` while the catalog rows of `types` are unchanged.
+
+    For what depends only on those rows and the immutable revisions they name (a profile
+    rendering, the timeline's events): a look-up of the catalog's change sequence when nothing
+    was written, one count over the rows of `types` when something was. Not kept while a row
+    of `types` is a hand edit waiting to be recorded (reading it reads the revisions folder).
+    The caller must not change what is returned (copy it before handing it out).
+    """
+    full = (str(store.root), store.catalog.identity(), *key)
+    seq = store.catalog.seq()
+    with _KEPT_LOCK:
+        kept = _KEPT.get(full)
+    if kept is not None and kept[0] == seq:
+        return kept[2]
+    material = store.catalog.type_stamp(types)
+    value = kept[2] if kept is not None and kept[1] == material else compute()
+    with _KEPT_LOCK:
+        if material[2]:
+            _KEPT.pop(full, None)
+        else:
+            _KEPT[full] = (seq, material, value)
+            while len(_KEPT) > _KEEP:
+                del _KEPT[next(iter(_KEPT))]
+    return value
+
+
+def _render_profile(store: Any, format: str, scopes: tuple[str, ...]) -> dict[str, Any] | str:
     if format == "json":
-        return profile_object(store, scopes=chosen)
+        return profile_object(store, scopes=scopes)
     if format == "micro_prompt":
-        return micro_prompt_text(store, scopes=chosen)
-    return profile_markdown_text(store, scopes=chosen)
+        return micro_prompt_text(store, scopes=scopes)
+    return profile_markdown_text(store, scopes=scopes)
+
+
+def _profile_material(format: str) -> tuple[str, ...]:
+    """The page types a profile rendering reads (profile_ops reads no other page): each
+    rendering depends only on their catalog rows and the immutable revisions those name."""
+    return ("profile", "keystone", "timeline_event") if format == "markdown" else (
+        "profile", "keystone")
+
+
+# (store root, catalog identity, *key) -> (catalog seq, type stamp, value): see _kept_while.
+_KEPT: dict[tuple[Any, ...], tuple[int, tuple[int, int, bool], Any]] = {}
+_KEEP = 32
+_KEPT_LOCK = threading.Lock()
 
 
 # -- files and client grants ------------------------------------------------------------------
@@ -1184,21 +1268,6 @@ def write_file(path: os.PathLike[str] | str, data: str) -> None:
     from pcp_cli.store.atomic import write_atomic
 
     write_atomic(Path(path), data)
-
-
-def catalog_stamp(store: Store) -> tuple[str, int]:
-    """Changes whenever the catalog records a change (a write, a hand edit, a removal): a cheap
-    key for caching what is derived from the catalog."""
-    return store.catalog.identity(), store.catalog.seq()
-
-
-def sensitive_pages(store: Store) -> list[tuple[str, str | None]]:
-    """(page_id, namespace) of every page an AI client sees only with a grant that allows
-    sensitive material: high-sensitivity and unclassified heads, whatever their status."""
-    served = ", ".join(f"'{s}'" for s in SERVED_SENSITIVITIES)
-    where = (f"problem IS NULL AND page_id IS NOT NULL "
-             f"AND (sensitivity IS NULL OR sensitivity NOT IN ({served}))")
-    return [(e.page_id, e.namespace) for e in store.catalog.entries(where) if e.page_id]
 
 
 def client_grants(store: Store) -> dict[str, Any]:

@@ -156,17 +156,60 @@ def micro_prompt_export(path: str | os.PathLike[str] | None = None, *,
     that needs what only the catalog path does (a hand edit to record first), it takes that
     path instead.
     """
+    return _peeked(path, MICRO_PROMPT_TYPES,
+                   lambda store: export_text(store, "micro_prompt", scopes=scopes))
+
+
+def agents_md_export(path: str | os.PathLike[str] | None, out: str | Path, *,
+                     scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """`pcp export --format agents-md --out FILE` on the store at `path` (`write_agents_md`),
+    on a fresh clone from the profile and keystone head files only, as `micro_prompt_export`."""
+    return _peeked(path, MICRO_PROMPT_TYPES,
+                   lambda store: write_agents_md(store, out, scopes=scopes))
+
+
+# The page types each profile rendering reads: on a fresh clone, the only head files read.
+PEEK_TYPES = {"micro_prompt": MICRO_PROMPT_TYPES, "json": MICRO_PROMPT_TYPES,
+              "markdown": MICRO_PROMPT_TYPES + ("timeline_event",)}
+
+
+def profile_without_catalog(path: str | os.PathLike[str], fmt: str, *,
+                            scopes: Sequence[str]) -> dict[str, Any] | str | None:
+    """The profile rendering `fmt` (`PROFILE_FORMATS`) in `scopes` (not empty) read from the profile
+    material's head files alone, when the store at `path` has no catalog yet (a fresh clone):
+    what the catalog path would render. None when it has one, or when the head files need the
+    catalog path (a hand edit to record first): then render through the store."""
+    from pcp_cli.store.peek import CatalogNeeded, HeadPeek
+
+    if not scopes:  # no scope is no profile here (an empty tuple means every one below)
+        return None
+    with Store.open(path, readonly=True) as store:
+        if store.has_catalog():
+            return None
+        try:
+            view = HeadPeek(store, PEEK_TYPES[fmt])
+            if fmt == "json":
+                return profile_object(view, scopes=scopes)
+            if fmt == "micro_prompt":
+                return micro_prompt_text(view, scopes=scopes)
+            return profile_markdown_text(view, scopes=scopes)
+        except CatalogNeeded:
+            return None
+
+
+def _peeked(path: str | os.PathLike[str] | None, types: Sequence[str], compute: Any) -> Any:
+    """`compute(view)`: on a fresh clone over the head files of `types` alone, else (or when
+    that needs the catalog) over the store, refreshed."""
     from pcp_cli.store.peek import CatalogNeeded, HeadPeek
 
     with Store.open(path) as store:
         if not store.has_catalog():
             try:
-                view: Any = HeadPeek(store, MICRO_PROMPT_TYPES)
-                return export_text(view, "micro_prompt", scopes=scopes)
+                return compute(HeadPeek(store, types))
             except CatalogNeeded:
                 pass
         store.refresh()
-        return export_text(store, "micro_prompt", scopes=scopes)
+        return compute(store)
 
 
 def profile_markdown_text(store: Store, *, scopes: Sequence[str] = ()) -> str:

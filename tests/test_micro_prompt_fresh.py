@@ -234,3 +234,23 @@ def test_unusual_frontmatter_is_left_to_the_full_parse(raw):
 def test_the_type_of_a_plain_frontmatter_is_read_from_its_line():
     assert frontmatter_type(b"---\npage_id: p\ntype: keystone\n---\nbody\n") == "keystone"
     assert frontmatter_type(b"---\npage_id: p\ntitle: t\n---\nbody\n") == ""  # a note
+
+
+def test_agents_md_on_a_fresh_clone_reads_the_profile_material_only(example, tmp_path):
+    """`pcp export --format agents-md` takes the micro_prompt's path: no catalog built, and the
+    file written is the one the catalog path writes."""
+    fresh_clone(example)
+    out = tmp_path / "AGENTS.md"
+    out.write_text("# Project notes\n\nKeep this line.\n")
+    result = cli("export", "--format", "agents-md", "--out", out, "--store", example)
+    assert result.code == 0, result.stderr
+    assert not catalog(example).exists()
+    fresh = out.read_text()
+    assert "Keep this line." in fresh and "Ada Lumen" in fresh
+    again = tmp_path / "AGENTS-again.md"
+    again.write_text("# Project notes\n\nKeep this line.\n")
+    assert cli("ls", "--store", example).code == 0  # builds the catalog
+    result = cli("export", "--format", "agents-md", "--out", again, "--store", example)
+    assert result.code == 0, result.stderr
+    assert again.read_text() == fresh
+    assert cli("export", "--format", "agents-md", "--store", example).code == 2  # no --out

@@ -17,16 +17,24 @@ pytestmark = pytest.mark.skipif(not watch.local_file_system(Path("/tmp").resolve
 HEAD = Path("pages/user/ada-lumen/client-checklist.md")
 
 
-def scans(store, monkeypatch) -> list[int]:
-    """Count the catalog's real scans (the scan itself runs unchanged)."""
+def scans(store, monkeypatch, targeted: list[list[str]] | None = None) -> list[int]:
+    """Count the catalog's full scans, and note the paths of its targeted ones in `targeted`
+    (both run unchanged)."""
     seen: list[int] = []
-    real = type(store.catalog)._scan_files
+    real, real_paths = type(store.catalog)._scan_files, type(store.catalog).scan_paths
 
     def counted(self, **kwargs):
         seen.append(1)
         return real(self, **kwargs)
 
+    def counted_paths(self, rels):
+        rels = sorted(rels)
+        if targeted is not None:
+            targeted.append(rels)
+        return real_paths(self, rels)
+
     monkeypatch.setattr(type(store.catalog), "_scan_files", counted)
+    monkeypatch.setattr(type(store.catalog), "scan_paths", counted_paths)
     return seen
 
 
@@ -48,19 +56,38 @@ def test_a_watched_store_scans_only_after_a_change(example, monkeypatch):
 
     with api.open_store(example, readonly=True) as store:
         assert api.watch_files(store)
-        counted = scans(store, monkeypatch)
+        targeted: list[list[str]] = []
+        counted = scans(store, monkeypatch, targeted)
         store.refresh()  # the first refresh after watching always scans
         assert counted == [1]
         store.refresh()
         store.refresh()
-        assert counted == [1]  # nothing moved: no scan
+        assert counted == [1] and targeted == []  # nothing moved: no scan
         path = example / HEAD
         rewrite_same_size(path, b"README", b"ReadMe")  # in place, mtime put back
         store.refresh()
-        assert len(counted) == 2
+        assert counted == [1] and targeted == [[HEAD.as_posix()]]  # that file alone
         assert digest_row(store, HEAD) == hashlib.sha256(path.read_bytes()).hexdigest()
         store.refresh()
-        assert len(counted) == 2
+        assert counted == [1] and len(targeted) == 1
+        # saved by rename, as many editors do: a temporary file, then a rename over it
+        tmp = path.with_name(".client-checklist.md.swp")
+        tmp.write_bytes(path.read_bytes().replace(b"ReadMe", b"READ-ME"))
+        os.replace(tmp, path)
+        changes = store.refresh()
+        assert [e.path for e in changes.changed] == [HEAD.as_posix()]
+        assert targeted[-1] == [HEAD.as_posix()] and counted == [1]
+        # deleted, then put back: gone from the catalog, then back
+        data = path.read_bytes()
+        path.unlink()
+        assert store.refresh().removed == (HEAD.as_posix(),)
+        path.write_bytes(data)
+        assert [e.path for e in store.refresh().changed] == [HEAD.as_posix()]
+        assert counted == [1]
+        # the safety net's full scan finds nothing the targeted scans missed
+        monkeypatch.setattr(watch, "MAX_AGE_S", 0.0)
+        assert not store.refresh() and counted == [1, 1]
+        monkeypatch.setattr(watch, "MAX_AGE_S", 60.0)
         # A new folder with a page in it, then a file in that folder: both seen.
         (example / "pages/user/new-folder").mkdir()
         store.refresh()
@@ -80,3 +107,52 @@ def test_a_watched_store_still_scans_when_the_watch_is_old(example, monkeypatch)
         monkeypatch.setattr(watch, "MAX_AGE_S", 0.0)
         store.refresh()
         assert len(counted) == 2  # the stat scan stays the truth now and then
+
+
+def test_a_targeted_scan_takes_odd_files_as_the_full_scan_does(example, monkeypatch, tmp_path):
+    """A head file replaced by a symlink while watched is not a head file any more (as the
+    full walk says); a hidden or non-Markdown file is no page at all, and costs no scan."""
+    with api.open_store(example, readonly=True) as store:
+        assert api.watch_files(store)
+        targeted: list[list[str]] = []
+        counted = scans(store, monkeypatch, targeted)
+        store.refresh()
+        path = example / HEAD
+        data = path.read_bytes()
+        outside = tmp_path / "elsewhere.md"
+        outside.write_bytes(data)
+        path.unlink()
+        path.symlink_to(outside)
+        assert store.refresh().removed == (HEAD.as_posix(),)
+        path.unlink()
+        path.write_bytes(data)
+        assert [e.path for e in store.refresh().changed] == [HEAD.as_posix()]
+        (example / "pages/user/ada-lumen/.hidden.md").write_text("not a page\n")
+        (example / "pages/user/ada-lumen/notes.txt").write_text("not a page\n")
+        assert not store.refresh()
+        assert counted == [1] and len(targeted) == 2  # the hidden and .txt files: no scan
+        monkeypatch.setattr(watch, "MAX_AGE_S", 0.0)
+        assert not store.refresh() and counted == [1, 1]
+
+
+def test_the_safety_net_scan_runs_in_the_background(example, monkeypatch):
+    """`pcp serve` runs the once-a-minute full scan in a thread of its own, so no call pays
+    for it; a call then finds nothing left to scan."""
+    import time
+
+    monkeypatch.setattr(watch, "MAX_AGE_S", 0.4)  # the thread wakes every 0.1 s
+    with api.open_store(example, readonly=True) as store:
+        assert api.watch_files(store, background_scan=True)
+        counted = scans(store, monkeypatch)
+        store.refresh()
+        assert counted == [1]
+        deadline = time.monotonic() + 10
+        while len(counted) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(counted) >= 2  # a full scan nobody's refresh asked for
+        import hashlib
+
+        path = example / HEAD
+        path.write_text(path.read_text() + "\nA line added.\n")
+        store.refresh()  # by this call's targeted scan, or the thread's: seen either way
+        assert digest_row(store, HEAD) == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -64,12 +64,18 @@ def register(app: typer.Typer) -> None:
         if fmt == "micro_prompt" and as_of is None:
             write_output(api.micro_prompt_export(store_path, scopes=scopes or ()), out)
             return
+        if fmt == "agents-md" and (not out or out == "-"):
+            raise UsageError("agents-md needs --out FILE",
+                             hint="e.g. --out AGENTS.md or --out CLAUDE.md")
+        if fmt == "agents-md" and as_of is None:  # a fresh clone reads the profile material only
+            assert out is not None
+            result = api.agents_md_export(store_path, out, scopes=scopes or ())
+            note(f"{result['status']} {result['path']}")
+            return
         with api.open_store(store_path) as opened:
             store = api.as_of_view(opened, as_of)
             if fmt == "agents-md":
-                if not out or out == "-":
-                    raise UsageError("agents-md needs --out FILE",
-                                     hint="e.g. --out AGENTS.md or --out CLAUDE.md")
+                assert out is not None
                 result = api.write_agents_md(store, out, scopes=scopes or ())
                 note(f"{result['status']} {result['path']}")
                 return

@@ -52,7 +52,9 @@ def serve_stdio(store_path: str | os.PathLike[str] | None, *, client_id: str | N
         root = store.root
         grant = resolve_grant(store.manifest.to_dict(), client_id, list(scopes or []) or None,
                               allow_write)
-        api.watch_files(store)  # each call's refresh scans only after a change under pages/
+        # each call's refresh scans only what changed under pages/; the full scan of the
+        # safety net runs in the background
+        api.watch_files(store, background_scan=True)
     for notice in grant.notices:
         log.write(f"pcp serve: {notice}\n")
     log.write(f"pcp serve: store {root}; {_grant_line(grant)}\n")
@@ -94,7 +96,9 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
     with api.open_store(store_path, readonly=True, refresh=False) as store:
         root = store.root
         manifest = store.manifest.to_dict()
-        api.watch_files(store)  # each call's refresh scans only after a change under pages/
+        # each call's refresh scans only what changed under pages/; the full scan of the
+        # safety net runs in the background
+        api.watch_files(store, background_scan=True)
     clients = sorted(manifest.get("clients") or {})
     for client in clients:  # a bad grant fails now, not on the client's first request
         resolve_grant(manifest, client, list(scopes or []) or None, allow_write)

@@ -63,10 +63,6 @@ class StoreBackend:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
         self._local = threading.local()  # per worker thread: (store, files stamp)
-        # The high-sensitivity pages, per catalog state: listing every page on every call was
-        # two thirds of a call's time on a 10,000-page store.
-        self._sensitive: tuple[tuple[str, int], tuple[tuple[str, str | None], ...]] | None = None
-        self._sensitive_lock = threading.Lock()
 
     # -- opening ------------------------------------------------------------------------------
     @contextmanager
@@ -123,21 +119,11 @@ class StoreBackend:
         # Never None (which the api reads as "every namespace"): an empty grant sees nothing.
         return list(grant.scopes)
 
-    def _hidden(self, store: api.Store, grant: Grant, suppressed: frozenset[str]) -> frozenset[str]:
-        """Pages no tool may return or count for this grant: suppressed ones, and every
-        high-sensitivity or unclassified page unless the grant ever allows sensitive material."""
-        if grant.allow_sensitive:
-            return frozenset(suppressed)
-        stamp = api.catalog_stamp(store)
-        with self._sensitive_lock:
-            cached = self._sensitive
-        if cached is None or cached[0] != stamp:
-            cached = (stamp, tuple(api.sensitive_pages(store)))
-            with self._sensitive_lock:
-                self._sensitive = cached
-        sensitive = {page_id for page_id, namespace in cached[1]
-                     if scope_allows(grant, namespace or "")}
-        return frozenset(suppressed) | sensitive
+    @staticmethod
+    def _sensitivities(grant: Grant) -> tuple[str, ...] | None:
+        """The sensitivities this grant is shown (None: all, unclassified pages included): a
+        filter of the catalog query or the index, never a list of pages built in Python."""
+        return None if grant.allow_sensitive else SERVED
 
     @staticmethod
     def _report_own(data: JSON, suppressed: frozenset[str]) -> JSON:
@@ -190,6 +176,14 @@ class StoreBackend:
     # -- read-only query profile -------------------------------------------------------------
     def get_profile(self, grant: Grant, *, format: str, suppressed: frozenset[str],
                     as_of: str | None = None) -> JSON:
+        # A fresh clone (no catalog yet): the profile from its own head files, not after a
+        # catalog of every page (the usual first call of a session). Suppressed pages are
+        # looked up in the catalog, so a session that suppressed any takes the catalog path.
+        if as_of is None and not suppressed and format in api.PROFILE_FORMATS:
+            early = api.profile_without_catalog(self.root, format, scopes=self._scopes(grant))
+            if early is not None:
+                return early if isinstance(early, dict) else {"format": format,
+                                                              "text": str(early)}
         with self._reading() as opened:
             store = api.as_of_view(opened, as_of)
             # The api's profile never uses a high-sensitivity or unclassified page; only pages
@@ -306,10 +300,10 @@ class StoreBackend:
         as_of: str | None = None,
     ) -> JSON:
         with self._reading() as store:
-            hidden = self._hidden(store, grant, suppressed)
+            hidden = frozenset(suppressed)  # sensitivity: in the catalog query, and each entry
             data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
                                 scopes=self._scopes(grant), suppressed=hidden, cursor=cursor,
-                                as_of=as_of)
+                                as_of=as_of, sensitivities=self._sensitivities(grant))
             events = [
                 e for e in data.get("events") or []
                 if isinstance(e, dict) and isinstance(e.get("id"), str)
@@ -322,10 +316,11 @@ class StoreBackend:
     def stats(self, grant: Grant, *, suppressed: frozenset[str],
               as_of: str | None = None) -> JSON:
         with self._reading() as store:
-            hidden = self._hidden(store, grant, suppressed)
-            # only what the client may read: a tombstoned page is withdrawn, not counted
-            data = api.stats(store, scopes=self._scopes(grant), suppressed=hidden, as_of=as_of,
-                             statuses=READABLE_STATUSES)
+            # only what the client may read: a tombstoned page is withdrawn, not counted, nor
+            # a page of a sensitivity the grant does not show (counted in SQL)
+            data = api.stats(store, scopes=self._scopes(grant), suppressed=frozenset(suppressed),
+                             as_of=as_of, statuses=READABLE_STATUSES,
+                             sensitivities=self._sensitivities(grant))
         self._check_namespaces(grant, data.get("by_namespace"))
         return data
 
@@ -347,18 +342,13 @@ class StoreBackend:
                     "sensitive": grant.allow_sensitive}
 
         with self._reading() as store:
-            hidden = self._hidden(store, grant, suppressed)
+            # Counts of what this session can actually read: without suppressed pages, nor
+            # those of a sensitivity the grant does not show (in the same SQL pass).
             data = api.list_scopes(store, scopes=self._scopes(grant), permissions=permissions,
-                                   limit=limit, cursor=cursor)
+                                   limit=limit, cursor=cursor, suppressed=frozenset(suppressed),
+                                   sensitivities=self._sensitivities(grant))
             rows = [r for r in data.get("scopes") or [] if isinstance(r, dict)]
             self._check_namespaces(grant, [r.get("namespace") for r in rows])
-            # Counts of what this session can actually read: without hidden pages.
-            for row in rows:
-                visible = [e for e in api.list_pages(store, namespaces=(row["namespace"],))
-                           if e.page_id not in hidden]
-                row["pages"] = len(visible)
-                row["last_activity"] = max((e.updated_at for e in visible if e.updated_at),
-                                           default=None)
         data["scopes"] = rows
         return data
 
@@ -442,14 +432,15 @@ class StoreBackend:
         enters (nor passes through) a page the grant does not show."""
         with self._reading() as opened:
             store = api.as_of_view(opened, as_of)
-            hidden = self._hidden(store, grant, suppressed)
+            hidden = frozenset(suppressed)  # sensitivity: each entry the walk meets is checked
             entry = self._visible_entry(store, grant, page_id, hidden)
             if entry is None or entry.problem is not None:
                 raise NotFound(f"page {page_id} not found",
                                hint="use pcp_search to find the ids of pages you can read")
             data = api.related(store, page_id, types=relation_types, depth=depth,
                                scopes=list(grant.scopes), include_superseded=True,
-                               include_sensitive=grant.allow_sensitive, suppressed=hidden)
+                               include_sensitive=grant.allow_sensitive,
+                               include_unclassified=grant.allow_sensitive, suppressed=hidden)
             data["pages"] = [p for p in data["pages"] if self._visible_entry(
                 store, grant, p["page_id"], hidden) is not None]
             data["count"] = len(data["pages"])

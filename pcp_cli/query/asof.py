@@ -152,13 +152,15 @@ class AsOf:
 
     def entries(self, *, types: Sequence[str] | None = None,
                 namespaces: Sequence[str] | None = None, statuses: Sequence[str] | None = None,
-                review: Sequence[str] | None = ("affirmed",)) -> list[Entry]:
+                review: Sequence[str] | None = ("affirmed",),
+                sensitivities: Sequence[str | None] | None = None) -> list[Entry]:
         out = []
         for entry in self._all().values():
             if (types and entry.type not in types) or (
                     namespaces and entry.namespace not in namespaces) or (
                     statuses and entry.lifecycle_status not in statuses) or (
-                    review and entry.review_status not in review):
+                    review and entry.review_status not in review) or (
+                    sensitivities is not None and entry.sensitivity not in sensitivities):
                 continue
             out.append(entry)
         return sorted(out, key=lambda e: e.path)

@@ -17,13 +17,14 @@ READABLE = ("active", "superseded", "archived")
 def related(store: Any, page_id: str, *, types: Sequence[str] = (), depth: int = 1,
             scopes: Sequence[str] | None = None, include_superseded: bool = False,
             include_sensitive: bool = False,
-            suppressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+            suppressed: frozenset[str] = frozenset(),
+            include_unclassified: bool = True) -> dict[str, Any]:
     """`{page_id, revision_id, depth, relation_types, pages: [...], truncated, filters_applied}`.
 
     Walks relations of `types` (all when empty) from `page_id`, both directions, up to `depth`
     steps; a page outside `scopes`, suppressed, tombstoned, awaiting review, high-sensitivity
-    (without `include_sensitive`) or, without `include_superseded`, not active, is neither
-    listed nor walked through."""
+    (without `include_sensitive`), unclassified (without `include_unclassified`) or, without
+    `include_superseded`, not active, is neither listed nor walked through."""
     for value in types:
         if not vocab.is_relation_type(value):
             raise UsageError(f"unknown relation type {value!r}",
@@ -41,6 +42,8 @@ def related(store: Any, page_id: str, *, types: Sequence[str] = (), depth: int =
                 READABLE if start else statuses):
             return False
         if entry.sensitivity == "high" and not include_sensitive:
+            return False
+        if entry.sensitivity not in vocab.SENSITIVITIES and not include_unclassified:
             return False
         return scope_rule.in_scopes(entry.namespace, scopes)
 

@@ -21,32 +21,69 @@ if TYPE_CHECKING:
     from pcp_cli.store.store import Store
 
 
-def _visible(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[str],
-             statuses: Sequence[str] | None = None) -> list[Entry]:
-    return [e for e in store.entries(statuses=statuses)
-            if e.page_id not in suppressed and scope_rule.in_scopes(e.namespace, scopes)]
+# One group of entries: (namespace, type, origin, lifecycle_status, count, earliest and latest
+# created_at, earliest and latest updated_at, newest updated_at-else-created_at), as
+# `Catalog.groups` counts them.
+Group = tuple[Any, ...]
+
+
+def _groups(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[str],
+            statuses: Sequence[str] | None = None,
+            sensitivities: Sequence[str | None] | None = None) -> list[Group]:
+    """The affirmed entries the caller may see, counted by group: in SQL on a store (no Entry
+    is built, whatever the store's size), from the entries on a view as of a past moment."""
+    from pcp_cli.store.store import Store as RealStore
+
+    if isinstance(store, RealStore):
+        found = store.entry_groups(statuses=statuses, sensitivities=sensitivities,
+                                   exclude=suppressed)
+    else:
+        found = _count(e for e in store.entries(statuses=statuses, sensitivities=sensitivities)
+                       if e.page_id not in suppressed)
+    return [g for g in found if scope_rule.in_scopes(g[0], scopes)]
+
+
+def _count(entries: Iterable[Entry]) -> list[Group]:
+    """`Catalog.groups` over entries in memory."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for e in entries:
+        key = (e.namespace, e.type, e.origin, e.lifecycle_status)
+        row = groups.setdefault(key, [0, None, None, None, None, None])
+        row[0] += 1
+        for slot, value in ((1, e.created_at), (3, e.updated_at)):
+            if value:
+                row[slot] = value if row[slot] is None else min(row[slot], value)
+                row[slot + 1] = value if row[slot + 1] is None else max(row[slot + 1], value)
+        stamp = e.updated_at or e.created_at
+        if stamp and (row[5] is None or stamp > row[5]):
+            row[5] = stamp
+    return [(*key, *row) for key, row in groups.items()]
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset(),
-          statuses: Sequence[str] | None = None) -> dict[str, Any]:
+          statuses: Sequence[str] | None = None,
+          sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """`{schema_version, total, by_type, by_origin, by_namespace, by_lifecycle,
     time_range: {earliest, latest}}` over every affirmed page the caller may see, in any
     lifecycle state (or only `statuses`: an MCP client never counts a tombstoned page it may
-    not read); the time range spans the pages' creation and last revision times."""
-    entries = _visible(store, scopes, suppressed, statuses)
+    not read; only `sensitivities`: nor one it may not see); the time range spans the pages'
+    creation and last revision times."""
     counters = {key: Counter[str]() for key in ("by_type", "by_origin", "by_namespace",
                                                "by_lifecycle")}
     times: list[str] = []
-    for e in entries:
-        counters["by_type"][e.type or "unknown"] += 1
-        counters["by_origin"][e.origin if e.origin in vocab.ORIGINS else "generated"] += 1
-        counters["by_namespace"][e.namespace or "unknown"] += 1
-        counters["by_lifecycle"][e.lifecycle_status or "unknown"] += 1
-        times.extend(t for t in (e.created_at, e.updated_at) if t)
+    total = 0
+    for namespace, type_, origin, lifecycle, count, *stamps in _groups(
+            store, scopes, suppressed, statuses, sensitivities):
+        total += count
+        counters["by_type"][type_ or "unknown"] += count
+        counters["by_origin"][origin if origin in vocab.ORIGINS else "generated"] += count
+        counters["by_namespace"][namespace or "unknown"] += count
+        counters["by_lifecycle"][lifecycle or "unknown"] += count
+        times.extend(t for t in stamps[:4] if t)
     return {
         "schema_version": "1.0",
-        "total": len(entries),
+        "total": total,
         **{key: dict(sorted(counter.items())) for key, counter in counters.items()},
         "time_range": {"earliest": min(times, default=None), "latest": max(times, default=None)},
     }
@@ -60,20 +97,29 @@ def display_name(namespace: str) -> str:
 
 def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
                 permissions: Callable[[str], dict[str, bool]] | None = None,
-                limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+                limit: int | None = None, cursor: str | None = None,
+                suppressed: frozenset[str] | None = None,
+                sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
     """ListScopes: `{scopes: [{namespace, display_name, owner_id, visibility, permissions,
     pages, last_activity}], next_cursor}` for every namespace the caller may see that holds an
     affirmed page; `pages` counts its current (active) pages, `last_activity` is its newest
     revision time, `permissions` what the caller may do there (read, write, see
     high-sensitivity pages; the store's owner on the CLI may do all three). Sorted by
-    namespace; `limit` and `cursor` page through them."""
+    namespace; `limit` and `cursor` page through them. Counted for one reader when
+    `suppressed` is given (an MCP client): `pages` and `last_activity` (newest `updated_at`)
+    are of the active pages it can read, of `sensitivities` only, without `suppressed`. One
+    SQL pass over the catalog either way."""
     from pcp_cli.query import cursor as cursors
 
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise UsageError(f"the limit must be at least 1, not {limit}")
+    reader = suppressed is not None
     rows: dict[str, dict[str, Any]] = {}
-    for e in _visible(store, scopes, frozenset()):
-        namespace = e.namespace or store.default_namespace
+    for found, active, activity, readable, updated in store.namespace_counts(
+            sensitivities=sensitivities, exclude=suppressed or ()):
+        if not scope_rule.in_scopes(found, scopes):
+            continue
+        namespace = found or store.default_namespace
         row = rows.setdefault(namespace, {
             "namespace": namespace, "display_name": display_name(namespace),
             "owner_id": store.owner_id,
@@ -81,9 +127,8 @@ def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
             "visibility": "private",
             "permissions": (permissions or _owner)(namespace),
             "pages": 0, "last_activity": None})
-        if e.lifecycle_status == "active":
-            row["pages"] += 1
-        stamp = e.updated_at or e.created_at
+        row["pages"] += readable if reader else active
+        stamp = updated if reader else activity
         if stamp and (row["last_activity"] is None or stamp > row["last_activity"]):
             row["last_activity"] = stamp
     ordered = [rows[k] for k in sorted(rows)]

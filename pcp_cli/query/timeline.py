@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import UsageError
+from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.model import scopes as scope_rule
 
 if TYPE_CHECKING:
@@ -47,41 +47,77 @@ def in_range(date: str, from_: str | None, to: str | None) -> bool:
     return not (to is not None and first_day(date) > last_day(to))
 
 
-def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
-             query: str | None = None, limit: int | None = None,
-             scopes: Sequence[str] | None = None,
-             suppressed: frozenset[str] = frozenset(),
-             cursor: str | None = None) -> dict[str, Any]:
-    """`{schema_version, count, filters_applied, events}`: current, affirmed timeline events in
-    the caller's scopes, oldest first (ties by id). `query` keeps the events whose summary or
-    category contains every word of it (case-insensitive); `limit` keeps the first N."""
-    from pcp_cli.render.portable import timeline_object
-
+def check_request(from_: str | None, to: str | None, limit: int | None) -> None:
     _check_date("--from", from_)
     _check_date("--to", to)
     if from_ and to and first_day(from_) > last_day(to):
         raise UsageError(f"--from {from_} is after --to {to}")
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise UsageError(f"the limit must be at least 1, not {limit}")
-    words = [w.casefold() for w in (query or "").split()]
-    events: list[dict[str, Any]] = []
-    for entry in store.entries(types=("timeline_event",), statuses=("active",)):
-        if entry.page_id in suppressed or not scope_rule.in_scopes(entry.namespace, scopes):
+
+
+# One collected event: (page id, the date its catalog row gives, the v1 timeline_event, or
+# the error reading it raised: raised when a request selects it, as it was before collecting).
+Collected = tuple[str, str, Any]
+
+
+def collect(store: Store, *, scopes: Sequence[str] | None = None,
+            sensitivities: Sequence[str | None] | None = None) -> list[Collected]:
+    """Every current, affirmed timeline event in `scopes` (of `sensitivities` only) with a
+    valid date, in timeline order: what `timeline` selects from. It depends only on the
+    catalog rows of timeline events and the revisions they name (so it may be kept while
+    those rows are unchanged)."""
+    from pcp_cli.render.portable import timeline_object
+
+    found: list[Collected] = []
+    for entry in store.entries(types=("timeline_event",), statuses=("active",),
+                               sensitivities=sensitivities):
+        if not scope_rule.in_scopes(entry.namespace, scopes):
             continue
         date = entry.record.get("date")
         if not isinstance(date, str) or not _DATE.match(date):
             continue  # `pcp validate` reports it; a timeline without it is still useful
-        if not in_range(date, from_, to):
-            continue
         assert entry.page_id is not None
-        event = timeline_object(store.current(entry.page_id).state)
+        try:
+            event: Any = timeline_object(store.current(entry.page_id).state)
+        except PcpError as exc:
+            event = exc
+        found.append((entry.page_id, date, event))
+    found.sort(key=lambda c: (1, first_day(c[2]["date"]), len(c[2]["date"]), c[2]["id"])
+               if isinstance(c[2], dict) else (0,))
+    return found
+
+
+def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
+             query: str | None = None, limit: int | None = None,
+             scopes: Sequence[str] | None = None,
+             suppressed: frozenset[str] = frozenset(),
+             cursor: str | None = None,
+             sensitivities: Sequence[str | None] | None = None,
+             collected: Sequence[Collected] | None = None) -> dict[str, Any]:
+    """`{schema_version, count, filters_applied, events}`: current, affirmed timeline events in
+    the caller's scopes, oldest first (ties by id). `query` keeps the events whose summary or
+    category contains every word of it (case-insensitive); `limit` keeps the first N;
+    `sensitivities` (None in it: unclassified) keeps only those, in the catalog query.
+    `collected`: what `collect` gives for these scopes and sensitivities, when kept."""
+    import copy
+
+    check_request(from_, to, limit)
+    words = [w.casefold() for w in (query or "").split()]
+    if collected is None:
+        collected = collect(store, scopes=scopes, sensitivities=sensitivities)
+    events: list[dict[str, Any]] = []
+    for page_id, date, event in collected:
+        if page_id in suppressed or not in_range(date, from_, to):
+            continue
+        if isinstance(event, PcpError):
+            raise event
         haystack = f"{event['summary']} {event.get('category', '')}".casefold()
         if any(w not in haystack for w in words):
             continue
         events.append(event)
     from pcp_cli.query import cursor as cursors
 
-    events.sort(key=lambda e: (first_day(e["date"]), len(e["date"]), e["id"]))
     total = len(events)
     request = {"from": from_, "to": to, "query": query, "limit": limit,
                "scopes": None if scopes is None else sorted(scopes),
@@ -89,6 +125,7 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
     position = cursors.decode(cursor, "timeline", request, store)
     events, next_cursor = cursors.page(events, position, limit or max(total, 1), "timeline",
                                        request, store)
+    events = copy.deepcopy(events)  # the collected events may be kept for the next call
     filters: dict[str, Any] = {
         "from": from_, "to": to, "date_matching": "overlap_of_partial_dates",
         "query": query, "query_matching": "all_words_substring" if query else None,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.store.files import head_files
+from pcp_cli.store.files import head_files, head_stat
 
 SCHEMA_VERSION = "6"
 BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
@@ -252,6 +252,39 @@ class Catalog:
         """Head files that differ from the graph: hand edits, new files, unreadable files."""
         return self.entries(UNSETTLED)
 
+    def groups(self, where: str = "", params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows `where` selects, counted per (namespace, type, origin, lifecycle_status):
+        tuples of those four, then the count, the earliest and latest non-empty `created_at`
+        and `updated_at` (four values), and the newest `updated_at`, else `created_at` (what
+        listing and statistics show without building an Entry per row)."""
+        return self._db.execute(
+            "SELECT namespace, type, origin, lifecycle_status, COUNT(*), "
+            "MIN(NULLIF(created_at, '')), MAX(NULLIF(created_at, '')), "
+            "MIN(NULLIF(updated_at, '')), MAX(NULLIF(updated_at, '')), "
+            "MAX(COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))) FROM pages"
+            + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2, 3, 4",
+            tuple(params)).fetchall()
+
+    def namespace_counts(self, where: str, params: Iterable[Any], readable: str,
+                         readable_params: Iterable[Any]) -> list[tuple[Any, ...]]:
+        """Per namespace of the rows `where` selects, in one pass: (namespace, active rows,
+        their newest `updated_at`-else-`created_at` over every row, active rows that also match
+        `readable`, the newest non-empty `updated_at` of those)."""
+        found: dict[Any, list[Any]] = {}
+        for namespace, is_readable, active, activity, updated in self._db.execute(
+                f"SELECT namespace, ({readable}), SUM(lifecycle_status = 'active'), "
+                "MAX(COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))), "
+                "MAX(CASE WHEN lifecycle_status = 'active' THEN NULLIF(updated_at, '') END) "
+                "FROM pages" + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2",
+                (*readable_params, *params)):
+            row = found.setdefault(namespace, [namespace, 0, None, 0, None])
+            row[1] += active
+            row[2] = _newest(row[2], activity)
+            if is_readable:
+                row[3] += active
+                row[4] = _newest(row[4], updated)
+        return [tuple(row) for row in found.values()]
+
     def pending(self) -> list[Entry]:
         """Head files edited by hand, or new files, not yet recorded as revisions."""
         return self.entries(PENDING)
@@ -279,6 +312,17 @@ class Catalog:
 
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
+
+    def type_stamp(self, types: Iterable[str]) -> tuple[int, int, bool]:
+        """(rows of these types, the newest `seq` among them, whether any is edited by hand):
+        changes whenever a row of these types is added, changed or removed, or a row changes
+        to or from one of them. A written row always takes a `seq` above every other, so a
+        row added or changed raises the newest, and a removal alone lowers the count."""
+        wanted = tuple(types)
+        count, newest, edited = self._db.execute(
+            "SELECT COUNT(*), MAX(seq), MAX(edited) FROM pages WHERE type IN "
+            f"({','.join('?' * len(wanted))})", wanted).fetchone()
+        return int(count), int(newest or 0), bool(edited)
 
     def namespaces(self) -> list[str]:
         """Every namespace a readable row names (to resolve scope patterns without loading rows)."""
@@ -326,12 +370,60 @@ class Catalog:
             return self._scan_files(verify=mode == "verify")
         with watched.lock:
             started = time.monotonic()
-            if not watched.must_scan() and self._db.execute(
-                    "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
-                return Changes((), ())
-            changes = self._scan_files()
+            paths = watched.pending()
+            if mode == "full":
+                paths = None  # asked for by name (the watch's safety net, sync, doctor)
+            try:
+                if paths is not None and self._db.execute(
+                        "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
+                    changes = self.scan_paths(paths) if paths else Changes((), ())
+                    watched.scanned(started, full=False)
+                    return changes
+                changes = self._scan_files()
+            except BaseException:
+                watched.failed()
+                raise
             watched.scanned(started)
             return changes
+
+    def scan_paths(self, rels: Iterable[str]) -> Changes:
+        """The change scan for these store-relative head-file paths only (what a watch named),
+        and the rows still marked racy: each is stat'ed, and read where its stat moved (a path
+        gone, or no longer a head file, is removed). The buckets' fingerprints are left as they
+        were: the next full scan finds their buckets changed and compares their rows again."""
+        racy = self._rows("racy = 1")
+        wanted = sorted(set(rels) | set(racy))
+        known = dict(racy)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            known.update(self._rows(f"path IN ({','.join('?' * len(chunk))})", chunk))
+        updates: list[tuple[str, os.stat_result, bytes, int]] = []
+        restats: list[tuple[str, os.stat_result, int]] = []
+        removed: list[str] = []
+        for rel in wanted:
+            row = known.get(rel)
+            st = head_stat(self.root / rel)
+            if st is None:
+                if row is not None:
+                    removed.append(rel)
+                continue
+            key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+            if row is not None and row[:4] == key and not row[5]:
+                continue
+            read_at = time.time_ns()
+            try:
+                raw = (self.root / rel).read_bytes()
+            except OSError:
+                continue  # the next full scan looks again
+            if row is not None and row[4] == digest_of(raw):
+                is_racy = _racy(st, read_at)
+                if row[:4] != key or bool(row[5]) != is_racy:
+                    restats.append((rel, st, is_racy))
+            else:
+                updates.append((rel, st, raw, read_at))
+        if not updates and not restats and not removed:
+            return Changes((), ())
+        return self._apply(updates, restats, removed, None)
 
     def _scan_files(self, *, verify: bool = False) -> Changes:
         walked_at = time.time_ns()
@@ -431,7 +523,7 @@ class Catalog:
         updates: list[tuple[str, os.stat_result, bytes, int]],
         restats: list[tuple[str, os.stat_result, int]],
         removed: list[str],
-        sums: list[int],
+        sums: list[int] | None,
     ) -> Changes:
         rows = []
         for rel, stat, raw, read_at in updates:
@@ -455,8 +547,9 @@ class Catalog:
                 self._db.execute("DELETE FROM pages WHERE path=?", (rel,))
                 self._db.execute("INSERT INTO removed VALUES(?,?,?)",
                                  (rel, page[0] if page else None, seq))
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprints', ?)",
-                             (array("Q", sums).tobytes(),))
+            if sums is not None:  # None: a targeted scan, which leaves them as they were
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprints', ?)",
+                                 (array("Q", sums).tobytes(),))
             self._db.execute("UPDATE meta SET value=? WHERE key='seq'", (str(seq),))
             self._db.execute("UPDATE meta SET value='1' WHERE key='scanned'")
             self._db.execute("COMMIT")
@@ -548,6 +641,10 @@ class Catalog:
             return digest_of((self.root / rel).read_bytes()) != row[4]
         except OSError:
             return True
+
+
+def _newest(a: str | None, b: str | None) -> str | None:
+    return b if a is None or (b is not None and b > a) else a
 
 
 def _bucket(rel: str) -> int:

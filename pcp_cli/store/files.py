@@ -114,6 +114,19 @@ def _heads_in(entries: list[os.DirEntry[str]], rel_folder: str
     return found
 
 
+def head_stat(path: Path) -> os.stat_result | None:
+    """The lstat of `path` when `classify` would take it as a head file (a regular `.md` file
+    with one link, not hidden), else None: for a path an event named, in a folder the walk
+    visits."""
+    if path.name.startswith(".") or not path.name.endswith(".md"):
+        return None
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return None
+    return stat if S_ISREG(stat.st_mode) and stat.st_nlink == 1 else None
+
+
 def walk_pages(pages: Path) -> Iterator[tuple[Path, os.stat_result | None, OddFile | None]]:
     """Every candidate file under `pages/`, deepest folders last: (path, stat, odd)."""
     try:

@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -422,20 +422,41 @@ class Store:
         namespaces: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
         review: Sequence[str] | None = ("affirmed",),
+        sensitivities: Sequence[str | None] | None = None,
     ) -> list[Entry]:
-        """Catalog entries of readable pages matching the filters (no file is opened)."""
-        clauses = ["problem IS NULL", "page_id IS NOT NULL"]
-        params: list[Any] = []
-        for column, values in (
-            ("type", types),
-            ("namespace", namespaces),
-            ("lifecycle_status", statuses),
-            ("review_status", review),
-        ):
-            if values:
-                clauses.append(f"{column} IN ({','.join('?' for _ in values)})")
-                params.extend(values)
-        return self.catalog.entries(" AND ".join(clauses), params)
+        """Catalog entries of readable pages matching the filters (no file is opened).
+        `sensitivities`: the sensitivity values let through (None in it: unclassified pages)."""
+        return self.catalog.entries(*_entry_filter(types, namespaces, statuses, review,
+                                                   sensitivities))
+
+    def entry_groups(
+        self,
+        *,
+        statuses: Sequence[str] | None = None,
+        review: Sequence[str] | None = ("affirmed",),
+        sensitivities: Sequence[str | None] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> list[tuple[Any, ...]]:
+        """The entries `entries` would give (less the pages in `exclude`), counted in SQL by
+        (namespace, type, origin, lifecycle_status): see `Catalog.groups`."""
+        where, params = _entry_filter(None, None, statuses, review, sensitivities)
+        clause, more = _not_in(exclude)
+        return self.catalog.groups(where + clause, params + more)
+
+    def namespace_counts(
+        self,
+        *,
+        sensitivities: Sequence[str | None] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> list[tuple[Any, ...]]:
+        """Per namespace of the affirmed readable pages, in one SQL pass (`Catalog.
+        namespace_counts`): active pages and newest activity, and the same for one reader,
+        who sees only `sensitivities` and not the pages in `exclude`."""
+        where, params = _entry_filter(None, None, None, ("affirmed",), None)
+        readable, readable_params = _entry_filter(None, None, None, None, sensitivities)
+        clause, more = _not_in(exclude)
+        return self.catalog.namespace_counts(where, params, f"({readable}{clause})",
+                                             readable_params + more)
 
     def read_body(self, entry: Entry) -> str:
         """The current body of a page listed in the catalog (its head file, else its revision)."""
@@ -1217,3 +1238,42 @@ def _apply_changes(state: PageState, changes: dict[str, Any]) -> PageState:
         return PageState.from_dict(data)
     except (KeyError, TypeError) as exc:  # pragma: no cover - guarded by check_state
         raise PcpError(f"cannot apply changes: {exc}") from None
+
+
+def _entry_filter(types: Sequence[str] | None, namespaces: Sequence[str] | None,
+                  statuses: Sequence[str] | None, review: Sequence[str] | None,
+                  sensitivities: Sequence[str | None] | None) -> tuple[str, list[Any]]:
+    clauses = ["problem IS NULL", "page_id IS NOT NULL"]
+    params: list[Any] = []
+    for column, values in (
+        ("type", types),
+        ("namespace", namespaces),
+        ("lifecycle_status", statuses),
+        ("review_status", review),
+    ):
+        if values:
+            clauses.append(f"{column} IN ({','.join('?' for _ in values)})")
+            params.extend(values)
+    if sensitivities is not None:
+        named = [s for s in sensitivities if s is not None]
+        allowed = [f"sensitivity IN ({','.join('?' for _ in named)})"] if named else []
+        if None in sensitivities:
+            allowed.append("sensitivity IS NULL")
+        clauses.append(f"({' OR '.join(allowed)})" if allowed else "0")
+        params.extend(named)
+    return " AND ".join(clauses), params
+
+
+# Up to this many page ids are excluded with one placeholder each (SQLite builds one small
+# index of them); more go through one JSON parameter (json_each: slower per row).
+_NOT_IN_PLACEHOLDERS = 10_000
+
+
+def _not_in(exclude: Iterable[str]) -> tuple[str, list[Any]]:
+    """An ` AND page_id NOT IN (...)` clause for `exclude` ("" for none), and its parameters."""
+    excluded = sorted(exclude)
+    if not excluded:
+        return "", []
+    if len(excluded) <= _NOT_IN_PLACEHOLDERS:
+        return f" AND page_id NOT IN ({','.join('?' * len(excluded))})", list(excluded)
+    return " AND page_id NOT IN (SELECT value FROM json_each(?))", [json.dumps(excluded)]

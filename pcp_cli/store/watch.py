@@ -5,12 +5,16 @@ on every MCP call at 100,000 pages. A process that answers many calls can instea
 tell it when a folder under `pages/` changes (inotify, through ctypes: no dependency), and scan
 only then. The stat scan stays the truth whenever there is doubt:
 
-- the first refresh after watching starts scans (events before the watches were set are not
-  known), and so does every refresh after any event in a watched folder (a write, an attribute
-  change, a file created, deleted or renamed: the scan then finds what it was);
+- the first refresh after watching starts scans every file (events before the watches were
+  set are not known);
+- an event names a file in a watched folder (a write, an attribute change, a file created,
+  deleted or renamed): the next refresh looks at the head files named since the last one, and
+  only at them (the catalog's `scan_paths`: a stat, and a read where the stat moved), finding
+  what each file now is; events about other files (temporary files, hidden ones) need no scan;
 - an event queue overflow, a watch that could not be added, a new or removed folder, or a
   catalog that was replaced (its first scan not done) make the next refresh scan and re-watch;
-- a scan is also done when the last one is older than `MAX_AGE_S`, whatever the events say;
+- a full scan is also done when the last one is older than `MAX_AGE_S`, whatever the events
+  say (the safety net); `keep_scanning` runs it in the background before a call has to;
 - only local file systems are watched (ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS):
   inotify does not see another machine's writes to a network file system, so there the scan
   runs on every refresh as before. Not on Linux: the same.
@@ -29,7 +33,9 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pcp_cli.store.layout import is_foreign_root
 
@@ -51,43 +57,78 @@ class _StatFs(ctypes.Structure):
 
 
 class StoreWatch:
-    """The watches on one store's folders, and whether its catalog must scan."""
+    """The watches on one store's folders, and what its catalog must scan."""
 
     def __init__(self, hub: _Hub, pages: Path) -> None:
         self.hub = hub
         self.pages = pages
+        self.root = pages.parent
         self.lock = threading.Lock()
         self.wds: set[int] = set()
-        self.dirty = True  # nothing known yet: the first refresh scans
+        self.folders: dict[int, str] = {}  # wd -> the folder's store-relative path
+        self.full = True  # nothing known yet: the first refresh scans everything
+        self.paths: set[str] = set()  # head files named by events since the last scan
         self.rewatch = True
         self.scanned_at = 0.0
 
-    def must_scan(self) -> bool:
-        """Drain the events; True when the catalog must scan (caller holds `lock`, scans, then
-        calls `scanned`)."""
+    def pending(self) -> set[str] | None:
+        """Drain the events and take what the catalog must scan: None for every file (the
+        first scan, an overflow, a folder added or removed, a watch lost, or the last full scan
+        older than `MAX_AGE_S`), else the store-relative paths of the head files named by
+        events since the last `pending` (empty: nothing moved). Events noted from now on are
+        the next call's. The caller holds `lock`, scans, then calls `scanned` (or `failed`)."""
         self.hub.drain()
         if self.rewatch:
             self._watch_all()
-        return self.dirty or time.monotonic() - self.scanned_at > MAX_AGE_S
+        with self.hub.lock:
+            full, self.full = self.full, self.rewatch
+            taken, self.paths = self.paths, set()
+        if full or time.monotonic() - self.scanned_at > MAX_AGE_S:
+            return None
+        return taken
 
-    def scanned(self, started: float) -> None:
-        """The scan that began at `started` (time.monotonic, taken before `must_scan`) is done:
-        events since were queued and will be seen by the next `must_scan`."""
-        self.dirty = False
-        self.scanned_at = started
+    def scanned(self, started: float, *, full: bool = True) -> None:
+        """The scan that began at `started` (time.monotonic, taken before `pending`) is done.
+        A targeted scan (`full=False`) leaves the age of the last full scan as it was."""
+        if full:
+            self.scanned_at = started
+
+    def failed(self) -> None:
+        """The scan did not finish: the next one scans everything."""
+        with self.hub.lock:
+            self.full = True
+
+    def note(self, wd: int, mask: int, name: str) -> None:
+        """One event (the hub's lock held)."""
+        if mask & (_IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF) or (
+                mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO | _IN_MOVED_FROM
+                                             | _IN_DELETE)):
+            self.rewatch = True  # the set of folders changed: watch them afresh
+            self.full = True
+            return
+        folder = self.folders.get(wd)
+        if folder is None or not name:
+            self.full = True  # an event on a folder itself (its mode, say): look at everything
+            return
+        if name.startswith(".") or not name.endswith(".md") or mask & _IN_ISDIR:
+            return  # not a head file (the change scan never reads it): temporary files, etc.
+        self.paths.add(f"{folder}/{name}")
 
     def _watch_all(self) -> None:
         self.rewatch = False
-        self.dirty = True
+        with self.hub.lock:
+            self.full = True
         for wd in self.wds:
             self.hub.forget(wd)
         self.wds.clear()
+        self.folders.clear()
         for folder in _folders(self.pages):
             wd = self.hub.add(folder, self)
             if wd < 0:
                 self.rewatch = True  # could not watch everything: scan every time for now
                 return
             self.wds.add(wd)
+            self.folders[wd] = Path(folder).relative_to(self.root).as_posix()
 
 
 class _Hub:
@@ -120,7 +161,7 @@ class _Hub:
                     return
                 except OSError:  # pragma: no cover - the instance broke: scan everything
                     for watch in set(self.by_wd.values()):
-                        watch.rewatch = True
+                        watch.rewatch = watch.full = True
                     return
                 self._note(data)
 
@@ -131,16 +172,13 @@ class _Hub:
             offset += _EVENT.size + length
             if mask & _IN_Q_OVERFLOW:
                 for watch in set(self.by_wd.values()):
-                    watch.rewatch = True
+                    watch.rewatch = watch.full = True
                 continue
             watch = self.by_wd.get(wd)
             if watch is None:
                 continue
-            watch.dirty = True
-            if mask & (_IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF) or (
-                    mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO | _IN_MOVED_FROM
-                                                 | _IN_DELETE)):
-                watch.rewatch = True  # the set of folders changed: watch them afresh
+            raw = data[offset - length:offset].split(b"\0", 1)[0]
+            watch.note(wd, mask, os.fsdecode(raw))
 
 
 def _folders(pages: Path) -> list[str]:
@@ -161,6 +199,30 @@ def _folders(pages: Path) -> list[str]:
 _HUB: _Hub | None = None
 _WATCHES: dict[Path, StoreWatch] = {}
 _GUARD = threading.Lock()
+
+
+def keep_scanning(pages: Path, open_store: Callable[[], Any]) -> None:
+    """Run the safety net's full scan in a daemon thread, before a call would have to: every
+    `MAX_AGE_S / 4` seconds, when the last full scan is older than half of `MAX_AGE_S`, a store
+    opened for that scan alone runs `refresh("full")` (under the watch's lock, as a call's
+    refresh would). A call's own refresh stays the judge: if this thread falls behind or fails,
+    the call scans as before."""
+
+    def loop() -> None:
+        while True:
+            time.sleep(MAX_AGE_S / 4)
+            watched = watching(pages)
+            if watched is None or not pages.is_dir():
+                return
+            if time.monotonic() - watched.scanned_at < MAX_AGE_S / 2:
+                continue
+            try:
+                with open_store() as store:
+                    store.refresh("full")
+            except Exception:  # noqa: BLE001, S112 - the next call scans instead
+                continue
+
+    threading.Thread(target=loop, name="pcp-safety-net-scan", daemon=True).start()
 
 
 def local_file_system(path: Path) -> bool:

@@ -37,17 +37,23 @@ def payload(session: ToolSession, page_id: str) -> str | None:
     return data["pages"][0]["payload"] if data["pages"] else None
 
 
-def test_search_profile_and_read_never_list_the_store_for_the_grant(
+def test_no_read_tool_lists_the_store_for_the_grant(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Sensitivity is the index's filter (search) or the page's own catalog row (read,
-    profile): no call walks every high-sensitivity page or the whole profile material."""
+    """Sensitivity is the index's filter (search), the page's own catalog row (read, related)
+    or a filter of one catalog query (timeline, stats, scopes, the profile's material): no
+    call lists every page, or every high-sensitivity page, to apply the grant."""
     store = make_store(tmp_path / "store")
     session = session_for(store, scopes=("user:ada-lumen", "project:tidewatch"))
     listed: list[str] = []
     opened: list[str] = []
-    real_sensitive, real_list, real_open = api.sensitive_pages, api.list_pages, api.open_store
-    monkeypatch.setattr(api, "sensitive_pages",
-                        lambda *a, **k: listed.append("sensitive_pages") or real_sensitive(*a, **k))
+    real_list, real_open, real_entries = api.list_pages, api.open_store, api.Store.entries
+
+    def entries(self: api.Store, **kwargs: object) -> list[api.Entry]:
+        if not kwargs.get("types"):
+            listed.append("Store.entries of every type")
+        return real_entries(self, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api.Store, "entries", entries)
     monkeypatch.setattr(api, "list_pages",
                         lambda *a, **k: listed.append("list_pages") or real_list(*a, **k))
     monkeypatch.setattr(api, "open_store",
@@ -60,6 +66,12 @@ def test_search_profile_and_read_never_list_the_store_for_the_grant(
         assert text
         assert payload(session, PAGE)
         assert payload(session, SENSITIVE_PAGE) is None  # high: not for this grant
+        for tool, arguments in (("pcp_get_timeline", {}), ("pcp_stats", {}),
+                                ("pcp_list_scopes", {}), ("pcp_describe_capabilities", {}),
+                                ("pcp_related_pages", {"page_id": PAGE})):
+            reply = session.call(tool, arguments)
+            assert not reply.is_error, (tool, reply)
+            assert SENSITIVE_PAGE not in str(reply.data), tool
     assert listed == []
     assert len(opened) == 1  # one store for the session's thread, refreshed per call
 
