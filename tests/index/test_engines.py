@@ -8,6 +8,7 @@ error when the tantivy extra is missing.
 from __future__ import annotations
 
 import json
+import string
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from pcp_cli.errors import ExitStatus
 from pcp_cli.index import IndexFilter, SearchIndex, engine_of
-from pcp_cli.index.text import terms
+from pcp_cli.index.text import analyze, positions, terms
 from pcp_cli.query.index_sync import close_all
 from tests.conftest import cli
 
@@ -27,7 +28,7 @@ from .conftest import CORPUS, doc, ids
 from .test_exact_recall import WORDS, stores
 
 tantivy = pytest.importorskip("tantivy")
-from pcp_cli.index._tantivy import index_terms  # noqa: E402
+from pcp_cli.index.text import index_terms  # noqa: E402
 
 ALL = IndexFilter.everything()
 
@@ -36,10 +37,16 @@ ALL = IndexFilter.everything()
 @given(parts=st.lists(st.sampled_from(
     list("abcXYZ ,.-_'\n\t") + ["running", "The", "of", "İstanbul", "生存", "即适者", "서울",
                                 "ことば", "ß", "Ǆ", "é", "x" * 50, "ＡＢ", "٣٤"]), max_size=30)
-    | st.text(max_size=40))
+    | st.text(max_size=40) | st.text(alphabet=string.printable, max_size=80))
 def test_tantivy_indexes_exactly_pcps_own_terms(parts: list[str] | str) -> None:
+    # the fast paths of indexing (ASCII, no CJK, CJK) give exactly `analyze`'s terms, and
+    # the whoosh engine's positions group them
     text = "".join(parts)
     assert index_terms(text) == " ".join(terms(text))
+    grouped: dict[str, list[int]] = {}
+    for term, pos, _start, _end in analyze(text):
+        grouped.setdefault(term, []).append(pos)
+    assert positions(text) == grouped
 
 
 def _both(tmp: Path, pages: list, update: bool = True) -> dict[str, SearchIndex]:  # type: ignore[type-arg]
