@@ -38,19 +38,19 @@ from pcp_cli.index.generations import GenerationIndex, fatal
 from pcp_cli.index.text import index_terms
 from pcp_cli.index.text import terms as analyze_terms
 from pcp_cli.index.types import (
-    FORMAT_VERSION,
+    ENGINE_FORMATS,
     IndexDoc,
     IndexFilter,
     IndexHit,
     IndexStamp,
+    filter_axes,
     normalize_score,
+    time_bounds,
 )
 from pcp_cli.index.workers import Workers, available, serve
 
 ENGINE = "tantivy"
-# The format this engine writes into meta.json: never equal to the whoosh engine's integer, so
-# each engine reads the other's index as "another format" and rebuilds it.
-ENGINE_FORMAT = f"tantivy-{FORMAT_VERSION}.2"  # .2: `hit` stored only
+ENGINE_FORMAT = ENGINE_FORMATS[ENGINE]
 TAG_BOOST = 1.5  # the whoosh engine's field boost on `tag`
 HIT_FIELDS = ("title", "body", "tag")
 # tantivy's writer: one indexing thread per core is the default; the heap is split among them.
@@ -436,24 +436,15 @@ class SearchIndex(GenerationIndex):
         """The filter as score-less boolean clauses, or None when it admits nothing."""
         schema = self._schema
         clauses: list[tuple[Any, Any]] = []
-        axes = (
-            ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
-            ("type", f.types),
-            ("lifecycle", f.lifecycle_statuses),
-            ("sensitivity", f.sensitivities),
-            ("review", f.review_statuses),
-            ("origin", f.origins),
-            ("tag", None if f.tags is None else tuple(t.lower() for t in f.tags)),
-        )
-        for field, allowed in axes:
+        for field, allowed in filter_axes(f):
             if allowed is None:
                 continue
             if not allowed:
                 return None
             clauses.append((T.Occur.Must, T.Query.term_set_query(schema, field, list(allowed))))
-        if f.since is not None or f.until is not None:
-            end = None if f.until is None else f.until + "\uffff"
-            stamps = self._terms_in_range("timestamp", f.since, end)
+        bounds = time_bounds(f)
+        if bounds is not None:
+            stamps = self._terms_in_range("timestamp", *bounds)
             if not stamps:
                 return None
             clauses.append((T.Occur.Must, T.Query.term_set_query(schema, "timestamp", stamps)))

@@ -51,7 +51,7 @@ from pcp_cli.index.query import (  # noqa: E402
 from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
 from pcp_cli.index.text import positions as term_positions  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
-    FORMAT_VERSION,
+    ENGINE_FORMATS,
     IndexDoc,
     IndexFilter,
     IndexHit,
@@ -370,7 +370,7 @@ class SearchIndex(GenerationIndex):
     """
 
     ENGINE = "whoosh"
-    FORMAT = FORMAT_VERSION
+    FORMAT = ENGINE_FORMATS["whoosh"]
 
     def __init__(self, directory: Path) -> None:
         super().__init__(directory)
