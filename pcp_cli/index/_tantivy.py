@@ -33,8 +33,8 @@ from typing import Any
 
 import tantivy as T
 
-from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
-from pcp_cli.index.generations import GenerationIndex, fatal
+from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.index.generations import GenerationIndex, fatal, writer_busy
 from pcp_cli.index.text import index_terms
 from pcp_cli.index.text import terms as analyze_terms
 from pcp_cli.index.types import (
@@ -166,6 +166,19 @@ def _document(doc: IndexDoc, analysed: tuple[str, str] | None = None) -> Any:
         doc.sensitivity, doc.lifecycle_status, doc.review_status, doc.timestamp, doc.mtime_ns,
         doc.title], ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
     return d
+
+
+@contextlib.contextmanager
+def _committing(writer: Any) -> Iterator[Any]:
+    """Commit what the block wrote (and wait for tantivy's merges); roll back on any error."""
+    try:
+        yield writer
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            writer.rollback()
+        raise
 
 
 # ------------------------------------------------------------------------------- queries
@@ -339,18 +352,12 @@ class SearchIndex(GenerationIndex):
             ix = T.Index(make_schema(), path=str(generation))
             writer = ix.writer(WRITER_HEAP, REBUILD_THREADS)
             n = 0
-            try:
+            with _committing(writer):
                 for doc, terms in analysed:
                     writer.add_document(_document(doc, terms))
                     n += 1
                     if progress is not None and n % 1000 == 0:
                         progress(n)
-                writer.commit()
-                writer.wait_merging_threads()
-            except BaseException:
-                with contextlib.suppress(BaseException):
-                    writer.rollback()
-                raise
         ix.reload()
         count = ix.searcher().num_docs
         del writer, ix
@@ -363,12 +370,9 @@ class SearchIndex(GenerationIndex):
         except BaseException as exc:
             if fatal(exc):
                 raise
-            raise IndexUnavailable(
-                "The search index is being written by another process.",
-                hint="Wait for it to finish and try again.",
-            ) from exc
+            raise writer_busy() from exc
         n = 0
-        try:
+        with _committing(writer):
             for doc in docs:
                 writer.delete_documents_by_term("path", doc.path)
                 writer.add_document(_document(doc))
@@ -377,12 +381,6 @@ class SearchIndex(GenerationIndex):
                 if searcher.doc_freq("path", path):
                     writer.delete_documents_by_term("path", path)
                     n += 1
-            writer.commit()
-            writer.wait_merging_threads()
-        except BaseException:
-            with contextlib.suppress(BaseException):
-                writer.rollback()
-            raise
         del writer
         self._ix.reload()
         self._cache.clear()

@@ -36,8 +36,8 @@ from whoosh.index import LockError  # noqa: E402
 from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
 
-from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
-from pcp_cli.index.generations import LOCK, META, GenerationIndex  # noqa: E402
+from pcp_cli.errors import PcpError, UsageError  # noqa: E402
+from pcp_cli.index.generations import LOCK, META, GenerationIndex, writer_busy  # noqa: E402
 from pcp_cli.index.query import (  # noqa: E402
     DEFAULT_FIELDS,
     HIT_FIELDS,
@@ -404,10 +404,7 @@ class SearchIndex(GenerationIndex):
         try:
             writer = self._ix.writer(timeout=2.0, compound=False)
         except LockError as exc:
-            raise IndexUnavailable(
-                "The search index is being written by another process.",
-                hint="Wait for it to finish and try again.",
-            ) from exc
+            raise writer_busy() from exc
         n = 0
         try:
             for doc in docs:

@@ -111,6 +111,12 @@ def fatal(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit)
 
 
+def writer_busy() -> IndexUnavailable:
+    """What an engine raises when its own writer lock is taken (another process writes)."""
+    return IndexUnavailable("The search index is being written by another process.",
+                            hint="Wait for it to finish and try again.")
+
+
 def built_by(meta: dict[str, Any]) -> str:
     """The engine that wrote an index's meta.json (whoosh's before it named itself)."""
     return str(meta.get("engine") or "whoosh")
