@@ -48,7 +48,12 @@ from pcp_cli.index.query import (  # noqa: E402
     ns_tree,
     restrict,
 )
-from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import (  # noqa: E402
+    TEXT_FIELDS,
+    analyze,
+    check_and_rewrite_query,
+    learn_words,
+)
 from pcp_cli.index.text import positions as term_positions  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
     ENGINE_FORMATS,
@@ -393,6 +398,8 @@ class SearchIndex(GenerationIndex):
         it = iter(docs)
         head = list(islice(it, MP_THRESHOLD))
         if tuned and len(head) >= MP_THRESHOLD and available(build.WORKERS):
+            # the workers fork with the terms of the first pages' words already known
+            learn_words(f"{doc.title}\n{doc.body}" for doc in head)
             n = build.parallel(ix, _chain(head, it), progress)
         else:
             n = build.serial(ix, _chain(head, it), progress, tuned)

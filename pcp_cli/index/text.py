@@ -10,7 +10,7 @@ anywhere inside a sentence. A CJK run of one character is kept as a unigram.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 
 from pcp_cli.errors import UsageError
@@ -98,6 +98,19 @@ def _learn(words: list[str]) -> None:
     for word in new:
         low = word.lower()
         cache[word] = "" if len(low) < MIN_WORD or low in STOP_WORDS else stem(low)
+
+
+def learn_words(texts: Iterable[str]) -> None:
+    """Compute (and remember) the term of every word of `texts` not seen yet: before a large
+    rebuild forks its workers, so that each inherits the stems of most of the vocabulary
+    instead of computing them again (stemming is most of what a new word costs)."""
+    for text in texts:
+        if text.isascii():
+            words = text.lower().translate(_ASCII_SPACES).split()
+        else:
+            words = [m.group() for m in TOKEN_RE.finditer(text) if m.lastgroup == "word"]
+        if not _TERM_OF.keys() >= set(words):
+            _learn(words)
 
 
 def _word_terms(words: list[str]) -> list[str]:

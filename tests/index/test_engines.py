@@ -28,7 +28,7 @@ from .conftest import CORPUS, doc, ids
 from .test_exact_recall import WORDS, stores
 
 tantivy = pytest.importorskip("tantivy")
-from pcp_cli.index.text import index_terms  # noqa: E402
+from pcp_cli.index.text import index_terms, learn_words  # noqa: E402
 
 ALL = IndexFilter.everything()
 
@@ -42,6 +42,8 @@ def test_tantivy_indexes_exactly_pcps_own_terms(parts: list[str] | str) -> None:
     # the fast paths of indexing (ASCII, no CJK, CJK) give exactly `analyze`'s terms, and
     # the whoosh engine's positions group them
     text = "".join(parts)
+    assert index_terms(text) == " ".join(terms(text))
+    learn_words([text.upper(), text])  # what a rebuild does before it forks its workers
     assert index_terms(text) == " ".join(terms(text))
     grouped: dict[str, list[int]] = {}
     for term, pos, _start, _end in analyze(text):
