@@ -89,6 +89,11 @@ _TERM_OF: dict[str, str] = {}  # word as split -> its term, "" when analysis dro
 _TERM_OF_MAX = 500_000
 
 
+def _term(word: str) -> str:
+    low = word.lower()
+    return "" if len(low) < MIN_WORD or low in STOP_WORDS else stem(low)
+
+
 def _learn(words: list[str]) -> None:
     cache = _TERM_OF
     new = set(words).difference(cache)
@@ -96,8 +101,7 @@ def _learn(words: list[str]) -> None:
         cache.clear()
         new = set(words)
     for word in new:
-        low = word.lower()
-        cache[word] = "" if len(low) < MIN_WORD or low in STOP_WORDS else stem(low)
+        cache[word] = _term(word)
 
 
 def learn_words(texts: Iterable[str]) -> None:
@@ -119,7 +123,10 @@ def _word_terms(words: list[str]) -> list[str]:
         return list(map(_TERM_OF.__getitem__, words))
     except KeyError:
         _learn(words)
+    try:
         return list(map(_TERM_OF.__getitem__, words))
+    except KeyError:  # another thread emptied the full cache meanwhile
+        return [_term(word) for word in words]
 
 
 def index_term_list(text: str) -> list[str]:
@@ -133,8 +140,9 @@ def index_term_list(text: str) -> list[str]:
         if word:
             term = _TERM_OF.get(word)
             if term is None:
-                _learn([word])
-                term = _TERM_OF[word]
+                if len(_TERM_OF) >= _TERM_OF_MAX:
+                    _TERM_OF.clear()
+                term = _TERM_OF[word] = _term(word)
             if term:
                 out.append(term)
         elif len(cjk) == 1:

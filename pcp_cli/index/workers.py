@@ -1,6 +1,6 @@
 """Worker processes of a large rebuild, fed over multiprocessing queues. Both engines use them:
 the whoosh engine's segment writers (`_whoosh_build.parallel`) and the tantivy engine's text
-analysis (`_tantivy._analysed_docs`).
+analysis (`_tantivy._analysed_in`).
 
 A worker runs `target(*args, jobs, results)`: it takes items off `jobs` until it takes None,
 and puts `("ok", value)` or `("error", message)` on `results`. A worker that raises reports

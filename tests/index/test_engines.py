@@ -51,6 +51,20 @@ def test_tantivy_indexes_exactly_pcps_own_terms(parts: list[str] | str) -> None:
     assert positions(text) == grouped
 
 
+def test_a_full_word_cache_is_emptied_and_the_terms_stay_exact(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pcp_cli.index import text
+
+    monkeypatch.setattr(text, "_TERM_OF", {})
+    monkeypatch.setattr(text, "_TERM_OF_MAX", 4)
+    for sample in ["Running dogs and the cats ran", "生存 running İstanbul words many more",
+                   "Éclairs, crêpes and more crêpes", "one two three four five six seven"]:
+        assert index_terms(sample) == " ".join(terms(sample))
+        assert positions(sample) == {t: [i for i, u in enumerate(terms(sample)) if u == t]
+                                     for t in dict.fromkeys(terms(sample))}
+        assert len(text._TERM_OF) <= 7  # bounded: emptied when a text brings too many
+
+
 def _both(tmp: Path, pages: list, update: bool = True) -> dict[str, SearchIndex]:  # type: ignore[type-arg]
     out = {}
     for engine in ("whoosh", "tantivy"):
