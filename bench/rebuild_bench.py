@@ -1,6 +1,7 @@
 """`pcp index --rebuild` on a copy of a store: wall, CPU, peak RSS and peak temporary disk.
 
-    python bench/rebuild_bench.py STORE [--label NAME] [--interval 0.5] [-- extra pcp args]
+    python bench/rebuild_bench.py STORE [--label NAME] [--interval 0.5] [--env NAME=VALUE]
+        [--code DIR] [--switch ENGINE]
 
 Runs `pcp --store STORE index --rebuild` (the store must already have a catalog: run
 `pcp --store STORE index` once first) as a child process with its own TMPDIR, and polls the
@@ -9,6 +10,11 @@ peak minus the final index size is the temporary disk a rebuild needs (the old g
 kept until the new one is complete, so it is subtracted too). CPU and peak RSS are the
 children's rusage (user + system of every process the rebuild started; RSS of the largest).
 Prints one JSON line. Never run it on a shared corpus: copy it first.
+
+`--switch ENGINE` times what a person switching engines runs instead: the text index is
+deleted first and `pcp index --engine ENGINE` builds it (the vectors, if any, are only
+checked; `--rebuild` would rebuild them too). `--code DIR` runs the pcp of another checkout
+(e.g. `git archive main` unpacked) with this Python, for a before/after in the same run.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ def main() -> int:
     ap.add_argument("--label", default="")
     ap.add_argument("--interval", type=float, default=0.5)
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the child")
+    ap.add_argument("--code", type=Path, help="run the pcp_cli of this checkout")
+    ap.add_argument("--switch", choices=("whoosh", "tantivy"),
+                    help="delete the text index, then `pcp index --engine ENGINE`")
     args = ap.parse_args()
     index_dir = args.store / ".pcp" / "index"
     before = du(index_dir)
@@ -49,8 +58,17 @@ def main() -> int:
     for item in args.env:
         k, _, v = item.partition("=")
         env[k] = v
-    pcp = shutil.which("pcp") or "pcp"
-    cmd = [pcp, "--store", str(args.store), "index", "--rebuild", "--json"]
+    if args.code:
+        pcp = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+               "from pcp_cli.cli import main; main()", str(args.code.resolve())]
+    else:
+        pcp = [shutil.which("pcp") or "pcp"]
+    if args.switch:
+        shutil.rmtree(index_dir, ignore_errors=True)
+        before = 0
+        cmd = [*pcp, "--store", str(args.store), "index", "--engine", args.switch, "--json"]
+    else:
+        cmd = [*pcp, "--store", str(args.store), "index", "--rebuild", "--json"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak = before
@@ -75,6 +93,7 @@ def main() -> int:
         # what the rebuild needed beyond the old index and the new one
         "peak_temp_mb": round(max(0, peak - before - final) / 2**20),
         "loadavg": os.getloadavg(),
+        "report": json.loads(out) if proc.returncode == 0 and out.strip() else None,
         "stderr_tail": err.decode(errors="replace")[-300:] if proc.returncode else "",
     }))
     return proc.returncode

@@ -643,15 +643,17 @@ def sync_status(store: Store) -> dict[str, Any]:
 
 
 def search_engine(store: Store) -> dict[str, Any]:
-    """Which search engine this device uses for the store: `{engine, chosen_by}`, where
-    `chosen_by` is "default", "PCP_INDEX_ENGINE" or the choice file's store-relative path."""
-    from pcp_cli.index import chosen_engine
+    """Which search engine this device uses for the store: `{engine, chosen_by, index}`, where
+    `chosen_by` is "default", "PCP_INDEX_ENGINE" or the choice file's store-relative path, and
+    `index` is what the index folder holds (`index.index_state`: which engine built it, and
+    whether this one can read it)."""
+    from pcp_cli.index import chosen_engine, index_state
     from pcp_cli.query.index_sync import index_dir
 
     name, where = chosen_engine(index_dir(store))
     if where not in ("default", "PCP_INDEX_ENGINE"):
         where = os.path.relpath(where, store.root).replace(os.sep, "/")
-    return {"engine": name, "chosen_by": where}
+    return {"engine": name, "chosen_by": where, "index": index_state(index_dir(store))}
 
 
 def merge_proposal(store: Store, page_id: str) -> str:

@@ -125,6 +125,10 @@ def _print_status(data: dict[str, Any]) -> None:
         lines.append(f"Search engine: {engine['engine']}"
                      + ("" if engine["chosen_by"] == "default"
                         else f" (chosen by {engine['chosen_by']})") + ".")
+        index = engine.get("index") or {}
+        if index.get("exists") and not index.get("usable"):
+            lines.append(f"The search index needs a rebuild: {index['reason']} "
+                         "(the next search or `pcp index` rebuilds it).")
     text("\n".join(lines))
     rows: list[tuple[str, str, str]] = []
     for item in data["hand_edits"]:

@@ -47,6 +47,7 @@ __all__ = [
     "chosen_engine",
     "choose_engine",
     "engine_of",
+    "index_state",
     "make_snippet",
     "query_words",
 ]
@@ -126,6 +127,33 @@ def engine_class(name: str) -> Any:
     from pcp_cli.index._whoosh import SearchIndex as Whoosh
 
     return Whoosh
+
+
+def index_state(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """What the index folder holds, from its meta.json alone (no engine is imported, nothing
+    is opened): `{exists, built_by, format, documents, usable, reason}`. `built_by` is the
+    engine that wrote it; `usable` says whether the chosen engine can read it as it is, and
+    when not, `reason` says why (the next search or `pcp index` rebuilds it). The files
+    themselves are checked when the index is opened."""
+    import json
+
+    from pcp_cli.index.generations import META, built_by, mismatch
+    from pcp_cli.index.types import ENGINE_FORMATS
+
+    engine = chosen_engine(directory)[0]
+    try:
+        meta = json.loads((Path(directory) / META).read_text(encoding="utf-8"))
+        if not isinstance(meta, dict):
+            raise ValueError("not an object")
+    except FileNotFoundError:
+        return {"exists": False, "built_by": None, "format": None, "documents": None,
+                "usable": False, "reason": "the index has not been built yet"}
+    except (OSError, ValueError) as exc:
+        return {"exists": True, "built_by": None, "format": None, "documents": None,
+                "usable": False, "reason": f"its meta file is unreadable ({exc})"}
+    reason = mismatch(meta, engine, ENGINE_FORMATS[engine])
+    return {"exists": True, "built_by": built_by(meta), "format": meta.get("format_version"),
+            "documents": meta.get("doc_count"), "usable": reason is None, "reason": reason}
 
 
 def engine_of(ix: Any) -> str:

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import json
-import os
-import re
-import shutil
-import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -35,31 +33,24 @@ from typing import Any
 
 import tantivy as T
 
-from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
-from pcp_cli.index.generations import (
-    LOCK,
-    META,
-    atomic_write,
-    check_files,
-    file_sizes,
-    remove_other_generations,
-)
-from pcp_cli.index.text import CJK_RE, MIN_WORD, STOP_WORDS, TOKEN_RE, stem
+from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.index.generations import GenerationIndex, fatal, writer_busy
+from pcp_cli.index.text import index_terms
 from pcp_cli.index.text import terms as analyze_terms
 from pcp_cli.index.types import (
-    FORMAT_VERSION,
+    ENGINE_FORMATS,
     IndexDoc,
     IndexFilter,
     IndexHit,
-    IndexNeedsRebuild,
     IndexStamp,
+    filter_axes,
     normalize_score,
+    time_bounds,
 )
+from pcp_cli.index.workers import Workers, available, serve
 
 ENGINE = "tantivy"
-# The format this engine writes into meta.json: never equal to the whoosh engine's integer, so
-# each engine reads the other's index as "another format" and rebuilds it.
-ENGINE_FORMAT = f"tantivy-{FORMAT_VERSION}.1"
+ENGINE_FORMAT = ENGINE_FORMATS[ENGINE]
 TAG_BOOST = 1.5  # the whoosh engine's field boost on `tag`
 HIT_FIELDS = ("title", "body", "tag")
 # tantivy's writer: one indexing thread per core is the default; the heap is split among them.
@@ -69,48 +60,13 @@ UPDATE_HEAP = 50_000_000
 PARALLEL_THRESHOLD = 2000
 ANALYSIS_WORKERS = 2
 ANALYSIS_BATCH = 256
+ANALYSIS_AHEAD = 4  # batches per worker queued or in work
+# tantivy's indexing threads during a rebuild: one leaves the other core to the analysis
+# workers (and two cost ~30% more CPU for the same index: more, smaller segments).
+REBUILD_THREADS = 1
 # The fields of the schema that hold exact values (one raw term each).
 EXACT_FIELDS = ("path", "page_id", "revision_id", "type", "namespace", "ns_tree", "origin",
                 "sensitivity", "lifecycle", "review", "timestamp")
-
-
-# ------------------------------------------------------------------------------- analysis
-class _WordTerms(dict[str, str]):
-    """word as written -> its term ("" when analysis drops it), computed on first sight."""
-
-    def __missing__(self, word: str) -> str:
-        low = word.lower()
-        term = "" if len(low) < MIN_WORD or low in STOP_WORDS else stem(low)
-        if len(self) > 500_000:
-            self.clear()
-        self[word] = term
-        return term
-
-
-_WORD_TERMS = _WordTerms()
-# Without CJK characters, TOKEN_RE's tokens are exactly the runs of this (and it is 3x faster).
-_PLAIN_WORD_RE = re.compile(r"[^\W_]+")
-
-
-def index_terms(text: str) -> str:
-    """`" ".join(text.terms(text))`, faster: a text without CJK is split by a simpler regex
-    (the same tokens), and each distinct word's term (lowercased, stop words and short words
-    dropped, stemmed) is remembered. tests/index/test_engines.py checks it against
-    `text.terms` on arbitrary text."""
-    cache = _WORD_TERMS
-    if CJK_RE.search(text) is None:
-        return " ".join(filter(None, map(cache.__getitem__, _PLAIN_WORD_RE.findall(text))))
-    out: list[str] = []
-    for cjk, word in TOKEN_RE.findall(text):
-        if word:
-            term = cache[word]
-            if term:
-                out.append(term)
-        elif len(cjk) == 1:
-            out.append(cjk)
-        else:
-            out.extend([cjk[i : i + 2] for i in range(len(cjk) - 1)])
-    return " ".join(out)
 
 
 def make_schema() -> Any:
@@ -122,8 +78,9 @@ def make_schema() -> Any:
     sb.add_text_field("title", tokenizer_name="whitespace", index_option="position")
     sb.add_text_field("body", tokenizer_name="whitespace", index_option="position")
     sb.add_text_field("tag", tokenizer_name="raw", index_option="freq")
-    # Everything a hit reports, as one small JSON list (bodies are never stored).
-    sb.add_text_field("hit", stored=True, tokenizer_name="raw", index_option="basic")
+    # Everything a hit reports, as one small JSON list (bodies are never stored); stored only
+    # (as a text field it was indexed too: one useless unique term per page).
+    sb.add_bytes_field("hit", stored=True, indexed=False)
     return sb.build()
 
 
@@ -145,50 +102,43 @@ def _tag_terms(tags: Iterable[str]) -> list[str]:
 
 def _analysed(doc: IndexDoc) -> tuple[str, str]:
     """(title terms, body terms): the title is searched alone, and as part of the body."""
-    return index_terms(doc.title), index_terms(f"{doc.title}\n{doc.body}")
+    return _analyse(doc.title, doc.body)
+
+
+def _analyse(title: str, body: str) -> tuple[str, str]:
+    # the body field's terms are those of "title\nbody" (no token spans the line break)
+    title_terms = index_terms(title)
+    body_terms = index_terms(body)
+    if title_terms and body_terms:
+        return title_terms, f"{title_terms} {body_terms}"
+    return title_terms, title_terms or body_terms
 
 
 def _analyse_batch(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """`_analysed` for a batch of (title, body), in a worker process of a large rebuild."""
-    return [(index_terms(title), index_terms(f"{title}\n{body}")) for title, body in texts]
+    return [_analyse(title, body) for title, body in texts]
 
 
-def _analysed_docs(docs: Iterable[IndexDoc]) -> Iterator[tuple[IndexDoc, tuple[str, str]]]:
-    """Each document with its analysed text, in order. Above PARALLEL_THRESHOLD documents on
-    a machine with more than one core, the analysis (pure Python, most of a rebuild's CPU)
-    runs in worker processes while this one reads the store; the documents themselves are
-    always read here (the store's catalog connection belongs to this thread)."""
-    it = iter(docs)
-    head = list(islice(it, PARALLEL_THRESHOLD))
-    workers = min(ANALYSIS_WORKERS, os.cpu_count() or 1)
-    if len(head) < PARALLEL_THRESHOLD or workers < 2:
-        for doc in _chain(head, it):
-            yield doc, _analysed(doc)
-        return
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
-
-    # spawn, not fork: tantivy's indexing threads are running in this process
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        pending: deque[tuple[list[IndexDoc], Any]] = deque()
-        source = _chain(head, it)
-        while True:
-            batch = list(islice(source, ANALYSIS_BATCH))
-            if batch:
-                pending.append((batch, pool.submit(
-                    _analyse_batch, [(d.title, d.body) for d in batch])))
-            # keep a few batches in flight: enough to feed the workers, bounded in memory
-            while pending and (len(pending) > 2 * workers or not batch):
-                done, future = pending.popleft()
-                yield from zip(done, future.result(), strict=True)
-            if not batch:
-                return
+def _analysis_worker(jobs: Any, results: Any) -> None:
+    serve(_analyse_batch, jobs, results)
 
 
-def _chain(head: list[IndexDoc], rest: Iterator[IndexDoc]) -> Iterator[IndexDoc]:
-    yield from head
-    yield from rest
+def _analysed_in(pool: Workers, docs: Iterable[IndexDoc]
+                 ) -> Iterator[tuple[IndexDoc, tuple[str, str]]]:
+    """Each document with its analysed text, in order, the analysis (pure Python, most of a
+    rebuild's CPU) done by `pool`'s workers while this process reads the store; the
+    documents themselves are always read here (the store's catalog connection belongs to
+    this thread)."""
+    held: deque[list[IndexDoc]] = deque()
+
+    def batches() -> Iterator[list[tuple[str, str]]]:
+        it = iter(docs)
+        while batch := list(islice(it, ANALYSIS_BATCH)):
+            held.append(batch)
+            yield [(doc.title, doc.body) for doc in batch]
+
+    for analysed in pool.map(batches(), ahead=ANALYSIS_AHEAD):
+        yield from zip(held.popleft(), analysed, strict=True)
 
 
 def _document(doc: IndexDoc, analysed: tuple[str, str] | None = None) -> Any:
@@ -211,48 +161,24 @@ def _document(doc: IndexDoc, analysed: tuple[str, str] | None = None) -> Any:
     d.add_text("body", body_terms)
     for tag in _tag_terms(doc.tags):
         d.add_text("tag", tag)
-    d.add_text("hit", json.dumps([
+    d.add_bytes("hit", json.dumps([
         doc.page_id, doc.path, doc.revision_id, doc.type, doc.namespace, origin,
         doc.sensitivity, doc.lifecycle_status, doc.review_status, doc.timestamp, doc.mtime_ns,
-        doc.title], ensure_ascii=False, separators=(",", ":")))
+        doc.title], ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
     return d
 
 
-def _fatal(exc: BaseException) -> bool:
-    """Whether an exception must propagate as is (tantivy's Rust panics arrive as a
-    BaseException, pyo3's PanicException, which is a damaged index, not a reason to quit)."""
-    return isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit)
-
-
-# ------------------------------------------------------------------------------- locking
-class _FileLock:
-    """An exclusive, non-blocking flock on WRITELOCK (what the whoosh engine's lock is too)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh: Any = None
-
-    def acquire(self) -> bool:
-        fh = open(self.path, "a+b")  # noqa: SIM115 - held until release()
-        try:
-            if os.name == "nt":  # pragma: no cover - exercised on Windows only
-                import msvcrt
-
-                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
-            else:
-                import fcntl
-
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            return False
-        self._fh = fh
-        return True
-
-    def release(self) -> None:
-        if self._fh is not None:
-            self._fh.close()  # closing the file releases the lock
-            self._fh = None
+@contextlib.contextmanager
+def _committing(writer: Any) -> Iterator[Any]:
+    """Commit what the block wrote (and wait for tantivy's merges); roll back on any error."""
+    try:
+        yield writer
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            writer.rollback()
+        raise
 
 
 # ------------------------------------------------------------------------------- queries
@@ -381,299 +307,93 @@ def _is_null(q: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------- the index
-class SearchIndex:
+class SearchIndex(GenerationIndex):
     """A full-text index of pages on tantivy, opened on a folder it owns. Not thread-safe;
-    one per thread. The same interface and promises as the whoosh engine's SearchIndex.
-
-    `needs_rebuild` is None for a healthy index, or the reason it cannot be trusted; `search`
-    raises `IndexNeedsRebuild` while it is set, and `rebuild` clears it.
+    one per thread. The same interface and promises as the whoosh engine's SearchIndex, and
+    the same folder shape (`generations.GenerationIndex`).
     """
 
     ENGINE = ENGINE
+    FORMAT = ENGINE_FORMAT
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.needs_rebuild: str | None = None
-        self.created = False
-        self._meta: dict[str, Any] = {}
-        self._ix: Any = None
+        super().__init__(directory)
         self._schema: Any = None
-        self._meta_stat: tuple[int, int, int] | None = None
         self._cache: dict[str, Any] = {}
 
-    # ---------------------------------------------------------------- opening
+    # ---------------------------------------------------------------- opening and writing
 
-    @classmethod
-    def open_or_create(cls, directory: str | os.PathLike[str]) -> SearchIndex:
-        """Open the index in `directory`, creating an empty one if there is none. Never raises
-        for a damaged index (see `needs_rebuild`); IndexUnavailable if the folder cannot be
-        created."""
-        self = cls(Path(directory))
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise IndexUnavailable(
-                f"Cannot create the search index folder {self.directory}: {exc.strerror}",
-                hint="Check the permissions of the store's .pcp folder.",
-            ) from exc
-        self._load()
-        self._remove_orphan_generations()
-        return self
-
-    def _stat_meta(self) -> tuple[int, int, int] | None:
-        try:
-            st = os.stat(self.directory / META)
-        except OSError:
-            return None
-        return st.st_ino, st.st_mtime_ns, st.st_size
-
-    def _remove_orphan_generations(self) -> None:
-        """Remove `g-*` folders left by killed rebuilds (never while a rebuild holds the lock)."""
-        current = self._meta.get("generation")
-        try:
-            if not any(p.name.startswith("g-") and p.name != current
-                       for p in self.directory.iterdir()):
-                return
-        except OSError:
-            return
-        lock = _FileLock(self.directory / LOCK)
-        if not lock.acquire():
-            return
-        try:
-            meta = json.loads((self.directory / META).read_text(encoding="utf-8"))
-            current = meta.get("generation") if isinstance(meta, dict) else None
-        except (OSError, ValueError):
-            current = None
-        try:
-            for p in self.directory.iterdir():
-                if p.name.startswith("g-") and p.name != current and p.is_dir():
-                    shutil.rmtree(p, ignore_errors=True)
-        except OSError:
-            pass
-        finally:
-            lock.release()
-
-    def _load(self, retry: bool = True) -> None:
-        self.close()
-        self._meta_stat = self._stat_meta()
-        meta_path = self.directory / META
-        if not meta_path.exists():
-            self._meta = {"engine": ENGINE, "format_version": ENGINE_FORMAT, "built": False,
-                          "user": {}}
-            self.created = True
-            self.needs_rebuild = "the index has not been built yet"
-            return
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            if not isinstance(meta, dict):
-                raise ValueError("not an object")
-        except (OSError, ValueError) as exc:
-            self.needs_rebuild = f"its meta file is unreadable ({exc})"
-            return
-        self._meta = meta
-        if meta.get("engine") != ENGINE:
-            self.needs_rebuild = f"it was built by the {meta.get('engine') or 'whoosh'} engine"
-            return
-        if meta.get("format_version") != ENGINE_FORMAT:
-            self.needs_rebuild = (
-                f"it was written in format {meta.get('format_version')!r}, "
-                f"this pcp uses {ENGINE_FORMAT}"
-            )
-            return
-        if not meta.get("built"):
-            self.needs_rebuild = "a previous build did not finish"
-            return
-        problem = check_files(self.directory, meta)
-        if problem and retry:  # a writer may have committed between our two reads
-            time.sleep(0.05)
-            return self._load(retry=False)
-        if problem:
-            self.needs_rebuild = problem
-            return
-        try:
-            ix = T.Index.open(str(self.directory / meta["generation"]))
-            ix.config_reader(reload_policy="manual")
-            count = ix.searcher().num_docs
-        except BaseException as exc:
-            if _fatal(exc):
-                raise
-            self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
-            return
-        if count != meta.get("doc_count"):
-            self.needs_rebuild = (
-                f"it holds {count} documents where {meta.get('doc_count')} were written"
-            )
-            return
-        self._ix = ix
+    def _open(self, generation: Path) -> tuple[Any, int]:
+        ix = T.Index.open(str(generation))
+        ix.config_reader(reload_policy="manual")
+        count = ix.searcher().num_docs
         self._schema = ix.schema
-        self.needs_rebuild = None
+        return ix, count
 
-    # ---------------------------------------------------------------- meta
+    def _build(self, generation: Path, docs: Iterable[IndexDoc],
+               progress: Callable[[int], None] | None, tuned: bool) -> tuple[int, int]:
+        """Above PARALLEL_THRESHOLD documents (with fork and more than one core), the text is
+        analysed in worker processes, forked before tantivy's writer starts its threads. The
+        first documents are analysed here before the fork, so that the workers inherit the
+        terms of most of the vocabulary (stemming is most of the analysis of a word seen
+        first) instead of each stemming it again."""
+        it = iter(docs)
+        head = list(islice(it, PARALLEL_THRESHOLD))
+        with contextlib.ExitStack() as stack:
+            analysed: Iterable[tuple[IndexDoc, tuple[str, str]]]
+            if len(head) >= PARALLEL_THRESHOLD and available(ANALYSIS_WORKERS):
+                first = [(doc, _analysed(doc)) for doc in head]
+                pool = stack.enter_context(Workers(
+                    _analysis_worker, n=ANALYSIS_WORKERS,
+                    backlog=ANALYSIS_AHEAD * ANALYSIS_WORKERS))
+                analysed = itertools.chain(first, _analysed_in(pool, it))
+            else:
+                analysed = ((doc, _analysed(doc)) for doc in itertools.chain(head, it))
+            ix = T.Index(make_schema(), path=str(generation))
+            writer = ix.writer(WRITER_HEAP, REBUILD_THREADS)
+            n = 0
+            with _committing(writer):
+                for doc, terms in analysed:
+                    writer.add_document(_document(doc, terms))
+                    n += 1
+                    if progress is not None and n % 1000 == 0:
+                        progress(n)
+        ix.reload()
+        count = ix.searcher().num_docs
+        del writer, ix
+        return n, count
 
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The caller's key/values (e.g. the last applied change sequence). A copy."""
-        return dict(self._meta.get("user", {}))
+    def _apply(self, docs: Iterable[IndexDoc], paths: Iterable[str]) -> int:
+        searcher = self._searcher()
+        try:
+            writer = self._ix.writer(UPDATE_HEAP, 1)
+        except BaseException as exc:
+            if fatal(exc):
+                raise
+            raise writer_busy() from exc
+        n = 0
+        with _committing(writer):
+            for doc in docs:
+                writer.delete_documents_by_term("path", doc.path)
+                writer.add_document(_document(doc))
+                n += 1
+            for path in paths:
+                if searcher.doc_freq("path", path):
+                    writer.delete_documents_by_term("path", path)
+                    n += 1
+        del writer
+        self._ix.reload()
+        self._cache.clear()
+        return n
 
-    def set_meta(self, **values: Any) -> None:
-        with self._write_lock():
-            self._meta.setdefault("user", {}).update(values)
-            self._save_meta()
-
-    def _save_meta(self) -> None:
-        atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
-        self._meta_stat = self._stat_meta()
+    def _count(self) -> int:
+        return int(self._ix.searcher().num_docs)
 
     def doc_count(self) -> int:
         self._require()
         return int(self._searcher().num_docs)
 
-    # ---------------------------------------------------------------- writing
-
-    @contextlib.contextmanager
-    def _write_lock(self, timeout: float = 2.0) -> Iterator[None]:
-        lock = _FileLock(self.directory / LOCK)
-        deadline = time.monotonic() + timeout
-        while not lock.acquire():
-            if time.monotonic() >= deadline:
-                raise IndexUnavailable(
-                    "The search index is being written by another pcp process.",
-                    hint="Wait for it to finish and try again.",
-                )
-            time.sleep(0.05)
-        try:
-            yield
-        finally:
-            lock.release()
-
-    def rebuild(
-        self,
-        docs: Iterable[IndexDoc],
-        *,
-        progress: Callable[[int], None] | None = None,
-        meta: dict[str, Any] | None = None,
-        tuned: bool = True,
-    ) -> int:
-        """Replace the whole index with `docs`; returns how many were indexed.
-
-        Writes a new generation beside the old one and switches to it only when complete, so a
-        reader keeps a working index meanwhile and a crash leaves the old one in place.
-        `meta` replaces the caller's key/values. `progress(n)` is called every 1,000 docs.
-        (`tuned` is accepted for the whoosh engine's benchmarks and ignored.)
-        """
-        with self._write_lock(timeout=10.0):
-            generation = f"g-{time.time_ns():x}"
-            gen_dir = self.directory / generation
-            gen_dir.mkdir()
-            try:
-                ix = T.Index(make_schema(), path=str(gen_dir))
-                writer = ix.writer(WRITER_HEAP)
-                n = 0
-                try:
-                    for doc, analysed in _analysed_docs(docs):
-                        writer.add_document(_document(doc, analysed))
-                        n += 1
-                        if progress is not None and n % 1000 == 0:
-                            progress(n)
-                    writer.commit()
-                    writer.wait_merging_threads()
-                except BaseException:
-                    with contextlib.suppress(BaseException):
-                        writer.rollback()
-                    raise
-                ix.reload()
-                count = ix.searcher().num_docs
-                del writer, ix
-            except BaseException:
-                shutil.rmtree(gen_dir, ignore_errors=True)
-                raise
-            if progress is not None:
-                progress(n)
-            self.close()
-            self._meta = {
-                "engine": ENGINE,
-                "format_version": ENGINE_FORMAT,
-                "generation": generation,
-                "built": True,
-                "doc_count": count,
-                "files": file_sizes(self.directory, generation),
-                "user": dict(meta or {}),
-            }
-            self._save_meta()
-            remove_other_generations(self.directory, generation)
-        self._load()
-        if self.needs_rebuild:
-            raise IndexUnavailable(
-                f"The search index could not be rebuilt: {self.needs_rebuild}",
-                hint=f"Check free disk space and permissions under {self.directory}.",
-            )
-        self.created = False
-        return n
-
-    def update(self, docs: Iterable[IndexDoc], *, meta: dict[str, Any] | None = None) -> int:
-        """Add or replace documents by `path`. `meta` is merged into the caller's key/values
-        after the documents are committed (so a crash in between only repeats work)."""
-        return self._write(docs, (), meta)
-
-    def delete(self, paths: Iterable[str], *, meta: dict[str, Any] | None = None) -> int:
-        """Remove documents by `path`; unknown paths are ignored. Returns how many went."""
-        return self._write((), paths, meta)
-
-    def _write(
-        self, docs: Iterable[IndexDoc], paths: Iterable[str], meta: dict[str, Any] | None
-    ) -> int:
-        self._require()
-        with self._write_lock():
-            # Another process may have rebuilt or updated since we opened.
-            if self._stat_meta() != self._meta_stat:
-                self._load()
-            self._require()
-            searcher = self._searcher()
-            try:
-                writer = self._ix.writer(UPDATE_HEAP, 1)
-            except BaseException as exc:
-                if _fatal(exc):
-                    raise
-                raise IndexUnavailable(
-                    "The search index is being written by another process.",
-                    hint="Wait for it to finish and try again.",
-                ) from exc
-            n = 0
-            try:
-                for doc in docs:
-                    writer.delete_documents_by_term("path", doc.path)
-                    writer.add_document(_document(doc))
-                    n += 1
-                for path in paths:
-                    if searcher.doc_freq("path", path):
-                        writer.delete_documents_by_term("path", path)
-                        n += 1
-                writer.commit()
-                writer.wait_merging_threads()
-            except BaseException:
-                with contextlib.suppress(BaseException):
-                    writer.rollback()
-                raise
-            del writer
-            self._ix.reload()
-            self._cache.clear()
-            self._meta["doc_count"] = self._ix.searcher().num_docs
-            self._meta["files"] = file_sizes(self.directory, self._meta["generation"])
-            if meta:
-                self._meta.setdefault("user", {}).update(meta)
-            self._save_meta()
-        return n
-
     # ---------------------------------------------------------------- reading
-
-    def _require(self) -> None:
-        if self.needs_rebuild or self._ix is None:
-            raise IndexNeedsRebuild(self.needs_rebuild or "the index is closed")
-
-    def _broken(self, exc: BaseException) -> IndexNeedsRebuild:
-        self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
-        self.close()
-        return IndexNeedsRebuild(self.needs_rebuild)
 
     def _searcher(self) -> Any:
         s = self._cache.get("searcher")
@@ -714,24 +434,15 @@ class SearchIndex:
         """The filter as score-less boolean clauses, or None when it admits nothing."""
         schema = self._schema
         clauses: list[tuple[Any, Any]] = []
-        axes = (
-            ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
-            ("type", f.types),
-            ("lifecycle", f.lifecycle_statuses),
-            ("sensitivity", f.sensitivities),
-            ("review", f.review_statuses),
-            ("origin", f.origins),
-            ("tag", None if f.tags is None else tuple(t.lower() for t in f.tags)),
-        )
-        for field, allowed in axes:
+        for field, allowed in filter_axes(f):
             if allowed is None:
                 continue
             if not allowed:
                 return None
             clauses.append((T.Occur.Must, T.Query.term_set_query(schema, field, list(allowed))))
-        if f.since is not None or f.until is not None:
-            end = None if f.until is None else f.until + "\uffff"
-            stamps = self._terms_in_range("timestamp", f.since, end)
+        bounds = time_bounds(f)
+        if bounds is not None:
+            stamps = self._terms_in_range("timestamp", *bounds)
             if not stamps:
                 return None
             clauses.append((T.Occur.Must, T.Query.term_set_query(schema, "timestamp", stamps)))
@@ -809,7 +520,7 @@ class SearchIndex:
         except PcpError:
             raise
         except BaseException as exc:
-            if _fatal(exc):
+            if fatal(exc):
                 raise
             raise self._broken(exc) from exc
         return hits
@@ -847,7 +558,7 @@ class SearchIndex:
         except PcpError:
             raise
         except BaseException as exc:
-            if _fatal(exc):
+            if fatal(exc):
                 raise
             raise self._broken(exc) from exc
 
@@ -855,12 +566,6 @@ class SearchIndex:
         self._cache.clear()
         self._ix = None
         self._schema = None
-
-    def __enter__(self) -> SearchIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _matched_fields(matched: Iterable[tuple[str, str]], title: str) -> tuple[str, ...]:
@@ -882,4 +587,5 @@ def _matched_fields(matched: Iterable[tuple[str, str]], title: str) -> tuple[str
     return tuple(sorted(fields))
 
 
-__all__ = ["ENGINE", "SearchIndex", "index_terms", "make_schema"]
+__all__ = ["ENGINE", "SearchIndex", "make_schema"]
+

@@ -17,10 +17,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import heapq
-import json
-import os
-import shutil
-import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -35,21 +31,13 @@ from whoosh import query as Q  # noqa: E402
 from whoosh import scoring  # noqa: E402
 from whoosh.analysis import CompositeAnalyzer, Token, Tokenizer  # noqa: E402
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema  # noqa: E402
-from whoosh.filedb.filestore import FileStorage  # noqa: E402
 from whoosh.formats import Positions  # noqa: E402
 from whoosh.index import LockError  # noqa: E402
 from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
 
-from pcp_cli.errors import IndexUnavailable, PcpError, UsageError  # noqa: E402
-from pcp_cli.index.generations import (  # noqa: E402
-    LOCK,
-    META,
-    atomic_write,
-    check_files,
-    file_sizes,
-    remove_other_generations,
-)
+from pcp_cli.errors import PcpError, UsageError  # noqa: E402
+from pcp_cli.index.generations import LOCK, META, GenerationIndex, writer_busy  # noqa: E402
 from pcp_cli.index.query import (  # noqa: E402
     DEFAULT_FIELDS,
     HIT_FIELDS,
@@ -60,14 +48,18 @@ from pcp_cli.index.query import (  # noqa: E402
     ns_tree,
     restrict,
 )
-from pcp_cli.index.text import TEXT_FIELDS, analyze, check_and_rewrite_query  # noqa: E402
+from pcp_cli.index.text import (  # noqa: E402
+    TEXT_FIELDS,
+    analyze,
+    check_and_rewrite_query,
+    learn_words,
+)
 from pcp_cli.index.text import positions as term_positions  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
-    FORMAT_VERSION,
+    ENGINE_FORMATS,
     IndexDoc,
     IndexFilter,
     IndexHit,
-    IndexNeedsRebuild,
     IndexStamp,
     normalize_score,
 )
@@ -376,272 +368,71 @@ def _whoosh_top(searcher: Any, q: Q.Query, allowed: Any, limit: int) -> list[tup
     return [(hit.docnum, float(hit.score or 0.0)) for hit in collector.results()]
 
 
-class SearchIndex:
+class SearchIndex(GenerationIndex):
     """A full-text index of pages, opened on a folder it owns. Not thread-safe; one per thread.
-
-    `needs_rebuild` is None for a healthy index, or the reason it cannot be trusted; `search`
-    raises `IndexNeedsRebuild` while it is set, and `rebuild` clears it.
+    The folder's shape (meta.json, the lock, generations, rebuild and updates) is
+    `generations.GenerationIndex`; this class is what only whoosh needs.
     """
 
+    ENGINE = "whoosh"
+    FORMAT = ENGINE_FORMATS["whoosh"]
+
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.needs_rebuild: str | None = None
-        self.created = False
-        self._meta: dict[str, Any] = {}
-        self._ix: Any = None
+        super().__init__(directory)
         self._searcher: Any = None
         self._parser: Any = None
 
-    # ---------------------------------------------------------------- opening
+    # ---------------------------------------------------------------- opening and writing
 
-    @classmethod
-    def open_or_create(cls, directory: str | os.PathLike[str]) -> SearchIndex:
-        """Open the index in `directory`, creating an empty one if there is none.
+    def _open(self, generation: Path) -> tuple[Any, int]:
+        ix = whoosh_index.open_dir(str(generation))
+        # Not ix.doc_count(): with several segments that opens a full reader.
+        return ix, sum(seg.doc_count() for seg in ix._segments())
 
-        Never raises for a damaged index: check `needs_rebuild` (a new, empty index also needs
-        a first `rebuild`). Raises IndexUnavailable only if the folder cannot be created.
-        """
-        self = cls(Path(directory))
+    def _build(self, generation: Path, docs: Iterable[IndexDoc],
+               progress: Callable[[int], None] | None, tuned: bool) -> tuple[int, int]:
+        from pcp_cli.index import _whoosh_build as build
+        from pcp_cli.index.workers import available
+
+        ix = whoosh_index.create_in(str(generation), make_schema())
+        it = iter(docs)
+        head = list(islice(it, MP_THRESHOLD))
+        if tuned and len(head) >= MP_THRESHOLD and available(build.WORKERS):
+            # the workers fork with the terms of the first pages' words already known
+            learn_words(f"{doc.title}\n{doc.body}" for doc in head)
+            n = build.parallel(ix, _chain(head, it), progress)
+        else:
+            n = build.serial(ix, _chain(head, it), progress, tuned)
+        count = ix.doc_count()
+        ix.close()
+        return n, count
+
+    def _apply(self, docs: Iterable[IndexDoc], paths: Iterable[str]) -> int:
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise IndexUnavailable(
-                f"Cannot create the search index folder {self.directory}: {exc.strerror}",
-                hint="Check the permissions of the store's .pcp folder.",
-            ) from exc
-        self._load()
-        self._remove_orphan_generations()
-        return self
-
-    def _remove_orphan_generations(self) -> None:
-        """Remove `g-*` folders left by killed rebuilds: neither current nor being built (a
-        rebuild holds the write lock while it builds, so they are left alone then)."""
-        current = self._meta.get("generation")
+            writer = self._ix.writer(timeout=2.0, compound=False)
+        except LockError as exc:
+            raise writer_busy() from exc
+        n = 0
         try:
-            if not any(p.name.startswith("g-") and p.name != current
-                       for p in self.directory.iterdir()):
-                return
-            lock = FileStorage(str(self.directory)).lock(LOCK)
-            if not lock.acquire(False):
-                return
-        except OSError:
-            return
-        try:
-            meta = json.loads((self.directory / META).read_text(encoding="utf-8"))
-            current = meta.get("generation") if isinstance(meta, dict) else None
-        except (OSError, ValueError):
-            current = None
-        try:
-            for p in self.directory.iterdir():
-                if p.name.startswith("g-") and p.name != current and p.is_dir():
-                    shutil.rmtree(p, ignore_errors=True)
-        except OSError:
-            pass
-        finally:
-            lock.release()
+            for doc in docs:
+                writer.update_document(**_fields(doc))
+                n += 1
+            for path in paths:
+                n += writer.delete_by_term("path", path)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit()
+        return n
 
-    def _load(self, retry: bool = True) -> None:
-        meta_path = self.directory / META
-        if not meta_path.exists():
-            self._meta = {"format_version": FORMAT_VERSION, "built": False, "user": {}}
-            self.created = True
-            self.needs_rebuild = "the index has not been built yet"
-            return
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            if not isinstance(meta, dict):
-                raise ValueError("not an object")
-        except (OSError, ValueError) as exc:
-            self.needs_rebuild = f"its meta file is unreadable ({exc})"
-            return
-        self._meta = meta
-        if meta.get("format_version") != FORMAT_VERSION:
-            self.needs_rebuild = (
-                f"it was written in format {meta.get('format_version')!r}, "
-                f"this pcp uses {FORMAT_VERSION}"
-            )
-            return
-        if not meta.get("built"):
-            self.needs_rebuild = "a previous build did not finish"
-            return
-        problem = check_files(self.directory, meta)
-        if problem and retry:  # a writer may have committed between our two reads
-            time.sleep(0.05)
-            return self._load(retry=False)
-        if problem:
-            self.needs_rebuild = problem
-            return
-        try:
-            ix = whoosh_index.open_dir(str(self.directory / meta["generation"]))
-            # Not ix.doc_count(): with several segments that opens a full reader.
-            count = sum(seg.doc_count() for seg in ix._segments())
-        except Exception as exc:  # whoosh raises anything from EOFError to pickle errors
-            self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
-            return
-        if count != meta.get("doc_count"):
-            ix.close()
-            self.needs_rebuild = (
-                f"it holds {count} documents where {meta.get('doc_count')} were written"
-            )
-            return
-        self._ix = ix
-        self.needs_rebuild = None
-
-    # ---------------------------------------------------------------- meta
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The caller's key/values (e.g. the last applied change sequence). A copy."""
-        return dict(self._meta.get("user", {}))
-
-    def set_meta(self, **values: Any) -> None:
-        with self._write_lock():
-            self._meta.setdefault("user", {}).update(values)
-            self._save_meta()
-
-    def _save_meta(self) -> None:
-        atomic_write(self.directory / META, json.dumps(self._meta, sort_keys=True, indent=1))
+    def _count(self) -> int:
+        return sum(seg.doc_count() for seg in self._ix._segments())
 
     def doc_count(self) -> int:
         self._require()
         return int(self._ix.doc_count())
 
-    # ---------------------------------------------------------------- writing
-
-    @contextlib.contextmanager
-    def _write_lock(self, timeout: float = 2.0) -> Iterator[None]:
-        lock = FileStorage(str(self.directory)).lock(LOCK)
-        deadline = time.monotonic() + timeout
-        while not lock.acquire(False):
-            if time.monotonic() >= deadline:
-                raise IndexUnavailable(
-                    "The search index is being written by another pcp process.",
-                    hint="Wait for it to finish and try again.",
-                )
-            time.sleep(0.05)
-        try:
-            yield
-        finally:
-            lock.release()
-
-    def rebuild(
-        self,
-        docs: Iterable[IndexDoc],
-        *,
-        progress: Callable[[int], None] | None = None,
-        meta: dict[str, Any] | None = None,
-        tuned: bool = True,
-    ) -> int:
-        """Replace the whole index with `docs`; returns how many were indexed.
-
-        Writes a new generation beside the old one and switches to it only when complete, so a
-        reader keeps a working index meanwhile and a crash leaves the old one in place.
-        `meta` replaces the caller's key/values. `progress(n)` is called every 1,000 docs.
-        `tuned=False` uses whoosh's default writer settings (for benchmarks).
-        """
-        with self._write_lock(timeout=10.0):
-            generation = f"g-{time.time_ns():x}"
-            gen_dir = self.directory / generation
-            gen_dir.mkdir()
-            try:
-                ix = whoosh_index.create_in(str(gen_dir), make_schema())
-                it = iter(docs)
-                head = list(islice(it, MP_THRESHOLD))
-                big = len(head) >= MP_THRESHOLD
-                from pcp_cli.index import _whoosh_build as build
-
-                if tuned and big and build.FORK is not None:
-                    n = build.parallel(ix, _chain(head, it), progress)
-                else:
-                    n = build.serial(ix, _chain(head, it), progress, tuned)
-                count = ix.doc_count()
-                ix.close()
-            except BaseException:
-                shutil.rmtree(gen_dir, ignore_errors=True)
-                raise
-            if progress is not None:
-                progress(n)
-            self.close()
-            self._meta = {
-                "format_version": FORMAT_VERSION,
-                "generation": generation,
-                "built": True,
-                "doc_count": count,
-                "files": file_sizes(self.directory, generation),
-                "user": dict(meta or {}),
-            }
-            self._save_meta()
-            remove_other_generations(self.directory, generation)
-        self._load()
-        if self.needs_rebuild:
-            raise IndexUnavailable(
-                f"The search index could not be rebuilt: {self.needs_rebuild}",
-                hint=f"Check free disk space and permissions under {self.directory}.",
-            )
-        self.created = False
-        return n
-
-    def update(self, docs: Iterable[IndexDoc], *, meta: dict[str, Any] | None = None) -> int:
-        """Add or replace documents by `path`. `meta` is merged into the caller's key/values
-        after the documents are committed (so a crash in between only repeats work)."""
-        return self._write(docs, (), meta)
-
-    def delete(self, paths: Iterable[str], *, meta: dict[str, Any] | None = None) -> int:
-        """Remove documents by `path`; unknown paths are ignored. Returns how many went."""
-        return self._write((), paths, meta)
-
-    def _write(
-        self, docs: Iterable[IndexDoc], paths: Iterable[str], meta: dict[str, Any] | None
-    ) -> int:
-        self._require()
-        with self._write_lock():
-            # Another process may have rebuilt or updated since we opened.
-            self._reload_if_changed()
-            self._require()
-            try:
-                writer = self._ix.writer(timeout=2.0, compound=False)
-            except LockError as exc:
-                raise IndexUnavailable(
-                    "The search index is being written by another process.",
-                    hint="Wait for it to finish and try again.",
-                ) from exc
-            n = 0
-            try:
-                for doc in docs:
-                    writer.update_document(**_fields(doc))
-                    n += 1
-                for path in paths:
-                    n += writer.delete_by_term("path", path)
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
-            self._meta["doc_count"] = sum(seg.doc_count() for seg in self._ix._segments())
-            self._meta["files"] = file_sizes(self.directory, self._meta["generation"])
-            if meta:
-                self._meta.setdefault("user", {}).update(meta)
-            self._save_meta()
-        return n
-
-    def _reload_if_changed(self) -> None:
-        try:
-            on_disk = json.loads((self.directory / META).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            on_disk = None
-        if on_disk != self._meta:
-            self.close()
-            self._load()
-
     # ---------------------------------------------------------------- reading
-
-    def _require(self) -> None:
-        if self.needs_rebuild or self._ix is None:
-            raise IndexNeedsRebuild(self.needs_rebuild or "the index is closed")
-
-    def _broken(self, exc: Exception) -> IndexNeedsRebuild:
-        self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
-        self.close()
-        return IndexNeedsRebuild(self.needs_rebuild)
 
     def _get_searcher(self) -> Any:
         # Not Searcher.refresh(): whoosh-reloaded 2.7.5 re-adds the reused reader's segments, so
@@ -823,12 +614,6 @@ class SearchIndex:
                 self._ix.close()
             self._ix = None
         self._parser = None
-
-    def __enter__(self) -> SearchIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _docset(searcher: Any, q: Q.Query) -> set[int] | None:

@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from pcp_cli.errors import IndexUnavailable
 from pcp_cli.index._whoosh import _fields
 from pcp_cli.index.types import IndexDoc
+from pcp_cli.index.workers import Workers
 
-# Worker processes of a large rebuild: whoosh's MpWriter forks too; "fork" is what lets a worker
-# reuse the open index object without pickling it. Elsewhere (no fork) a rebuild runs in-process.
-FORK = (
-    multiprocessing.get_context("fork")
-    if "fork" in multiprocessing.get_all_start_methods()
-    else None
-)
+# Worker processes of a large rebuild (`workers.py`): forked, so that a worker reuses the open
+# index object without pickling it. Elsewhere (no fork) a rebuild runs in-process.
 WORKERS = 2
 # Posting-pool size of each writer, whoosh's own estimate: past it, sorted runs go to disk.
 LIMIT_MB = 256
@@ -169,81 +163,32 @@ def parallel(
 
     What whoosh's MpWriter(multisegment=True) does, without its job files (every document
     pickled to a file in the index folder, then read back) and with compact posting runs. The
-    parent only reads the store and hands batches of documents over a pipe. No merge at the
-    end: merging the segments rewrote the whole index and roughly doubled the build, and a
-    few plain segments open and search nearly as fast.
+    parent only reads the store and hands batches of documents over a pipe (`workers.py`). No
+    merge at the end: merging the segments rewrote the whole index and roughly doubled the
+    build, and a few plain segments open and search nearly as fast.
     """
-    import queue
-
-    assert FORK is not None
     parent = _segment_writer(ix)  # holds the index's lock; the workers write under it
-    jobs = FORK.Queue(maxsize=4 * WORKERS)
-    results = FORK.Queue()
-    procs = [FORK.Process(target=_worker, args=(ix, jobs, results), daemon=True)
-             for _ in range(WORKERS)]
-    for p in procs:
-        p.start()
-
-    def put(item: Any) -> None:
-        while True:
-            try:
-                jobs.put(item, timeout=1.0)
-                return
-            except queue.Full:
-                if not all(p.is_alive() for p in procs):
-                    raise IndexUnavailable(
-                        "A search index worker process died during the rebuild.",
-                        hint="Check free memory and disk space, then run `pcp index --rebuild`.",
-                    ) from None
-
     n = 0
-    segments = []
     try:
-        batch: list[dict[str, Any]] = []
-        for doc in docs:
-            batch.append(_fields(doc))
-            n += 1
-            if len(batch) >= BATCH:
-                put(batch)
-                batch = []
-            if progress is not None and n % 1000 == 0:
-                progress(n)
-        if batch:
-            put(batch)
-        for _ in procs:
-            put(None)
-        for _ in procs:
-            while True:
-                try:
-                    status, got = results.get(timeout=1.0)
-                    break
-                except queue.Empty:
-                    if not any(p.is_alive() for p in procs) and results.empty():
-                        status, got = "error", "a worker process exited without a result"
-                        break
-            if status != "ok":
-                raise IndexUnavailable(
-                    f"The search index could not be rebuilt: {got}",
-                    hint="Check free memory and disk space, then run `pcp index --rebuild`.",
-                )
-            if got is not None:
-                segments.append(got)
-        for p in procs:
-            p.join()
+        with Workers(_worker, (ix,), n=WORKERS, backlog=4 * WORKERS) as pool:
+            batch: list[dict[str, Any]] = []
+            for doc in docs:
+                batch.append(_fields(doc))
+                n += 1
+                if len(batch) >= BATCH:
+                    pool.put(batch)
+                    batch = []
+                if progress is not None and n % 1000 == 0:
+                    progress(n)
+            if batch:
+                pool.put(batch)
+            pool.stop()
+            segments = [got for _ in pool.procs if (got := pool.get()) is not None]
         parent._close_segment()
         parent._commit_toc(segments)
         parent._finish()
     except BaseException:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-            p.join()
         with contextlib.suppress(Exception):
             parent.cancel()
-        # Batches still queued for dead workers: drop them, or the queue's feeder thread
-        # waits on a pipe nobody reads and the process never exits.
-        for q in (jobs, results):
-            q.cancel_join_thread()
-            q.close()
         raise
     return n

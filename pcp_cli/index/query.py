@@ -54,7 +54,7 @@ from whoosh.qparser.syntax import GroupNode  # noqa: E402
 from pcp_cli.errors import UsageError  # noqa: E402
 from pcp_cli.index.text import TEXT_FIELDS  # noqa: E402
 from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
-from pcp_cli.index.types import IndexFilter  # noqa: E402
+from pcp_cli.index.types import IndexFilter, filter_axes, time_bounds  # noqa: E402
 
 # The fields plain words search, and the ones a hit can report as matched.
 DEFAULT_FIELDS = ("body", "tag")
@@ -148,24 +148,15 @@ def any_of(field: str, values: Iterable[str]) -> Q.Query:
 def filter_query(f: IndexFilter) -> tuple[Q.Query | None, Q.Query | None] | None:
     """(must-match constraint, must-not-match), or None when the filter admits nothing."""
     parts: list[Q.Query] = []
-    axes = (
-        ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
-        ("type", f.types),
-        ("lifecycle", f.lifecycle_statuses),
-        ("sensitivity", f.sensitivities),
-        ("review", f.review_statuses),
-        ("origin", f.origins),
-        ("tag", None if f.tags is None else tuple(t.lower() for t in f.tags)),
-    )
-    for field, allowed in axes:
+    for field, allowed in filter_axes(f):
         if allowed is None:
             continue
         if not allowed:
             return None
         parts.append(any_of(field, allowed))
-    if f.since is not None or f.until is not None:
-        end = None if f.until is None else f.until + "\uffff"
-        parts.append(Q.TermRange("timestamp", f.since, end))
+    bounds = time_bounds(f)
+    if bounds is not None:
+        parts.append(Q.TermRange("timestamp", *bounds))
     constraint = None if not parts else parts[0] if len(parts) == 1 else Q.And(parts)
     excluded = any_of("type", f.exclude_types) if f.exclude_types else None
     return constraint, excluded

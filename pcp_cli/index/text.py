@@ -10,7 +10,7 @@ anywhere inside a sentence. A CJK run of one character is kept as a unigram.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 
 from pcp_cli.errors import UsageError
@@ -74,34 +74,103 @@ def analyze(text: str) -> Iterator[tuple[str, int, int, int]]:
             pos += 1
 
 
+# -- the fast path of indexing ------------------------------------------------------------
+# `analyze` is the definition; indexing (a rebuild analyses every page) computes the same
+# terms faster. A text without CJK is split more simply into the same tokens (TOKEN_RE's word
+# runs; on ASCII text, the runs of [a-z0-9] of the lowercased text), and each distinct word's
+# term ("" when dropped) is computed once and remembered: a rebuild's vocabulary is small
+# beside its token count. tests/index/test_engines.py checks `index_terms` and `positions`
+# against `analyze` on arbitrary text.
+_PLAIN_WORD_RE = re.compile(r"[^\W_]+")
+# ASCII text: every character but a letter or digit becomes a space, then str.split() (twice
+# as fast as a regex).
+_ASCII_SPACES = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
+_TERM_OF: dict[str, str] = {}  # word as split -> its term, "" when analysis drops it
+_TERM_OF_MAX = 500_000
+
+
+def _term(word: str) -> str:
+    low = word.lower()
+    return "" if len(low) < MIN_WORD or low in STOP_WORDS else stem(low)
+
+
+def _learn(words: list[str]) -> None:
+    cache = _TERM_OF
+    new = set(words).difference(cache)
+    if len(cache) + len(new) > _TERM_OF_MAX:
+        cache.clear()
+        new = set(words)
+    for word in new:
+        cache[word] = _term(word)
+
+
+def learn_words(texts: Iterable[str]) -> None:
+    """Compute (and remember) the term of every word of `texts` not seen yet: before a large
+    rebuild forks its workers, so that each inherits the stems of most of the vocabulary
+    instead of computing them again (stemming is most of what a new word costs)."""
+    for text in texts:
+        if text.isascii():
+            words = text.lower().translate(_ASCII_SPACES).split()
+        else:
+            words = [m.group() for m in TOKEN_RE.finditer(text) if m.lastgroup == "word"]
+        if not _TERM_OF.keys() >= set(words):
+            _learn(words)
+
+
+def _word_terms(words: list[str]) -> list[str]:
+    """The term of each word ("" where analysis drops it), in order."""
+    try:
+        return list(map(_TERM_OF.__getitem__, words))
+    except KeyError:
+        _learn(words)
+    try:
+        return list(map(_TERM_OF.__getitem__, words))
+    except KeyError:  # another thread emptied the full cache meanwhile
+        return [_term(word) for word in words]
+
+
+def index_term_list(text: str) -> list[str]:
+    """`terms(text)`, faster (see above)."""
+    if text.isascii():
+        return list(filter(None, _word_terms(text.lower().translate(_ASCII_SPACES).split())))
+    if CJK_RE.search(text) is None:
+        return list(filter(None, _word_terms(_PLAIN_WORD_RE.findall(text))))
+    out: list[str] = []
+    for cjk, word in TOKEN_RE.findall(text):
+        if word:
+            term = _TERM_OF.get(word)
+            if term is None:
+                if len(_TERM_OF) >= _TERM_OF_MAX:
+                    _TERM_OF.clear()
+                term = _TERM_OF[word] = _term(word)
+            if term:
+                out.append(term)
+        elif len(cjk) == 1:
+            out.append(cjk)
+        else:
+            out.extend([cjk[i : i + 2] for i in range(len(cjk) - 1)])
+    return out
+
+
+def index_terms(text: str) -> str:
+    """`" ".join(terms(text))`, faster: what the tantivy engine indexes."""
+    if text.isascii():
+        words = text.lower().translate(_ASCII_SPACES).split()
+        return " ".join(filter(None, _word_terms(words)))
+    return " ".join(index_term_list(text))
+
+
 def positions(text: str) -> dict[str, list[int]]:
-    """term -> its positions in `text`, in order: what `analyze` yields, grouped by term (the
-    same loop without the character offsets, for indexing, where it is the hottest code)."""
+    """term -> its positions in `text`, in order: what `analyze` yields, grouped by term (for
+    the whoosh engine's indexing, where it is the hottest code)."""
     out: dict[str, list[int]] = {}
     get = out.get
-    pos = 0
-    for m in TOKEN_RE.finditer(text):
-        run = m.group()
-        if m.lastgroup == "cjk":
-            grams = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
-            for gram in grams:
-                got = get(gram)
-                if got is None:
-                    out[gram] = [pos]
-                else:
-                    got.append(pos)
-                pos += 1
-            continue
-        word = run.lower()
-        if len(word) < MIN_WORD or word in STOP_WORDS:
-            continue
-        term = stem(word)
+    for pos, term in enumerate(index_term_list(text)):
         got = get(term)
         if got is None:
             out[term] = [pos]
         else:
             got.append(pos)
-        pos += 1
     return out
 
 

@@ -9,6 +9,12 @@ from pcp_cli.errors import IndexUnavailable
 # Bump when the schema, the analyzer or the meaning of a field changes: an index written with
 # another version is rebuilt instead of read.
 FORMAT_VERSION = 2  # 2: `timestamp` is the observed time, unclassified sensitivity
+# What each engine writes as meta.json's format_version. Never equal across engines (and each
+# meta.json names its engine too), so neither engine mistakes the other's index for its own.
+ENGINE_FORMATS: dict[str, int | str] = {
+    "whoosh": FORMAT_VERSION,
+    "tantivy": f"tantivy-{FORMAT_VERSION}.2",  # .2: `hit` is stored only
+}
 
 # Both engines' raw score s -> s / (s + NORM_K): monotonic, in [0, 1), about 0.5 for one good
 # match.
@@ -87,6 +93,28 @@ class IndexFilter:
     def everything(cls) -> IndexFilter:
         """No constraint at all (maintenance, tests)."""
         return cls(lifecycle_statuses=None, sensitivities=None, review_statuses=None)
+
+
+def filter_axes(f: IndexFilter) -> list[tuple[str, tuple[str, ...] | None]]:
+    """The filter's exact-value axes, as both engines apply them: (index field, the values
+    admitted, or None for no constraint; an empty tuple admits nothing)."""
+    return [
+        ("ns_tree" if f.namespace_subtrees else "namespace", f.namespaces),
+        ("type", f.types),
+        ("lifecycle", f.lifecycle_statuses),
+        ("sensitivity", f.sensitivities),
+        ("review", f.review_statuses),
+        ("origin", f.origins),
+        ("tag", None if f.tags is None else tuple(t.lower() for t in f.tags)),
+    ]
+
+
+def time_bounds(f: IndexFilter) -> tuple[str | None, str | None] | None:
+    """The inclusive `timestamp` term range of `since`/`until` (an ISO prefix bound: `until`
+    admits every timestamp that starts with it), or None without either."""
+    if f.since is None and f.until is None:
+        return None
+    return f.since, None if f.until is None else f.until + "\uffff"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ error when the tantivy extra is missing.
 from __future__ import annotations
 
 import json
+import string
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from pcp_cli.errors import ExitStatus
 from pcp_cli.index import IndexFilter, SearchIndex, engine_of
-from pcp_cli.index.text import terms
+from pcp_cli.index.text import analyze, positions, terms
 from pcp_cli.query.index_sync import close_all
 from tests.conftest import cli
 
@@ -27,7 +28,7 @@ from .conftest import CORPUS, doc, ids
 from .test_exact_recall import WORDS, stores
 
 tantivy = pytest.importorskip("tantivy")
-from pcp_cli.index._tantivy import index_terms  # noqa: E402
+from pcp_cli.index.text import index_terms, learn_words  # noqa: E402
 
 ALL = IndexFilter.everything()
 
@@ -36,10 +37,32 @@ ALL = IndexFilter.everything()
 @given(parts=st.lists(st.sampled_from(
     list("abcXYZ ,.-_'\n\t") + ["running", "The", "of", "İstanbul", "生存", "即适者", "서울",
                                 "ことば", "ß", "Ǆ", "é", "x" * 50, "ＡＢ", "٣٤"]), max_size=30)
-    | st.text(max_size=40))
+    | st.text(max_size=40) | st.text(alphabet=string.printable, max_size=80))
 def test_tantivy_indexes_exactly_pcps_own_terms(parts: list[str] | str) -> None:
+    # the fast paths of indexing (ASCII, no CJK, CJK) give exactly `analyze`'s terms, and
+    # the whoosh engine's positions group them
     text = "".join(parts)
     assert index_terms(text) == " ".join(terms(text))
+    learn_words([text.upper(), text])  # what a rebuild does before it forks its workers
+    assert index_terms(text) == " ".join(terms(text))
+    grouped: dict[str, list[int]] = {}
+    for term, pos, _start, _end in analyze(text):
+        grouped.setdefault(term, []).append(pos)
+    assert positions(text) == grouped
+
+
+def test_a_full_word_cache_is_emptied_and_the_terms_stay_exact(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pcp_cli.index import text
+
+    monkeypatch.setattr(text, "_TERM_OF", {})
+    monkeypatch.setattr(text, "_TERM_OF_MAX", 4)
+    for sample in ["Running dogs and the cats ran", "生存 running İstanbul words many more",
+                   "Éclairs, crêpes and more crêpes", "one two three four five six seven"]:
+        assert index_terms(sample) == " ".join(terms(sample))
+        assert positions(sample) == {t: [i for i, u in enumerate(terms(sample)) if u == t]
+                                     for t in dict.fromkeys(terms(sample))}
+        assert len(text._TERM_OF) <= 7  # bounded: emptied when a text brings too many
 
 
 def _both(tmp: Path, pages: list, update: bool = True) -> dict[str, SearchIndex]:  # type: ignore[type-arg]
@@ -180,8 +203,10 @@ def test_pcp_index_engine_switches_rebuilds_and_status_says_so(tmp_path: Path) -
     assert meta["engine"] == "tantivy"
     assert len(cli("search", "pools", "--store", str(root), "--json").json["results"]) == 1
     status = cli("status", "--store", str(root), "--json")
-    assert status.json["search_engine"] == {"engine": "tantivy",
-                                            "chosen_by": ".pcp/index/.engine"}
+    assert status.json["search_engine"] == {
+        "engine": "tantivy", "chosen_by": ".pcp/index/.engine",
+        "index": {"exists": True, "built_by": "tantivy", "format": "tantivy-2.2",
+                  "documents": 1, "usable": True, "reason": None}}
     assert "Search engine: tantivy" in cli("status", "--store", str(root)).stdout
     again = cli("index", "--store", str(root))
     assert again.code == 0 and "tantivy search index is up to date" in again.stdout
@@ -199,6 +224,33 @@ def test_pcp_index_engine_switches_rebuilds_and_status_says_so(tmp_path: Path) -
         "whoosh"
 
 
+def test_each_engine_names_the_other_engines_index_as_such(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the whoosh engine used to call a tantivy index "written in format 'tantivy-2.1'"
+    root = _store(tmp_path)
+    assert cli("index", "--engine", "tantivy", "--store", str(root)).code == 0
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "whoosh")
+    close_all()
+    status = cli("status", "--store", str(root), "--json").json["search_engine"]
+    assert status["index"] == {
+        "exists": True, "built_by": "tantivy", "format": "tantivy-2.2", "documents": 1,
+        "usable": False,
+        "reason": "it was built by the tantivy engine, and this device uses whoosh"}
+    assert ("The search index needs a rebuild: it was built by the tantivy engine"
+            in cli("status", "--store", str(root)).stdout)
+    out = cli("index", "--store", str(root))
+    assert out.code == 0, out.stderr
+    assert ("Rebuilt the whoosh search index (it was built by the tantivy engine, and this "
+            "device uses whoosh): 1 pages." in out.stdout)
+    assert "format" not in out.stdout
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "tantivy")
+    close_all()
+    assert cli("status", "--store", str(root), "--json").json["search_engine"]["index"][
+        "reason"] == "it was built by the whoosh engine, and this device uses tantivy"
+    back = cli("index", "--store", str(root))
+    assert "(it was built by the whoosh engine, and this device uses tantivy)" in back.stdout
+
+
 def test_the_environment_overrides_the_store_choice(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     root = _store(tmp_path)
@@ -206,8 +258,9 @@ def test_the_environment_overrides_the_store_choice(tmp_path: Path,
     out = cli("search", "dawn", "--store", str(root), "--json")
     assert out.code == 0 and len(out.json["results"]) == 1
     assert json.loads((root / ".pcp/index/meta.json").read_text())["engine"] == "tantivy"
-    assert cli("status", "--store", str(root), "--json").json["search_engine"] == {
-        "engine": "tantivy", "chosen_by": "PCP_INDEX_ENGINE"}
+    engine = cli("status", "--store", str(root), "--json").json["search_engine"]
+    assert (engine["engine"], engine["chosen_by"]) == ("tantivy", "PCP_INDEX_ENGINE")
+    assert engine["index"]["built_by"] == "tantivy" and engine["index"]["usable"]
     clash = cli("index", "--engine", "whoosh", "--store", str(root))
     assert clash.code == ExitStatus.USAGE and "PCP_INDEX_ENGINE" in clash.stderr
     monkeypatch.setenv("PCP_INDEX_ENGINE", "lucene")
@@ -267,3 +320,42 @@ def test_a_large_rebuild_that_fails_midway_keeps_the_old_index(tmp_path: Path) -
     n = ix.rebuild(doc(f"n{i}", f"word{i % 50} tide 生存") for i in range(2300))
     assert n == 2300 == ix.doc_count()
     assert len(ix.search("word7 AND 生存", filter=ALL, limit=100)) == 46
+
+
+KILLED_ANALYSIS = """
+import os, signal, sys
+from pcp_cli.cli import main
+from pcp_cli.index import _tantivy
+
+# every page is a "large" rebuild, in batches of two, and the analysis workers are killed
+# (as the kernel's OOM killer would) on their first batch
+_tantivy.PARALLEL_THRESHOLD = 5
+_tantivy.ANALYSIS_BATCH = 2
+
+def killed(jobs, results):
+    jobs.get()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+_tantivy._analysis_worker = killed
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_analysis_worker_fails_the_tantivy_rebuild_with_exit_7(example: Path) -> None:
+    store = example
+    import subprocess
+
+    assert cli("index", "--engine", "tantivy", "--store", str(store)).code == 0
+    meta = (store / ".pcp/index/meta.json").read_bytes()
+    before = sorted(p.name for p in (store / ".pcp/index").iterdir())
+    run = subprocess.run([sys.executable, "-c", KILLED_ANALYSIS, "index", "--rebuild",
+                          "--store", str(store)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == ExitStatus.INDEX_UNAVAILABLE, run.stderr[-2000:]
+    assert "worker process died" in run.stderr and "Traceback" not in run.stderr
+    # the old index is untouched and still answers, in a new process
+    assert (store / ".pcp/index/meta.json").read_bytes() == meta
+    assert sorted(p.name for p in (store / ".pcp/index").iterdir()) == before
+    close_all()
+    found = cli("search", "Tidewatch", "--store", str(store), "--json")
+    assert found.code == 0 and found.json["results"]
