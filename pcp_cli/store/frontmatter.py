@@ -240,8 +240,30 @@ def _sorted_nested(value: Any) -> Any:
 
 
 def dump_mapping(data: dict[str, Any]) -> str:
-    """Deterministic YAML: top-level keys in the given order, nested mappings sorted."""
-    ordered = {key: _sorted_nested(value) for key, value in data.items()}
+    """Deterministic YAML: top-level keys in the given order, nested mappings sorted.
+
+    The text is PyYAML's (`_yaml_dump`), entry by entry: a top-level entry made only of plain
+    keys, strings that need at most single quotes, ints, booleans, nulls, lists of those and
+    mappings of those, on lines too short to be folded, is written by `_entry` exactly as the
+    emitter writes it (tested against it, property-based); any other entry is left to PyYAML.
+    Head files are written on every page write, and PyYAML's representer and resolver were a
+    sixth of an import's CPU.
+    """
+    if not data:
+        return _yaml_dump({})
+    out: list[str] = []
+    for key, value in data.items():
+        value = _sorted_nested(value)
+        mark = len(out)
+        try:
+            _entry(key, value, "", out)
+        except _Unusual:
+            del out[mark:]
+            out.append(_yaml_dump({key: value}))
+    return "".join(out)
+
+
+def _yaml_dump(ordered: dict[str, Any]) -> str:
     yaml, _, dumper = _yaml()
     return yaml.dump(
         ordered,
@@ -251,6 +273,140 @@ def dump_mapping(data: dict[str, Any]) -> str:
         default_flow_style=False,
         width=100,
     )
+
+
+class _Unusual(Exception):
+    """An entry `_entry` leaves to PyYAML."""
+
+
+_WIDTH = 100  # the emitter's best_width (`width=100` above)
+_STR_TAG = "tag:yaml.org,2002:str"
+# Characters both emitters (libyaml's and PyYAML's own) write as they are, in plain or single
+# quoted style: printable ASCII and the printable Basic Multilingual Plane, without line
+# breaks (U+2028, U+2029), the byte order mark, tabs or other control characters.
+_QUOTABLE = re.compile(r"[\x20-\x7e\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*")
+# What keeps such a string from being a plain scalar in a block mapping (the emitters'
+# analysis, exactly): an indicator at its start ("-", "?" and ":" only when a space or the end
+# follows), a document marker, a space at either end, ": ", " #", or ":" at the end.
+_INDICATORS = frozenset("#,[]{}&*!|>'\"%@` ")
+_SPACED_INDICATORS = frozenset("-?:")
+
+
+def _not_plain(value: str) -> bool:
+    first = value[0]
+    if first in _INDICATORS or value.endswith((" ", ":")) or ": " in value or " #" in value:
+        return True
+    if first in _SPACED_INDICATORS and (len(value) == 1 or value[1] == " "):
+        return True
+    return value.startswith(("---", "..."))
+
+
+def _combined(resolvers: list[tuple[str, re.Pattern[str]]]) -> re.Pattern[str] | None:
+    """One pattern matching where any of the resolvers' patterns matches (each is anchored,
+    and keeps its own verbose flag)."""
+    if any(tag == _STR_TAG for tag, _ in resolvers):  # pragma: no cover - none in PyYAML
+        raise AssertionError("an implicit resolver for plain strings")
+    if not resolvers:
+        return None
+    return re.compile("|".join(
+        f"(?{'x' if regexp.flags & re.VERBOSE else ''}:{regexp.pattern})"
+        for _, regexp in resolvers))
+
+
+@cache
+def _resolvers() -> tuple[dict[str, re.Pattern[str] | None], re.Pattern[str] | None]:
+    """The representer's resolver: which plain strings YAML would read as something else (a
+    number, a date, a boolean, null), by first character, each set of patterns as one (made on
+    first use, like the rest of yaml)."""
+    implicit = _yaml()[2].yaml_implicit_resolvers
+    wildcard = implicit.get(None, [])
+    by_first = {first: _combined(resolvers + wildcard)
+                for first, resolvers in implicit.items() if first is not None}
+    return by_first, _combined(wildcard)
+
+
+# Recently written scalars and keys: most values of a page's frontmatter repeat across pages.
+_SEEN: dict[tuple[str, int], str] = {}
+_SEEN_MAX = 4096
+
+
+def _scalar(value: Any, column: int) -> str:
+    """`value` as the emitter writes it starting at `column` (raise _Unusual when that takes
+    more than plain or single-quoted style on one line)."""
+    kind = type(value)
+    if kind is str:
+        seen = _SEEN.get((value, column))
+        if seen is not None:
+            return seen
+        if not value:
+            return "''"
+        if _QUOTABLE.fullmatch(value) is None:
+            raise _Unusual
+        if _not_plain(value) or _resolves(value):
+            text = "'" + value.replace("'", "''") + "'"
+        else:
+            text = value
+        if column + len(text) > _WIDTH and " " in text:
+            raise _Unusual  # the emitter may fold it at a space
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[value, column] = text
+        return text
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    raise _Unusual
+
+
+def _resolves(value: str) -> bool:
+    """True when YAML would read `value`, written plain, as something other than a string
+    (the representer's resolver decides the same from the same patterns)."""
+    by_first, default = _resolvers()
+    pattern = by_first.get(value[0], default)
+    return pattern is not None and pattern.match(value) is not None
+
+
+def _key(key: Any) -> str:
+    if type(key) is not str:
+        raise _Unusual
+    if _SEEN.get((key, -1)) is not None:
+        return key
+    if not key or len(key) > 80 or _QUOTABLE.fullmatch(key) is None or _not_plain(key) or (
+            _resolves(key)):
+        raise _Unusual
+    _SEEN[key, -1] = key
+    return key
+
+
+def _entry(key: Any, value: Any, indent: str, out: list[str]) -> None:
+    """Append `key: value` of a block mapping at `indent` as the emitter writes it."""
+    name = _key(key)
+    kind = type(value)
+    if kind is dict:
+        if not value:
+            out.append(f"{indent}{name}: {{}}\n")
+            return
+        if len(indent) > 2 * MAX_DEPTH:
+            raise _Unusual
+        out.append(f"{indent}{name}:\n")
+        inner = indent + "  "
+        for sub, item in value.items():
+            _entry(sub, item, inner, out)
+    elif kind is list:
+        if not value:
+            out.append(f"{indent}{name}: []\n")
+            return
+        out.append(f"{indent}{name}:\n")
+        column = len(indent) + 2
+        for item in value:  # a sequence in a mapping is not indented: "- " at the key's column
+            out.append(f"{indent}- {_scalar(item, column)}\n")
+    else:
+        out.append(f"{indent}{name}: {_scalar(value, len(indent) + len(name) + 2)}\n")
 
 
 def render(frontmatter: dict[str, Any], body: str) -> str:
