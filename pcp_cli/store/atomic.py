@@ -223,12 +223,36 @@ def _in_parallel(function: Callable[[Any], None], items: Sequence[Any]) -> None:
         for item in items:
             function(item)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import wait
 
-    with ThreadPoolExecutor(min(PARALLEL_FSYNCS, len(items))) as pool:
-        futures = [pool.submit(function, item) for item in items]
+    futures = [_pool().submit(function, item) for item in items]
+    wait(futures)
     for future in futures:
         future.result()
+
+
+_POOL: Any = None
+
+
+def _pool() -> Any:
+    """The threads that issue a batch's fsyncs, started once per process (a batch used to
+    start and join up to 16 threads for each of its four rounds of fsyncs)."""
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(PARALLEL_FSYNCS, thread_name_prefix="pcp-fsync")
+    return _POOL
+
+
+def _forget_pool() -> None:
+    """In a forked child the parent's threads do not exist: start new ones when needed."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _close_all(fds: list[int]) -> None:

@@ -657,37 +657,48 @@ class Store:
             )
             check_id(page_id, "page id")
             self._flush_for(page_id)
-            state = state.evolve(page_id=page_id)
-            self.check_state(state)
-            # A revision folder without a published revision is a write killed before its
-            # revision file was renamed into place: nothing was published, so write afresh.
-            if self.revision_ids(page_id):
-                first = self.revisions(page_id)[0]
-                if idempotency_key and first.idempotency_key == idempotency_key:
-                    if first.content_hash != state.content_hash:
-                        raise IdempotencyConflict(
-                            f"idempotency key {idempotency_key!r} was used for page {page_id} "
-                            "with different content",
-                            page_id=page_id,
-                            current=self.current(page_id).revision_id,
-                            hint=f"a repeat must send what the first write sent; revise "
-                            f"{page_id} to change it, or use a new key for a new page",
-                        )
-                    return WriteResult(page_id, first.revision_id, "unchanged")
-                raise RevisionConflict(
-                    f"page {page_id} already exists",
-                    expected="(none)",
-                    current=self.current(page_id).revision_id,
-                    hint="revise it with `pcp revise`, or choose another id",
-                )
-            self._check_case_unique(page_id)
-            revision = self._new_revision(
-                state, actor=actor, operation=operation, idempotency_key=idempotency_key,
-                note=source_note, input_revision_ids=input_revision_ids,
-                input_event_ids=input_event_ids,
+            return self._write_page(
+                state.evolve(page_id=page_id), actor=actor, operation=operation,
+                idempotency_key=idempotency_key, source_note=source_note,
+                input_revision_ids=input_revision_ids, input_event_ids=input_event_ids)
+
+    def _write_page(self, state: PageState, *, actor: Actor, operation: str,
+                    idempotency_key: str | None, source_note: str | None,
+                    input_revision_ids: Sequence[str] = (), input_event_ids: Sequence[str] = (),
+                    absent: bool = False) -> WriteResult:
+        """write_page with the page id set and the batch flushed; `absent`: the caller has just
+        seen that the page has no published revision (so the folder is not listed again)."""
+        page_id = state.page_id
+        self.check_state(state)
+        # A revision folder without a published revision is a write killed before its
+        # revision file was renamed into place: nothing was published, so write afresh.
+        if not absent and self.revision_ids(page_id):
+            first = self.revisions(page_id)[0]
+            if idempotency_key and first.idempotency_key == idempotency_key:
+                if first.content_hash != state.content_hash:
+                    raise IdempotencyConflict(
+                        f"idempotency key {idempotency_key!r} was used for page {page_id} "
+                        "with different content",
+                        page_id=page_id,
+                        current=self.current(page_id).revision_id,
+                        hint=f"a repeat must send what the first write sent; revise "
+                        f"{page_id} to change it, or use a new key for a new page",
+                    )
+                return WriteResult(page_id, first.revision_id, "unchanged")
+            raise RevisionConflict(
+                f"page {page_id} already exists",
+                expected="(none)",
+                current=self.current(page_id).revision_id,
+                hint="revise it with `pcp revise`, or choose another id",
             )
-            self._publish(revision, batched=True)
-            return WriteResult(page_id, revision.revision_id, "created")
+        self._check_case_unique(page_id)
+        revision = self._new_revision(
+            state, actor=actor, operation=operation, idempotency_key=idempotency_key,
+            note=source_note, input_revision_ids=input_revision_ids,
+            input_event_ids=input_event_ids,
+        )
+        self._publish(revision, batched=True)
+        return WriteResult(page_id, revision.revision_id, "created")
 
     def upsert_page(
         self,
@@ -709,12 +720,15 @@ class Store:
             page_id = state.page_id or page_id_for_key(key)
             self._flush_for(page_id)
             state = state.evolve(page_id=page_id)
-            if self.revision_ids(page_id):
-                self._record_pending_edit(page_id)  # a hand edit first, as revise() does
+            if not self.revision_ids(page_id):  # no page, or one whose first write was killed
+                return self._write_page(state, actor=actor, operation=operation,
+                                        idempotency_key=key, source_note=source_note,
+                                        absent=True)
+            self._record_pending_edit(page_id)  # a hand edit first, as revise() does
             status, head = self._upsert_plan(page_id, state, key)
             if status == "created":
-                return self.write_page(state, actor=actor, operation=operation,
-                                       idempotency_key=key, source_note=source_note)
+                return self._write_page(state, actor=actor, operation=operation,
+                                        idempotency_key=key, source_note=source_note)
             assert head is not None
             if status == "unchanged":
                 if self._head_missing(head):
