@@ -138,14 +138,14 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
     try:
         if not _needs_event_check(block):
             try:
-                data = yaml.load(block, Loader=strict)  # noqa: S506 - SafeLoader subclass
+                data = _load(block)
                 shallow = _depth(data) <= MAX_DEPTH
             except RecursionError:  # nested thousands deep: the event pass says where
                 shallow = False
             if shallow:
                 return _mapping(data, path, first_line)
         _check_events(block, path, first_line)
-        data = yaml.load(block, Loader=strict)  # noqa: S506 - a SafeLoader subclass
+        data = _load(block)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line
@@ -157,6 +157,62 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
     except yaml.YAMLError as exc:
         raise InvalidInput(f"invalid YAML: {exc}", path=path, line=first_line) from None
     return _mapping(data, path, first_line)
+
+
+def _load(block: str) -> Any:
+    """`yaml.load(block, Loader=<the strict loader>)`, with the common documents built here.
+
+    The node tree comes from the loader (libyaml's parser and composer, where installed);
+    mappings with string keys, sequences, strings and the implicit ints, floats, booleans and
+    nulls are built from it directly (scalars other than strings by the constructor's own
+    functions), which is a third of the loader's time on a typical head file. Anything else
+    (a duplicate or non-string key, a merge key, another tag) is left to the constructor,
+    which builds it, or refuses it with its own message, from the same tree.
+    """
+    yaml, strict, _ = _yaml()
+    loader = strict(block)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            return _build(node, loader, yaml, 0)
+        except _Unusual:
+            return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("int", "float", "bool", "null"))
+
+
+def _build(node: Any, loader: Any, yaml: ModuleType, depth: int) -> Any:
+    """What the strict loader's constructor builds from `node` (raise _Unusual to let it)."""
+    kind = type(node)
+    if kind is yaml.ScalarNode:
+        if node.tag == _STR:
+            return node.value
+        if node.tag in _SCALAR_TAGS:
+            return loader.yaml_constructors[node.tag](loader, node)
+        raise _Unusual
+    if depth > MAX_DEPTH:  # the constructor's recursion (or the depth check) has its say
+        raise _Unusual
+    if kind is yaml.MappingNode and node.tag == _MAP:
+        built: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is not yaml.ScalarNode or key_node.tag != _STR:
+                raise _Unusual
+            key = key_node.value
+            if key in built:  # a duplicate: refused by the constructor, with its line
+                raise _Unusual
+            built[key] = _build(value_node, loader, yaml, depth + 1)
+        return built
+    if kind is yaml.SequenceNode and node.tag == _SEQ:
+        return [_build(item, loader, yaml, depth + 1) for item in node.value]
+    raise _Unusual
 
 
 def _mapping(data: Any, path: str, first_line: int) -> dict[str, Any]:
