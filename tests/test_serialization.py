@@ -155,3 +155,14 @@ def test_an_import_writes_the_bytes_the_libraries_write(store: Path, tmp_path: P
         head = frontmatter.split(raw, str(path))
         block = raw[4:raw.index("\n---\n", 3) + 1]
         assert block == _pyyaml(head.frontmatter, frontmatter._yaml()[2]), path
+
+
+@given(st.text(characters, max_size=60))
+def test_page_ids_for_keys_are_what_they_always_were(key: str) -> None:
+    import base64
+    import hashlib
+
+    from pcp_cli.store.store import page_id_for_key
+
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    assert page_id_for_key(key) == "pg_" + base64.b32encode(digest).decode("ascii")[:26]
