@@ -57,3 +57,34 @@ def test_plain_text_with_ampersands_and_stars_loads_and_properties_are_still_ref
             assert message in exc.message and exc.line == 2
         else:
             raise AssertionError(f"{block!r} was accepted")
+
+
+def _constructed(block: str) -> object:
+    try:
+        return yaml.load(block, Loader=frontmatter._yaml()[1])  # noqa: S506 - SafeLoader
+    except yaml.YAMLError as exc:
+        return ("error", str(exc))
+
+
+def _built(block: str) -> object:
+    try:
+        return frontmatter._load(block)
+    except yaml.YAMLError as exc:
+        return ("error", str(exc))
+
+
+LINES = ["a: 1", "a: 2", "b: yes", "c: 2024-01-01", "d: 1_000", "e: 0x1F", "f: 1:30", "g: .inf",
+         "h: ~", "i: null", "j: true", "k: 'q'", "<<: {x: 1}", "1: one", "1.5: x", "? [a]\n: b",
+         "l:\n  - 1\n  - m: n", "o: {p: [q, r]}", "s: =", "t: !", "u: -", "v:", "w: [a, a]",
+         "x: |\n  block\n", "y: >\n  folded\n", "z: \"\\t\"", "nested:\n  a: 1\n  a: 2"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=8), st.lists(st.sampled_from(PIECES), max_size=8))
+def test_the_loader_builds_what_the_constructor_builds(lines: list[str], pieces: list[str]) -> None:
+    """`_load` builds the common documents itself: the same values (and types), or the same
+    refusal, as the strict loader's constructor."""
+    block = "\n".join(lines) + "\n" + "".join(pieces) + "\n"
+    built, constructed = _built(block), _constructed(block)
+    assert built == constructed
+    assert repr(built) == repr(constructed)  # 1 and True, 1.0 and 1 are not told apart by ==

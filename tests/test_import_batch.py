@@ -213,3 +213,50 @@ def test_an_ingest_killed_before_its_first_page_names_what_to_send_again(
     resent = cli("ingest", str(path), "--store", str(store), "--json")
     assert resent.code == 0 and resent.json["pages"]["created"] == 1, resent.stderr
     assert cli("doctor", "--store", str(store)).code == 0
+
+
+def test_doctor_reads_each_event_file_once(store: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its checks of interrupted deletes and ingests and its validation share one read."""
+    from collections import Counter
+
+    path = ingest_file(tmp_path, CONVERSATION, "c1.jsonl")
+    assert cli("ingest", str(path), "--store", str(store)).code == 0
+    added = cli("add", "a page to delete", "--store", str(store), "--json")
+    assert cli("delete", added.json["page_id"], "--yes", "--store", str(store)).code == 0
+    reads: Counter[str] = Counter()
+    real = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        if "events" in self.parts:
+            reads[self.name] += 1
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    assert findings(store) == []
+    assert len(reads) == 3, reads  # two messages and the delete
+    assert set(reads.values()) == {1}, reads
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a_refused_event_file_leaves_none_of_the_ingests_events(store: Path, tmp_path: Path,
+                                                               op: str) -> None:
+    """The events of one ingest are published as one batch: EIO at any of its file steps exits
+    11 with the store exactly as it was; sending the events again stores them all."""
+    more = [{**CONVERSATION[1], "idempotency_key": f"m{n}", "content": f"Reply {n}."}
+            for n in range(3, 7)]
+    path = ingest_file(tmp_path, CONVERSATION + more, "c1.jsonl")
+    steps = trace_of(store, tmp_path, "ingest", str(path))
+    calls = [where for kind, where in steps if kind == op]
+    in_events = [n for n, where in enumerate(calls, 1) if "/events/" in where]
+    assert in_events, steps
+    before = snapshot(store)
+    for n in sorted({in_events[0], in_events[-1]}):
+        done = faulty(store, op, n, "EIO", "ingest", str(path))
+        assert done.returncode == 11, (op, n, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert snapshot(store) == before, (op, n)
+    assert findings(store) == []
+    again = cli("ingest", str(path), "--store", str(store), "--json")
+    assert again.code == 0 and again.json["events"]["stored"] == 6, again.stdout
+    assert findings(store) == []

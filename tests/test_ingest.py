@@ -275,7 +275,7 @@ print(f"finished {code} after {calls}")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["_write_event", "write_new", "write_atomic"])
+@pytest.mark.parametrize("target", ["_write_events", "write_new", "write_atomic"])
 def test_a_crash_at_any_write_is_finished_by_ingesting_again(store, tmp_path, target):
     path = write(tmp_path, EVENTS)
     clean = tmp_path / "clean"

@@ -224,9 +224,16 @@ def _strip_suffix(name: str) -> str:
     return name
 
 
+def _outside_code(body: str) -> str:
+    """`body` without its code blocks and code spans (the regex pass only when it has some)."""
+    return _CODE.sub("", body) if "`" in body or "~~~" in body else body
+
+
 def wikilink_targets(body: str) -> list[str]:
     """Targets of `[[...]]` links outside code, in order, without heading or display parts."""
-    visible = _CODE.sub("", body)
+    if "[" not in body:  # no link, and none can appear when code is taken out
+        return []
+    visible = _outside_code(body)
     return [m.group(2).strip() for m in _WIKILINK.finditer(visible) if m.group(2).strip()]
 
 
@@ -238,7 +245,7 @@ def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportI
     key = f"markdown:{rel}"
     title = meta.get("title")
     if not isinstance(title, str | int | float) or not str(title).strip():
-        heading = _H1.search(_CODE.sub("", body))
+        heading = _H1.search(_outside_code(body))
         title = heading.group(1) if heading else _strip_suffix(PurePosixPath(rel).name)
     links: list[str] = []
     unresolved: list[str] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from importlib import resources
@@ -57,7 +58,11 @@ def errors_for(name: str, data: Any) -> list[str]:
     return found
 
 
-def validate_store(root: Path) -> list[Problem]:
+def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = None
+                   ) -> list[Problem]:
+    """Every problem of the store at `root`. `events`: its event files already read, each
+    with its parsed JSON or the ValueError/OSError that stopped it (`pcp doctor` reads them
+    once for all its checks)."""
     from pcp_cli.render.portable import portable_object
     from pcp_cli.store.atomic import is_temp_name, writer_alive
     from pcp_cli.store.files import walk_pages
@@ -131,9 +136,13 @@ def validate_store(root: Path) -> list[Problem]:
             for end in ("from", "to"):
                 if isinstance(data, dict) and data.get(f"{end}_revision_id") not in revisions:
                     problems.append(Problem(rel(path), f"{end}_revision_id names no revision"))
-    for path in sorted(layout.events.glob("*/*/*.json")) if layout.events.exists() else []:
-        data = _load_json(path, rel(path), problems)
-        if data is not None:
+    if events is None:
+        paths = sorted(layout.events.glob("*/*/*.json")) if layout.events.exists() else []
+        events = [(path, _load_json(path, rel(path), problems)) for path in paths]
+    for path, data in events:
+        if isinstance(data, (ValueError, OSError)):
+            _load_json_problem(data, rel(path), problems)
+        elif data is not None:
             problems += [Problem(rel(path), e) for e in errors_for("event", data)]
 
     # the portable objects rendered from the newest revision of each page
@@ -167,11 +176,16 @@ def validate_store(root: Path) -> list[Problem]:
 def _load_json(path: Path, shown: str, problems: list[Problem]) -> Any:
     try:
         return json.loads(path.read_bytes())
-    except ValueError as exc:
-        problems.append(Problem(shown, f"not valid JSON: {exc}"))
-    except OSError as exc:
-        problems.append(Problem(shown, f"cannot read: {exc.strerror}"))
+    except (ValueError, OSError) as exc:
+        _load_json_problem(exc, shown, problems)
     return None
+
+
+def _load_json_problem(exc: ValueError | OSError, shown: str, problems: list[Problem]) -> None:
+    if isinstance(exc, OSError):
+        problems.append(Problem(shown, f"cannot read: {exc.strerror}"))
+    else:
+        problems.append(Problem(shown, f"not valid JSON: {exc}"))
 
 
 def _line_of(text: str, error: str) -> int | None:

@@ -75,26 +75,43 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
     findings += _temp_files(store, fix)
     findings += _odd_files(store)
     store.catalog.refresh("verify")  # content hashes, not only sizes and mtimes
-    deletes = _unfinished_deletes(store, fix)
+    events = _stored_events(store)  # read once, for the three checks that look at events
+    deletes = _unfinished_deletes(store, fix, events)
     if fix and deletes:
         store.catalog.refresh("full")
     deleting = {f.page_id for f in deletes}
     later = _head_files(store, fix) + _revision_graphs(store, fix) + _relations(store)
-    later += _unfinished_supersedes(store, fix) + _unfinished_ingests(store, fix)
+    later += _unfinished_supersedes(store, fix) + _unfinished_ingests(store, fix, events)
     findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
-    return findings + _validation(store, findings)
+    return findings + _validation(store, findings, events)
 
 
-def _validation(store: Store, findings: list[Finding]) -> list[Finding]:
+def _stored_events(store: Store) -> list[tuple[Path, Any]]:
+    """Every event file (temporary files aside), in name order, with its parsed JSON, or the
+    error that kept it from being read or parsed."""
+    events = store.layout.events
+    found: list[tuple[Path, Any]] = []
+    for path in sorted(events.glob("*/*/*.json")) if events.exists() else []:
+        if is_temp_name(path.name):
+            continue
+        try:
+            found.append((path, json.loads(path.read_bytes())))
+        except (ValueError, OSError) as exc:
+            found.append((path, exc))
+    return found
+
+
+def _validation(store: Store, findings: list[Finding],
+                events: list[tuple[Path, Any]]) -> list[Finding]:
     """The problems `pcp validate` reports that no finding above already covers: one set of
     checks, so doctor never calls a store clean that validate rejects."""
     from pcp_cli.model.validate import validate_store
 
     covered = {f.path for f in findings}
     extra = []
-    for problem in validate_store(store.root):
+    for problem in validate_store(store.root, events=events):
         if problem.path in covered or "temporary file" in problem.message:
             continue  # temp files: doctor's own scan, which knows a live writer's from a dead one
         message = f"line {problem.line}: {problem.message}" if problem.line else problem.message
@@ -131,17 +148,14 @@ def _temp_files(store: Store, fix: bool) -> list[Finding]:
     return found
 
 
-def _unfinished_deletes(store: Store, fix: bool) -> list[Finding]:
+def _unfinished_deletes(store: Store, fix: bool,
+                        events: list[tuple[Path, Any]]) -> list[Finding]:
     """`page_deleted` events whose page still has some of the files the delete named."""
     found = []
-    events = store.layout.events
-    for path in sorted(events.glob("*/*/*.json")) if events.exists() else []:
-        if is_temp_name(path.name):
-            continue
+    for path, event in events:
         try:
-            event = json.loads(path.read_bytes())
             data = event["data"] if event.get("kind") == "page_deleted" else None
-        except (ValueError, OSError, KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError):
             continue
         if not isinstance(data, dict):
             continue
@@ -170,7 +184,8 @@ def _unfinished_deletes(store: Store, fix: bool) -> list[Finding]:
     return found
 
 
-def _unfinished_ingests(store: Store, fix: bool) -> list[Finding]:
+def _unfinished_ingests(store: Store, fix: bool,
+                        events: list[tuple[Path, Any]]) -> list[Finding]:
     """Ingested events that their page does not list: the events are stored before the page
     is written, so a kill in between leaves them unlisted. --fix rolls the page up again from
     the stored events, as sending them again would; a page not written at all is rolled up
@@ -181,16 +196,12 @@ def _unfinished_ingests(store: Store, fix: bool) -> list[Finding]:
     from pcp_cli.store.events import ingest, page_key
     from pcp_cli.store.store import page_id_for_key
 
-    events = store.layout.events
     deleted: dict[str, str] = {}  # page id -> when it was last deleted
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (source, page key) -> events
-    for path in sorted(events.glob("*/*/*.json")) if events.exists() else []:
-        if is_temp_name(path.name):
-            continue
+    for path, event in events:
         try:
-            event = json.loads(path.read_bytes())
             kind, data, source = event["kind"], event["data"], event.get("source")
-        except (ValueError, OSError, KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             continue
         if not isinstance(data, dict):
             continue

@@ -501,13 +501,16 @@ def _event_json(event: Event) -> str:
 
 
 def _write_events(store: Store, events: Sequence[Event]) -> None:
-    """Publish new event files together, before any page that names them is written: all
-    written, fsynced and renamed, each folder fsynced once. A write the disk refuses leaves none
-    of them (StorageFailed); an event file that exists already is never replaced."""
+    """Publish new event files as one `FileBatch`, before any page that names the events is
+    written: every file written and fsynced in parallel, renamed, each folder fsynced once (it
+    used to fsync each file in turn). All or nothing: a refused write leaves none of them
+    (StorageFailed), and the ingest can be sent again."""
+    if not events:
+        return
     batch = FileBatch()
     for event in events:
-        batch.add(store.layout.event_path(event.event_id, event.occurred_at),
-                  _event_json(event), new=True)
+        batch.add(store.layout.event_path(event.event_id, event.occurred_at), _event_json(event),
+                  new=True)
     batch.publish()
 
 

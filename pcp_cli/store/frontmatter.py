@@ -138,14 +138,14 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
     try:
         if not _needs_event_check(block):
             try:
-                data = yaml.load(block, Loader=strict)  # noqa: S506 - SafeLoader subclass
+                data = _load(block)
                 shallow = _depth(data) <= MAX_DEPTH
             except RecursionError:  # nested thousands deep: the event pass says where
                 shallow = False
             if shallow:
                 return _mapping(data, path, first_line)
         _check_events(block, path, first_line)
-        data = yaml.load(block, Loader=strict)  # noqa: S506 - a SafeLoader subclass
+        data = _load(block)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line
@@ -157,6 +157,62 @@ def load_mapping(block: str, path: str, *, first_line: int = 1) -> dict[str, Any
     except yaml.YAMLError as exc:
         raise InvalidInput(f"invalid YAML: {exc}", path=path, line=first_line) from None
     return _mapping(data, path, first_line)
+
+
+def _load(block: str) -> Any:
+    """`yaml.load(block, Loader=<the strict loader>)`, with the common documents built here.
+
+    The node tree comes from the loader (libyaml's parser and composer, where installed);
+    mappings with string keys, sequences, strings and the implicit ints, floats, booleans and
+    nulls are built from it directly (scalars other than strings by the constructor's own
+    functions), which is a third of the loader's time on a typical head file. Anything else
+    (a duplicate or non-string key, a merge key, another tag) is left to the constructor,
+    which builds it, or refuses it with its own message, from the same tree.
+    """
+    yaml, strict, _ = _yaml()
+    loader = strict(block)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            return _build(node, loader, yaml, 0)
+        except _Unusual:
+            return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("int", "float", "bool", "null"))
+
+
+def _build(node: Any, loader: Any, yaml: ModuleType, depth: int) -> Any:
+    """What the strict loader's constructor builds from `node` (raise _Unusual to let it)."""
+    kind = type(node)
+    if kind is yaml.ScalarNode:
+        if node.tag == _STR:
+            return node.value
+        if node.tag in _SCALAR_TAGS:
+            return loader.yaml_constructors[node.tag](loader, node)
+        raise _Unusual
+    if depth > MAX_DEPTH:  # the constructor's recursion (or the depth check) has its say
+        raise _Unusual
+    if kind is yaml.MappingNode and node.tag == _MAP:
+        built: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is not yaml.ScalarNode or key_node.tag != _STR:
+                raise _Unusual
+            key = key_node.value
+            if key in built:  # a duplicate: refused by the constructor, with its line
+                raise _Unusual
+            built[key] = _build(value_node, loader, yaml, depth + 1)
+        return built
+    if kind is yaml.SequenceNode and node.tag == _SEQ:
+        return [_build(item, loader, yaml, depth + 1) for item in node.value]
+    raise _Unusual
 
 
 def _mapping(data: Any, path: str, first_line: int) -> dict[str, Any]:
@@ -240,8 +296,30 @@ def _sorted_nested(value: Any) -> Any:
 
 
 def dump_mapping(data: dict[str, Any]) -> str:
-    """Deterministic YAML: top-level keys in the given order, nested mappings sorted."""
-    ordered = {key: _sorted_nested(value) for key, value in data.items()}
+    """Deterministic YAML: top-level keys in the given order, nested mappings sorted.
+
+    The text is PyYAML's (`_yaml_dump`), entry by entry: a top-level entry made only of plain
+    keys, strings that need at most single quotes, ints, booleans, nulls, lists of those and
+    mappings of those, on lines too short to be folded, is written by `_entry` exactly as the
+    emitter writes it (tested against it, property-based); any other entry is left to PyYAML.
+    Head files are written on every page write, and PyYAML's representer and resolver were a
+    sixth of an import's CPU.
+    """
+    if not data:
+        return _yaml_dump({})
+    out: list[str] = []
+    for key, value in data.items():
+        value = _sorted_nested(value)
+        mark = len(out)
+        try:
+            _entry(key, value, "", out)
+        except _Unusual:
+            del out[mark:]
+            out.append(_yaml_dump({key: value}))
+    return "".join(out)
+
+
+def _yaml_dump(ordered: dict[str, Any]) -> str:
     yaml, _, dumper = _yaml()
     return yaml.dump(
         ordered,
@@ -251,6 +329,140 @@ def dump_mapping(data: dict[str, Any]) -> str:
         default_flow_style=False,
         width=100,
     )
+
+
+class _Unusual(Exception):
+    """An entry `_entry` leaves to PyYAML."""
+
+
+_WIDTH = 100  # the emitter's best_width (`width=100` above)
+_STR_TAG = "tag:yaml.org,2002:str"
+# Characters both emitters (libyaml's and PyYAML's own) write as they are, in plain or single
+# quoted style: printable ASCII and the printable Basic Multilingual Plane, without line
+# breaks (U+2028, U+2029), the byte order mark, tabs or other control characters.
+_QUOTABLE = re.compile(r"[\x20-\x7e\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*")
+# What keeps such a string from being a plain scalar in a block mapping (the emitters'
+# analysis, exactly): an indicator at its start ("-", "?" and ":" only when a space or the end
+# follows), a document marker, a space at either end, ": ", " #", or ":" at the end.
+_INDICATORS = frozenset("#,[]{}&*!|>'\"%@` ")
+_SPACED_INDICATORS = frozenset("-?:")
+
+
+def _not_plain(value: str) -> bool:
+    first = value[0]
+    if first in _INDICATORS or value.endswith((" ", ":")) or ": " in value or " #" in value:
+        return True
+    if first in _SPACED_INDICATORS and (len(value) == 1 or value[1] == " "):
+        return True
+    return value.startswith(("---", "..."))
+
+
+def _combined(resolvers: list[tuple[str, re.Pattern[str]]]) -> re.Pattern[str] | None:
+    """One pattern matching where any of the resolvers' patterns matches (each is anchored,
+    and keeps its own verbose flag)."""
+    if any(tag == _STR_TAG for tag, _ in resolvers):  # pragma: no cover - none in PyYAML
+        raise AssertionError("an implicit resolver for plain strings")
+    if not resolvers:
+        return None
+    return re.compile("|".join(
+        f"(?{'x' if regexp.flags & re.VERBOSE else ''}:{regexp.pattern})"
+        for _, regexp in resolvers))
+
+
+@cache
+def _resolvers() -> tuple[dict[str, re.Pattern[str] | None], re.Pattern[str] | None]:
+    """The representer's resolver: which plain strings YAML would read as something else (a
+    number, a date, a boolean, null), by first character, each set of patterns as one (made on
+    first use, like the rest of yaml)."""
+    implicit = _yaml()[2].yaml_implicit_resolvers
+    wildcard = implicit.get(None, [])
+    by_first = {first: _combined(resolvers + wildcard)
+                for first, resolvers in implicit.items() if first is not None}
+    return by_first, _combined(wildcard)
+
+
+# Recently written scalars and keys: most values of a page's frontmatter repeat across pages.
+_SEEN: dict[tuple[str, int], str] = {}
+_SEEN_MAX = 4096
+
+
+def _scalar(value: Any, column: int) -> str:
+    """`value` as the emitter writes it starting at `column` (raise _Unusual when that takes
+    more than plain or single-quoted style on one line)."""
+    kind = type(value)
+    if kind is str:
+        seen = _SEEN.get((value, column))
+        if seen is not None:
+            return seen
+        if not value:
+            return "''"
+        if _QUOTABLE.fullmatch(value) is None:
+            raise _Unusual
+        if _not_plain(value) or _resolves(value):
+            text = "'" + value.replace("'", "''") + "'"
+        else:
+            text = value
+        if column + len(text) > _WIDTH and " " in text:
+            raise _Unusual  # the emitter may fold it at a space
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[value, column] = text
+        return text
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    raise _Unusual
+
+
+def _resolves(value: str) -> bool:
+    """True when YAML would read `value`, written plain, as something other than a string
+    (the representer's resolver decides the same from the same patterns)."""
+    by_first, default = _resolvers()
+    pattern = by_first.get(value[0], default)
+    return pattern is not None and pattern.match(value) is not None
+
+
+def _key(key: Any) -> str:
+    if type(key) is not str:
+        raise _Unusual
+    if _SEEN.get((key, -1)) is not None:
+        return key
+    if not key or len(key) > 80 or _QUOTABLE.fullmatch(key) is None or _not_plain(key) or (
+            _resolves(key)):
+        raise _Unusual
+    _SEEN[key, -1] = key
+    return key
+
+
+def _entry(key: Any, value: Any, indent: str, out: list[str]) -> None:
+    """Append `key: value` of a block mapping at `indent` as the emitter writes it."""
+    name = _key(key)
+    kind = type(value)
+    if kind is dict:
+        if not value:
+            out.append(f"{indent}{name}: {{}}\n")
+            return
+        if len(indent) > 2 * MAX_DEPTH:
+            raise _Unusual
+        out.append(f"{indent}{name}:\n")
+        inner = indent + "  "
+        for sub, item in value.items():
+            _entry(sub, item, inner, out)
+    elif kind is list:
+        if not value:
+            out.append(f"{indent}{name}: []\n")
+            return
+        out.append(f"{indent}{name}:\n")
+        column = len(indent) + 2
+        for item in value:  # a sequence in a mapping is not indented: "- " at the key's column
+            out.append(f"{indent}- {_scalar(item, column)}\n")
+    else:
+        out.append(f"{indent}{name}: {_scalar(value, len(indent) + len(name) + 2)}\n")
 
 
 def render(frontmatter: dict[str, Any], body: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from pcp_cli.errors import InvalidInput
@@ -66,27 +67,27 @@ def check_namespace(namespace: object) -> str:
 class Layout:
     root: Path
 
-    @property
+    @cached_property
     def manifest(self) -> Path:
         return self.root / MANIFEST
 
-    @property
+    @cached_property
     def pages(self) -> Path:
         return self.root / PAGES
 
-    @property
+    @cached_property
     def revisions(self) -> Path:
         return self.root / REVISIONS
 
-    @property
+    @cached_property
     def relations(self) -> Path:
         return self.root / RELATIONS
 
-    @property
+    @cached_property
     def events(self) -> Path:
         return self.root / EVENTS
 
-    @property
+    @cached_property
     def local(self) -> Path:
         return self.root / LOCAL
 

@@ -15,7 +15,8 @@ import base64
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,10 +124,38 @@ class _Pending:
         return len(self.pages) >= BATCH_PAGES or self.bytes >= BATCH_BYTES
 
 
+class _Publishing:
+    """A full batch whose files a background thread publishes (`Store.batch`)."""
+
+    def __init__(self, staged: list[_Staged], publish: Callable[[list[_Staged]], None]) -> None:
+        self.staged = staged
+        self.page_ids = {page.revision.page_id for page in staged}
+        self._publish = publish
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="pcp-publish")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._publish(self.staged)
+        except BaseException as exc:  # handed to the writer's thread by join()
+            self._error = exc
+
+    def join(self) -> None:
+        """Wait for the files; raise what refused them (the store is then as StorageFailed
+        says: the batch undone, or its revisions published for doctor to finish)."""
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+
 def page_id_for_key(key: str) -> str:
     """The page id a keyed write gets when no id is given: the same key, the same page."""
     digest = hashlib.sha256(key.encode("utf-8")).digest()
-    return "pg_" + base64.b32encode(digest).decode("ascii")[:26]
+    # The first 26 base32 characters come from the first 17 bytes (base64's encoder is pure
+    # Python, so it is given only the 20 bytes of its first four 5-byte groups).
+    return "pg_" + base64.b32encode(digest[:20]).decode("ascii")[:26]
 
 
 class Store:
@@ -145,8 +174,10 @@ class Store:
         self.hand_edits: list[HandEdit] = []
         self._relations_seen: tuple[int, dict[tuple[str, str, str], Relation]] | None = None
         self.problems: dict[str, str] = {}
-        # The open batch (`batch()`): pages written but not yet published.
+        # The open batch (`batch()`): pages written but not yet published; and the batch a
+        # background thread is publishing.
         self._pending: _Pending | None = None
+        self._publishing: _Publishing | None = None
 
     # -- opening ------------------------------------------------------------------------------
     @classmethod
@@ -198,6 +229,8 @@ class Store:
 
     @property
     def catalog(self) -> Catalog:
+        if self._publishing is not None:  # its files first: the catalog describes them
+            self._settle()
         if self._catalog is None:
             self._catalog = Catalog(
                 self.layout.local / CATALOG_FILE, self.root, self.layout.pages, self._scan
@@ -260,6 +293,10 @@ class Store:
         `write_page` and `upsert_page` stage their page instead of publishing it; the batch is
         published (`flush`) when it is full, before any other write, when a staged page is
         written again, and when the block ends, so everything written is on disk when this
+        returns. A full batch's files are published by a background thread while the next
+        batch is prepared (the file system calls and fsyncs release the GIL, so the two use both
+        cores); it is waited for, and its catalog rows recorded, before the next batch is
+        published, before anything reads the catalog or a page it holds, and before this
         returns. If the block raises, what is still staged is dropped: never published, so the
         store holds whole pages only (and a re-import writes them). Nested: the outer one
         publishes.
@@ -272,18 +309,41 @@ class Store:
             try:
                 yield
                 self.flush()
+            except BaseException:
+                self._pending = None  # what is staged is dropped; what is publishing finishes
+                self._settle()
+                raise
             finally:
                 self._pending = None
 
-    def flush(self) -> None:
+    def flush(self, *, background: bool = False) -> None:
         """Publish the open batch: every new revision file (written, fsynced together, renamed,
         each folder fsynced once), then every head file the same way, then the catalog in one
         transaction. A refused write raises StorageFailed with none of the batch's pages
-        changed. Caller holds the lock."""
+        changed. `background`: the files are published by a thread (see `batch`); the batch
+        before it is always finished first, so batches reach the disk in order. Caller holds
+        the lock."""
+        self._settle()
         if not self._pending or not self._pending.pages:
             return
         staged = list(self._pending.pages.values())
         self._pending = _Pending()
+        if background:
+            self._publishing = _Publishing(staged, self._publish_files)
+            return
+        self._publish_files(staged)
+        self._record_batch(staged)
+
+    def _settle(self) -> None:
+        """Wait for the batch a background thread is publishing, record it in the catalog, and
+        raise what refused it."""
+        publishing, self._publishing = self._publishing, None
+        if publishing is None:
+            return
+        publishing.join()
+        self._record_batch(publishing.staged)
+
+    def _publish_files(self, staged: list[_Staged]) -> None:
         revisions = FileBatch()
         for page in staged:
             if page.revision_file is not None:
@@ -306,6 +366,8 @@ class Store:
                 state = ("the batch's revisions were published but not their head files: "
                          "`pcp doctor --fix` finishes the write")
             raise StorageFailed(f"{exc.message.split('; ')[0]}; {state}", hint=exc.hint) from exc
+
+    def _record_batch(self, staged: list[_Staged]) -> None:
         writes = [self._head_written(page.revision, page.head) for page in staged]
         self.catalog.record_writes(writes)
 
@@ -319,10 +381,12 @@ class Store:
                     path.parent.rmdir()
 
     def _flush_for(self, page_id: str | None = None) -> None:
-        """Publish the open batch before a write that must see it: any write of a page it
-        holds, or (page_id None) any write that is not staged."""
+        """Publish the open batch (and finish the one publishing) before a write that must see
+        it: any write of a page it holds, or (page_id None) any write that is not staged."""
         if self._pending and (page_id is None or page_id in self._pending.pages):
             self.flush()
+        elif self._publishing and (page_id is None or page_id in self._publishing.page_ids):
+            self._settle()
 
     # -- revisions ----------------------------------------------------------------------------
     def page_exists(self, page_id: str) -> bool:
@@ -657,37 +721,48 @@ class Store:
             )
             check_id(page_id, "page id")
             self._flush_for(page_id)
-            state = state.evolve(page_id=page_id)
-            self.check_state(state)
-            # A revision folder without a published revision is a write killed before its
-            # revision file was renamed into place: nothing was published, so write afresh.
-            if self.revision_ids(page_id):
-                first = self.revisions(page_id)[0]
-                if idempotency_key and first.idempotency_key == idempotency_key:
-                    if first.content_hash != state.content_hash:
-                        raise IdempotencyConflict(
-                            f"idempotency key {idempotency_key!r} was used for page {page_id} "
-                            "with different content",
-                            page_id=page_id,
-                            current=self.current(page_id).revision_id,
-                            hint=f"a repeat must send what the first write sent; revise "
-                            f"{page_id} to change it, or use a new key for a new page",
-                        )
-                    return WriteResult(page_id, first.revision_id, "unchanged")
-                raise RevisionConflict(
-                    f"page {page_id} already exists",
-                    expected="(none)",
-                    current=self.current(page_id).revision_id,
-                    hint="revise it with `pcp revise`, or choose another id",
-                )
-            self._check_case_unique(page_id)
-            revision = self._new_revision(
-                state, actor=actor, operation=operation, idempotency_key=idempotency_key,
-                note=source_note, input_revision_ids=input_revision_ids,
-                input_event_ids=input_event_ids,
+            return self._write_page(
+                state.evolve(page_id=page_id), actor=actor, operation=operation,
+                idempotency_key=idempotency_key, source_note=source_note,
+                input_revision_ids=input_revision_ids, input_event_ids=input_event_ids)
+
+    def _write_page(self, state: PageState, *, actor: Actor, operation: str,
+                    idempotency_key: str | None, source_note: str | None,
+                    input_revision_ids: Sequence[str] = (), input_event_ids: Sequence[str] = (),
+                    absent: bool = False) -> WriteResult:
+        """write_page with the page id set and the batch flushed; `absent`: the caller has just
+        seen that the page has no published revision (so the folder is not listed again)."""
+        page_id = state.page_id
+        self.check_state(state)
+        # A revision folder without a published revision is a write killed before its
+        # revision file was renamed into place: nothing was published, so write afresh.
+        if not absent and self.revision_ids(page_id):
+            first = self.revisions(page_id)[0]
+            if idempotency_key and first.idempotency_key == idempotency_key:
+                if first.content_hash != state.content_hash:
+                    raise IdempotencyConflict(
+                        f"idempotency key {idempotency_key!r} was used for page {page_id} "
+                        "with different content",
+                        page_id=page_id,
+                        current=self.current(page_id).revision_id,
+                        hint=f"a repeat must send what the first write sent; revise "
+                        f"{page_id} to change it, or use a new key for a new page",
+                    )
+                return WriteResult(page_id, first.revision_id, "unchanged")
+            raise RevisionConflict(
+                f"page {page_id} already exists",
+                expected="(none)",
+                current=self.current(page_id).revision_id,
+                hint="revise it with `pcp revise`, or choose another id",
             )
-            self._publish(revision, batched=True)
-            return WriteResult(page_id, revision.revision_id, "created")
+        self._check_case_unique(page_id)
+        revision = self._new_revision(
+            state, actor=actor, operation=operation, idempotency_key=idempotency_key,
+            note=source_note, input_revision_ids=input_revision_ids,
+            input_event_ids=input_event_ids,
+        )
+        self._publish(revision, batched=True)
+        return WriteResult(page_id, revision.revision_id, "created")
 
     def upsert_page(
         self,
@@ -709,12 +784,15 @@ class Store:
             page_id = state.page_id or page_id_for_key(key)
             self._flush_for(page_id)
             state = state.evolve(page_id=page_id)
-            if self.revision_ids(page_id):
-                self._record_pending_edit(page_id)  # a hand edit first, as revise() does
+            if not self.revision_ids(page_id):  # no page, or one whose first write was killed
+                return self._write_page(state, actor=actor, operation=operation,
+                                        idempotency_key=key, source_note=source_note,
+                                        absent=True)
+            self._record_pending_edit(page_id)  # a hand edit first, as revise() does
             status, head = self._upsert_plan(page_id, state, key)
             if status == "created":
-                return self.write_page(state, actor=actor, operation=operation,
-                                       idempotency_key=key, source_note=source_note)
+                return self._write_page(state, actor=actor, operation=operation,
+                                        idempotency_key=key, source_note=source_note)
             assert head is not None
             if status == "unchanged":
                 if self._head_missing(head):
@@ -1112,7 +1190,7 @@ class Store:
             self._pending.pages[revision.page_id] = _Staged(revision, new_revision, head, body)
             self._pending.bytes += len(head) + len(body or b"")
             if self._pending.full():
-                self.flush()
+                self.flush(background=True)
             return
         self._flush_for(None)
         revision_path = self.layout.revision_path(revision.page_id, revision.revision_id)

@@ -120,3 +120,16 @@ TAG_TEXT = st.text(alphabet=string.ascii_letters + string.digits + "-_/中文é"
 def test_tags_as_list_or_comma_string_agree(tags: list[str]) -> None:
     as_list = parse_tags(tags)
     assert as_list == parse_tags(", ".join(tags)) == parse_tags(" ".join("#" + t for t in tags))
+
+
+@given(st.text(st.sampled_from("[]`~|#!\n ab"), max_size=40))
+def test_wikilinks_and_headings_skip_the_code_pass_only_when_it_changes_nothing(body: str) -> None:
+    """The shortcuts (no '[' means no link; no backtick or '~~~' means no code to remove) find
+    what the full pass finds."""
+    from pcp_cli.adapters import markdown
+
+    visible = markdown._CODE.sub("", body)
+    assert markdown._outside_code(body) == visible
+    full = [m.group(2).strip() for m in markdown._WIKILINK.finditer(visible)
+            if m.group(2).strip()]
+    assert wikilink_targets(body) == full

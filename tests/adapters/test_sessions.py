@@ -215,7 +215,7 @@ def test_imported_sessions_are_searchable_in_their_project(store):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["_write_event", "write_new", "write_atomic"])
+@pytest.mark.parametrize("target", ["_write_events", "write_new", "write_atomic"])
 def test_an_import_killed_at_any_write_is_finished_by_importing_again(tmp_path, target):
     import subprocess
     import sys
