@@ -27,7 +27,7 @@ import time
 import uuid
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -393,10 +393,7 @@ class Catalog:
         were: the next full scan finds their buckets changed and compares their rows again."""
         racy = self._rows("racy = 1")
         wanted = sorted(set(rels) | set(racy))
-        known = dict(racy)
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i:i + 500]
-            known.update(self._rows(f"path IN ({','.join('?' * len(chunk))})", chunk))
+        known = {**racy, **self._rows_in("path", wanted)}
         updates: list[tuple[str, os.stat_result, bytes, int]] = []
         restats: list[tuple[str, os.stat_result, int]] = []
         removed: list[str] = []
@@ -410,17 +407,7 @@ class Catalog:
             key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
             if row is not None and row[:4] == key and not row[5]:
                 continue
-            read_at = time.time_ns()
-            try:
-                raw = (self.root / rel).read_bytes()
-            except OSError:
-                continue  # the next full scan looks again
-            if row is not None and row[4] == digest_of(raw):
-                is_racy = _racy(st, read_at)
-                if row[:4] != key or bool(row[5]) != is_racy:
-                    restats.append((rel, st, is_racy))
-            else:
-                updates.append((rel, st, raw, read_at))
+            self._compare(rel, st, row, updates, restats)  # unread: the next full scan's
         if not updates and not restats and not removed:
             return Changes((), ())
         return self._apply(updates, restats, removed, None)
@@ -450,11 +437,7 @@ class Catalog:
         if len(check) > BUCKETS // 8:
             known = self._rows()
         else:
-            known = racy
-            ordered = sorted(check)
-            for i in range(0, len(ordered), 500):
-                chunk = ordered[i:i + 500]
-                known.update(self._rows(f"bucket IN ({','.join('?' * len(chunk))})", chunk))
+            known = {**racy, **self._rows_in("bucket", sorted(check))}
         updates: list[tuple[str, os.stat_result, bytes, int]] = []
         restats: list[tuple[str, os.stat_result, int]] = []
         unread: set[int] = set()  # buckets with a file that could not be read: rechecked
@@ -466,18 +449,8 @@ class Catalog:
                 key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
                 if row is not None and row[:4] == key and not row[5] and not verify:
                     continue
-                read_at = time.time_ns()
-                try:
-                    raw = (self.root / rel).read_bytes()
-                except OSError:
+                if not self._compare(rel, st, row, updates, restats):
                     unread.add(b)
-                    continue
-                if row is not None and row[4] == digest_of(raw):
-                    is_racy = _racy(st, read_at)
-                    if row[:4] != key or bool(row[5]) != is_racy:
-                        restats.append((rel, st, is_racy))
-                else:
-                    updates.append((rel, st, raw, read_at))
         # A row the walk did not meet may be a file another process created after the walk
         # began (a hand edit it adopted, a page it wrote): that one is the next scan's.
         removed = sorted(path for path in known if path not in present
@@ -513,6 +486,35 @@ class Catalog:
             "SELECT path, mtime_ns, size, ctime_ns, ino, digest, racy FROM pages"
             + (f" WHERE {where}" if where else ""), tuple(params))
         return {row[0]: row[1:] for row in rows}
+
+    def _compare(self, rel: str, st: os.stat_result, row: tuple[Any, ...] | None,
+                 updates: list[tuple[str, os.stat_result, bytes, int]],
+                 restats: list[tuple[str, os.stat_result, int]]) -> bool:
+        """Read a head file whose stat moved from its row's: the same bytes are a restat (only
+        when the stat or the racy mark changed), other bytes an update. False when it cannot be
+        read."""
+        read_at = time.time_ns()
+        try:
+            raw = (self.root / rel).read_bytes()
+        except OSError:
+            return False
+        if row is not None and row[4] == digest_of(raw):
+            is_racy = _racy(st, read_at)
+            if row[:4] != (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino) \
+                    or bool(row[5]) != is_racy:
+                restats.append((rel, st, is_racy))
+        else:
+            updates.append((rel, st, raw, read_at))
+        return True
+
+    def _rows_in(self, column: str, values: Sequence[Any]) -> dict[str, tuple[Any, ...]]:
+        """`_rows` of the rows whose `column` is one of `values` (500 per statement, under
+        SQLite's limit on parameters)."""
+        found: dict[str, tuple[Any, ...]] = {}
+        for i in range(0, len(values), 500):
+            chunk = values[i:i + 500]
+            found.update(self._rows(f"{column} IN ({','.join('?' * len(chunk))})", chunk))
+        return found
 
     def _walk(self) -> list[tuple[str, os.stat_result]]:
         """(store-relative path, lstat) of every head file under pages/ (files.head_files)."""
