@@ -35,8 +35,7 @@ import tantivy as T
 
 from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.index.generations import GenerationIndex, fatal, writer_busy
-from pcp_cli.index.text import index_terms
-from pcp_cli.index.text import terms as analyze_terms
+from pcp_cli.index.text import index_terms, matched_fields
 from pcp_cli.index.types import (
     ENGINE_FORMATS,
     IndexDoc,
@@ -477,10 +476,7 @@ class SearchIndex(GenerationIndex):
         Raises UsageError for a malformed query, IndexNeedsRebuild when the index cannot be
         trusted.
         """
-        if sort not in ("relevance", "newest", "oldest"):
-            raise UsageError(f"Unknown sort {sort!r}.", hint="Use relevance, newest or oldest.")
-        if limit < 1:
-            raise UsageError("The limit must be at least 1.")
+        self._check_search(sort, limit)
         self._require()
         parsed = _parse(query)
         if _is_null(parsed):
@@ -515,7 +511,7 @@ class SearchIndex(GenerationIndex):
                     namespace=hit[4], origin=hit[5], sensitivity=hit[6],
                     lifecycle_status=hit[7], review_status=hit[8], timestamp=hit[9],
                     mtime_ns=hit[10], score_raw=raw, score=normalize_score(raw),
-                    matched_fields=_matched_fields(matched.get(hit[1], ()), hit[11]),
+                    matched_fields=matched_fields(matched.get(hit[1], ()), hit[11]),
                 ))
         except PcpError:
             raise
@@ -568,23 +564,6 @@ class SearchIndex(GenerationIndex):
         self._schema = None
 
 
-def _matched_fields(matched: Iterable[tuple[str, str]], title: str) -> tuple[str, ...]:
-    """Which fields matched (as the whoosh engine reports them): `body` holds the title too,
-    so its matches are split by whether the term is one of the title's."""
-    fields: set[str] = set()
-    body_terms = set()
-    for fn, term in matched:
-        if fn == "body":
-            body_terms.add(term)
-        else:
-            fields.add(fn)
-    if body_terms:
-        in_title = body_terms & set(analyze_terms(title))
-        if in_title:
-            fields.add("title")
-        if body_terms - in_title:
-            fields.add("body")
-    return tuple(sorted(fields))
 
 
 __all__ = ["ENGINE", "SearchIndex", "make_schema"]

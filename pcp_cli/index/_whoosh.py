@@ -44,7 +44,6 @@ from pcp_cli.index.query import (  # noqa: E402
     ExactFieldsUnscored,
     explicit_or,
     filter_query,
-    matched_fields,
     ns_tree,
     restrict,
 )
@@ -53,6 +52,7 @@ from pcp_cli.index.text import (  # noqa: E402
     analyze,
     check_and_rewrite_query,
     learn_words,
+    matched_fields,
 )
 from pcp_cli.index.text import positions as term_positions  # noqa: E402
 from pcp_cli.index.types import (  # noqa: E402
@@ -512,10 +512,7 @@ class SearchIndex(GenerationIndex):
         Raises UsageError for a malformed query, IndexNeedsRebuild when the index cannot be
         trusted.
         """
-        if sort not in ("relevance", "newest", "oldest"):
-            raise UsageError(f"Unknown sort {sort!r}.", hint="Use relevance, newest or oldest.")
-        if limit < 1:
-            raise UsageError("The limit must be at least 1.")
+        self._check_search(sort, limit)
         self._require()
         user_q = self._parse(query)
         if isinstance(user_q, Q.NullQuery.__class__) or user_q is Q.NullQuery:
@@ -567,7 +564,7 @@ class SearchIndex(GenerationIndex):
             hits = []
             for docnum, raw in ranked:
                 stored = searcher.stored_fields(docnum)["hit"]
-                fields = matched_fields(matched.get(docnum, ()), asked_fields, stored[11])
+                fields = matched_fields(matched.get(docnum, ()), stored[11], asked_fields)
                 hits.append(
                     IndexHit(
                         page_id=stored[0],

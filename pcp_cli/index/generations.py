@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.errors import IndexUnavailable
+from pcp_cli.errors import IndexUnavailable, UsageError
 from pcp_cli.index.types import IndexDoc, IndexNeedsRebuild
 
 META = "meta.json"
@@ -144,6 +144,15 @@ class GenerationIndex:
         self._meta: dict[str, Any] = {}
         self._ix: Any = None
         self._meta_stat: tuple[int, int, int] | None = None
+
+    @staticmethod
+    def _check_search(sort: str, limit: int) -> None:
+        """UsageError for a search neither engine can run: `sort` is "relevance", "newest" or
+        "oldest", `limit` at least 1."""
+        if sort not in ("relevance", "newest", "oldest"):
+            raise UsageError(f"Unknown sort {sort!r}.", hint="Use relevance, newest or oldest.")
+        if limit < 1:
+            raise UsageError("The limit must be at least 1.")
 
     # -- what an engine supplies
     def _open(self, generation: Path) -> tuple[Any, int]:

@@ -53,7 +53,6 @@ from whoosh.qparser.syntax import GroupNode  # noqa: E402
 
 from pcp_cli.errors import UsageError  # noqa: E402
 from pcp_cli.index.text import TEXT_FIELDS  # noqa: E402
-from pcp_cli.index.text import terms as analyze_terms  # noqa: E402
 from pcp_cli.index.types import IndexFilter, filter_axes, time_bounds  # noqa: E402
 
 # The fields plain words search, and the ones a hit can report as matched.
@@ -138,8 +137,6 @@ def restrict(q: Q.Query) -> Q.Query:
     return Q.AndNot(positive, excluded[0] if len(excluded) == 1 else Q.Or(excluded))
 
 
-
-
 def any_of(field: str, values: Iterable[str]) -> Q.Query:
     terms = [Q.Term(field, v) for v in values]
     return terms[0] if len(terms) == 1 else Q.Or(terms)
@@ -160,29 +157,6 @@ def filter_query(f: IndexFilter) -> tuple[Q.Query | None, Q.Query | None] | None
     constraint = None if not parts else parts[0] if len(parts) == 1 else Q.And(parts)
     excluded = any_of("type", f.exclude_types) if f.exclude_types else None
     return constraint, excluded
-
-
-def matched_fields(
-    matched: Iterable[tuple[str, bytes]], asked_fields: set[str], title: str
-) -> tuple[str, ...]:
-    """Which fields matched. `body` holds the title too, so split its matches by whether the
-    term is one of the title's."""
-    fields: set[str] = set()
-    body_terms = set()
-    for fn, term in matched:
-        if fn not in asked_fields:
-            continue
-        if fn == "body":
-            body_terms.add(term.decode("utf-8") if isinstance(term, bytes) else term)
-        else:
-            fields.add(fn)
-    if body_terms:
-        in_title = body_terms & set(analyze_terms(title))
-        if in_title:
-            fields.add("title")
-        if body_terms - in_title:
-            fields.add("body")
-    return tuple(sorted(fields))
 
 
 def ns_tree(namespace: str) -> str:

@@ -10,7 +10,7 @@ anywhere inside a sentence. A CJK run of one character is kept as a unigram.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 
 from pcp_cli.errors import UsageError
@@ -395,3 +395,26 @@ def make_snippet(
         for s, e, _ in _find(pattern, stems, body):
             spans.append((s + offset, e + offset))
     return snippet, spans
+
+
+def matched_fields(matched: Iterable[tuple[str, str | bytes]], title: str,
+                   asked_fields: Collection[str] | None = None) -> tuple[str, ...]:
+    """Which fields matched (among `asked_fields`, default all), as both engines report them.
+    `body` holds the title too, so its matches are split by whether the term is one of the
+    title's."""
+    fields: set[str] = set()
+    body_terms = set()
+    for fn, term in matched:
+        if asked_fields is not None and fn not in asked_fields:
+            continue
+        if fn == "body":
+            body_terms.add(term.decode("utf-8") if isinstance(term, bytes) else term)
+        else:
+            fields.add(fn)
+    if body_terms:
+        in_title = body_terms & set(terms(title))
+        if in_title:
+            fields.add("title")
+        if body_terms - in_title:
+            fields.add("body")
+    return tuple(sorted(fields))
