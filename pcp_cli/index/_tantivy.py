@@ -33,7 +33,7 @@ from typing import Any
 
 import tantivy as T
 
-from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.errors import UsageError
 from pcp_cli.index.generations import GenerationIndex, fatal, writer_busy
 from pcp_cli.index.text import index_terms, matched_fields
 from pcp_cli.index.types import (
@@ -482,7 +482,7 @@ class SearchIndex(GenerationIndex):
         if _is_null(parsed):
             return []  # only stop words: nothing to look for
         flt = filter or IndexFilter()
-        try:
+        with self._reading():
             self._refresh()
             clauses = self._filter_clauses(flt)
             if clauses is None:
@@ -513,12 +513,6 @@ class SearchIndex(GenerationIndex):
                     mtime_ns=hit[10], score_raw=raw, score=normalize_score(raw),
                     matched_fields=matched_fields(matched.get(hit[1], ()), hit[11]),
                 ))
-        except PcpError:
-            raise
-        except BaseException as exc:
-            if fatal(exc):
-                raise
-            raise self._broken(exc) from exc
         return hits
 
     def _matched(self, asked: set[tuple[str, str]], paths: list[str]) -> dict[str, list[Any]]:
@@ -541,7 +535,7 @@ class SearchIndex(GenerationIndex):
     def stamps(self) -> dict[str, IndexStamp]:
         """path -> (revision_id, mtime_ns) of every indexed document, to diff with the store."""
         self._require()
-        try:
+        with self._reading():
             self._refresh()
             searcher = self._searcher()
             n = searcher.num_docs
@@ -551,12 +545,6 @@ class SearchIndex(GenerationIndex):
                     hit = json.loads(searcher.doc(addr)["hit"][0])
                     out[hit[1]] = IndexStamp(hit[2], hit[10])
             return out
-        except PcpError:
-            raise
-        except BaseException as exc:
-            if fatal(exc):
-                raise
-            raise self._broken(exc) from exc
 
     def close(self) -> None:
         self._cache.clear()

@@ -36,7 +36,7 @@ from whoosh.index import LockError  # noqa: E402
 from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
 
-from pcp_cli.errors import PcpError, UsageError  # noqa: E402
+from pcp_cli.errors import UsageError  # noqa: E402
 from pcp_cli.index.generations import LOCK, META, GenerationIndex, writer_busy  # noqa: E402
 from pcp_cli.index.query import (  # noqa: E402
     DEFAULT_FIELDS,
@@ -522,7 +522,7 @@ class SearchIndex(GenerationIndex):
             return []
         asked = {(fn, t) for fn, t in user_q.iter_all_terms()}
         asked_fields = {fn for fn, _ in asked}
-        try:
+        with self._reading():
             searcher = self._get_searcher()
             # The docnums of each posting block decoded by this search, by block, so that
             # working out the hits' matched fields decodes none twice; dropped after it.
@@ -583,23 +583,17 @@ class SearchIndex(GenerationIndex):
                         matched_fields=fields,
                     )
                 )
-        except PcpError:
-            raise
-        except Exception as exc:
-            raise self._broken(exc) from exc
         return hits
 
     def stamps(self) -> dict[str, IndexStamp]:
         """path -> (revision_id, mtime_ns) of every indexed document, to diff with the store."""
         self._require()
-        try:
+        with self._reading():
             reader = self._get_searcher().reader()
             return {
                 s["hit"][1]: IndexStamp(s["hit"][2], s["hit"][10])
                 for s in reader.all_stored_fields()
             }
-        except Exception as exc:
-            raise self._broken(exc) from exc
 
     def close(self) -> None:
         if self._searcher is not None:

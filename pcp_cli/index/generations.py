@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.errors import IndexUnavailable, UsageError
+from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
 from pcp_cli.index.types import IndexDoc, IndexNeedsRebuild
 
 META = "meta.json"
@@ -387,6 +387,20 @@ class GenerationIndex:
     def _require(self) -> None:
         if self.needs_rebuild or self._ix is None:
             raise IndexNeedsRebuild(self.needs_rebuild or "the index is closed")
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Around a read of the index: pcp's own errors and fatal ones pass as they are;
+        anything else the engine raises means the index cannot be trusted (IndexNeedsRebuild,
+        and the index is closed until rebuilt)."""
+        try:
+            yield
+        except PcpError:
+            raise
+        except BaseException as exc:
+            if fatal(exc):
+                raise
+            raise self._broken(exc) from exc
 
     def _broken(self, exc: BaseException) -> IndexNeedsRebuild:
         self.needs_rebuild = f"it is damaged ({type(exc).__name__}: {exc})"
