@@ -32,6 +32,7 @@ import contextvars
 import ipaddress
 import json
 import logging
+import os
 import re
 import socket
 import threading
@@ -274,8 +275,6 @@ REFUSALS_PER_MINUTE = 30
 
 class RefusalCap:
     def __init__(self, per_minute: int | None = None, clock: Any = time.monotonic) -> None:
-        import os
-
         self.per_minute = per_minute if per_minute is not None else int(
             os.environ.get("PCP_AUDIT_REFUSALS_PER_MINUTE") or REFUSALS_PER_MINUTE)
         self._clock = clock
