@@ -274,27 +274,30 @@ REFUSALS_PER_MINUTE = 30
 
 
 class RefusalCap:
-    def __init__(self, per_minute: int | None = None, clock: Any = time.monotonic) -> None:
-        self.per_minute = per_minute if per_minute is not None else int(
-            os.environ.get("PCP_AUDIT_REFUSALS_PER_MINUTE") or REFUSALS_PER_MINUTE)
-        self._clock = clock
+    def __init__(self) -> None:
+        self.per_minute = int(os.environ.get("PCP_AUDIT_REFUSALS_PER_MINUTE")
+                              or REFUSALS_PER_MINUTE)
         self._window: float | None = None
         self._recorded = 0
-        self.skipped = 0
+        self._skipped = 0
         self._lock = threading.Lock()
 
     def admit(self) -> int | None:
         """None when this refusal is only counted; else how many went unrecorded before it."""
         with self._lock:
-            now = self._clock()
+            now = time.monotonic()
             if self._window is None or now - self._window >= 60.0:
                 self._window, self._recorded = now, 0
             if self._recorded >= self.per_minute:
-                self.skipped += 1
+                self._skipped += 1
                 return None
             self._recorded += 1
-            skipped, self.skipped = self.skipped, 0
-            return skipped
+            return self.take_skipped()
+
+    def take_skipped(self) -> int:
+        """How many refusals went unrecorded since the last record; counted from zero again."""
+        skipped, self._skipped = self._skipped, 0
+        return skipped
 
 
 def _jsonrpc_error(status: int, code: int, message: str, headers: dict[str, str] | None = None
@@ -356,10 +359,10 @@ class Guard:
 
     def record_unrecorded(self) -> None:
         """When the server stops: the refusals past the cap not yet counted in a record."""
-        if self.refusals.skipped:
+        skipped = self.refusals.take_skipped()
+        if skipped:
             self.record_refusal({"reason": "refusals past the per-minute cap",
-                                 "not_recorded": self.refusals.skipped})
-            self.refusals.skipped = 0
+                                 "not_recorded": skipped})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
