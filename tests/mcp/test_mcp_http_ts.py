@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.mcp.http_helpers import make_store, pcp, running_server, token
 
@@ -27,13 +28,15 @@ pytestmark = [
 
 
 def _install_sdk() -> None:
-    if SDK.exists():
-        return
-    npm = shutil.which("npm")
-    assert npm, "node is installed but npm is not: cannot install the TypeScript SDK"
-    out = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                         cwd=CLIENT_DIR, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, f"npm ci failed:\n{out.stderr[-2000:]}"
+    # pytest-xdist runs tests in several processes: one installs, the others wait for it.
+    with FileLock(CLIENT_DIR / ".npm-install.lock"):
+        if SDK.exists():
+            return
+        npm = shutil.which("npm")
+        assert npm, "node is installed but npm is not: cannot install the TypeScript SDK"
+        out = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                             cwd=CLIENT_DIR, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, f"npm ci failed:\n{out.stderr[-2000:]}"
 
 
 def test_the_typescript_sdk_client(tmp_path: Path) -> None:
