@@ -1026,7 +1026,7 @@ def import_path(
     when the path cannot be recognised or read at all; failed items are in the summary.
     """
     _check_enum("format", format, IMPORT_FORMATS)
-    from pcp_cli.adapters.writer import import_source
+    from pcp_cli.adapters.importer import import_source
 
     summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
                             progress=progress)
@@ -1160,7 +1160,6 @@ from pcp_cli.profile_ops import (  # noqa: E402
     profile_markdown_text,
     profile_object,
     profile_without_catalog,
-    propose_keystone,
     reject_proposal,
     review_queue,
     write_agents_md,
@@ -1184,6 +1183,16 @@ __all__ += [
     "review_queue",
     "write_agents_md",
 ]
+
+
+def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
+                     **options: Any) -> WriteResult:
+    """A keystone that waits in the review queue until the person accepts it.
+
+    Takes the options of `add_keystone`. A proposal that names `supersedes` changes nothing
+    about the old keystone until it is accepted.
+    """
+    return add_keystone(store, content, proposed=True, actor=actor, **options)
 
 
 def profile_text(store: Store, format: str = "json", *,
