@@ -32,6 +32,8 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "click": ("cli/",),
     "numpy": ("semantic/",),
     "wordllama": ("semantic/",),
+    "tomlkit": ("capture/agents.py",),
+    "watchdog": ("capture/watch.py",),
 }
 
 
