@@ -18,7 +18,7 @@ from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
-from pcp_cli.store.store import Store, WriteResult
+from pcp_cli.store.store import Store, WriteResult, page_id_for_key
 
 PROFILE_PAGE_ID = "profile"
 SERVED_SENSITIVITIES = vocab.SERVED_SENSITIVITIES
@@ -1031,8 +1031,23 @@ def import_path(
     summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
                             progress=progress)
     if not dry_run:
+        from pcp_cli.store import sources
+
+        sources.record(store.layout.local, path, summary.get("format") or format)
         _after_import(store)
     return summary
+
+
+def imported_page_id(key: str) -> str:
+    """The page an importer writes for the source key `key` (`markdown:<path in the vault>`)."""
+    return page_id_for_key(key)
+
+
+def import_sources(store: Store) -> dict[str, dict[str, Any]]:
+    """The folders earlier imports read on this device: path -> {"format", "last_import"}."""
+    from pcp_cli.store import sources
+
+    return sources.recorded(store.layout.local)
 
 
 def _after_import(store: Store) -> None:

@@ -229,9 +229,13 @@ def work(root: Path) -> int:
             lock.acquire(timeout=0)
         except Timeout:
             return done  # the worker holding it imports what we would have
+        pid_file = hooks_dir(root) / "worker.pid"
         try:
+            pid_file.write_text(f"{os.getpid()}\n")
             done += _drain(root, tried)
         finally:
+            with contextlib.suppress(OSError):
+                pid_file.unlink()
             lock.release()
         # an entry written after the last look, whose own worker found the lock held
         if not {p.name for p, _ in queued(root)} - tried:
@@ -286,6 +290,16 @@ def _drain(root: Path, tried: set[str]) -> int:
     return done
 
 
+def worker_pid(root: Path) -> int | None:
+    """The pid of the worker importing now, if one is (a killed one leaves its file behind)."""
+    try:
+        pid = int((hooks_dir(root) / "worker.pid").read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
 def status(root: Path) -> dict[str, Any]:
     """What is queued, what keeps failing, and the log's last lines."""
     fails = failures(root)
@@ -296,6 +310,6 @@ def status(root: Path) -> dict[str, Any]:
         tail = log_path.read_text("utf-8", errors="replace").splitlines()[-5:]
     except OSError:
         tail = []
-    return {"queued": len(entries), "sessions_waiting": sessions,
+    return {"queued": len(entries), "sessions_waiting": sessions, "worker": worker_pid(root),
             "failing": [dict(v) for _, v in sorted(fails.items())],
             "log": str(log_path), "log_tail": tail}
