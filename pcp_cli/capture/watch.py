@@ -12,9 +12,11 @@ inotify alone, to skip a scan; this one watches the person's source folders to i
 - A session folder (`~/.claude/projects`, `~/.codex/sessions`): each changed `.jsonl` is
   imported alone (only its new events are stored).
 - A Markdown vault: a changed or new note is imported with the whole vault (its pages are
-  keyed by their path in it, so unchanged notes cost a stat and a hash). A note deleted, or
-  renamed away, is never lost: its page is archived with a note saying so, and stays in the
-  store with its history (`pcp show`, `--include-archived`).
+  keyed by their path in it, so unchanged notes cost a stat and a hash). Nothing is lost: a
+  deleted note's page is archived with a note saying so; a renamed note's new page
+  supersedes the old one (lifecycle `superseded`, a `supersedes` relation between them).
+  Both stay in the store with their history (`pcp show`, `pcp ls --status ...`). The page id
+  changes on a rename: the Markdown importer keys a page by its path in the vault.
 """
 
 from __future__ import annotations
@@ -57,11 +59,17 @@ class _Handler:
     def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
 
+    # Not "opened" or "closed_no_write": an import reads the files it watches, and those
+    # events would start the next import, forever.
+    CHANGES = ("created", "modified", "moved", "deleted", "closed")
+
     def dispatch(self, event: Any) -> None:
-        if event.is_directory and event.event_type not in ("moved", "deleted"):
+        if event.event_type not in self.CHANGES or (
+                event.is_directory and event.event_type not in ("moved", "deleted")):
             return
-        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-        self.watcher.note([Path(str(p)) for p in paths if p])
+        paths = [Path(str(p)) for p in (event.src_path, getattr(event, "dest_path", ""))
+                 if p]
+        self.watcher.note(paths, moved=event.event_type == "moved" and len(paths) == 2)
 
 
 class Watcher:
@@ -76,9 +84,12 @@ class Watcher:
         self.pending: dict[Path, tuple[tuple[int, int] | None, float]] = {}
         self.busy = False
         self.stopping = False
+        self.moves: dict[Path, Path] = {}  # a renamed file's new path -> its old one
 
-    def note(self, paths: list[Path]) -> None:
+    def note(self, paths: list[Path], moved: bool = False) -> None:
         with self.lock:
+            if moved:
+                self.moves[paths[1]] = paths[0]
             for path in paths:
                 if self._folder_of(path) is not None and _wanted(path, self._fmt(path)):
                     self.pending[path] = (None, time.monotonic())
@@ -130,13 +141,37 @@ class Watcher:
                             if path.exists():
                                 self._report(path, api.import_path(store, path, format=fmt))
                         continue
+                    with self.lock:
+                        renamed = {new: self.moves.pop(new) for new in changed
+                                   if new in self.moves}
                     gone = [p for p in changed if not p.exists()]
                     if any(p.exists() for p in changed):
                         self._report(folder, api.import_path(store, folder, format=fmt))
+                    for new, old in renamed.items():
+                        if new.exists() and not old.exists():
+                            self._renamed(store, folder, old, new)
                     for path in gone:
                         self._archive(store, folder, path)
             except PcpError as exc:
                 self.say(f"watch: {folder}: {exc.message}")
+
+    def _renamed(self, store: Any, folder: Path, old: Path, new: Path) -> None:
+        """A note renamed in the vault: its new page supersedes the old one (linked, the old
+        page kept with its history). The page id is the new path's: pages are keyed by their
+        path in the vault."""
+        from pcp_cli import api
+
+        old_rel, new_rel = (p.relative_to(folder).as_posix() for p in (old, new))
+        old_id = api.imported_page_id(f"markdown:{old_rel}")
+        new_id = api.imported_page_id(f"markdown:{new_rel}")
+        if old_id == new_id or not (store.page_exists(old_id) and store.page_exists(new_id)):
+            return
+        if store.current(old_id).state.lifecycle_status != "active":
+            return
+        api.set_lifecycle(store, old_id, "superseded", reason=f"{old_rel} was renamed to "
+                          f"{new_rel} in {folder}")
+        api.link_pages(store, new_id, "supersedes", old_id, note=f"renamed from {old_rel}")
+        self.say(f"{new_id} supersedes {old_id} ({old_rel} renamed to {new_rel})")
 
     def _archive(self, store: Any, folder: Path, path: Path) -> None:
         """A note that left the vault: its page is archived (kept, with its history)."""
