@@ -68,7 +68,7 @@ def hooks_uninstall(
     emit(out, as_json, human)
 
 
-@hooks_app.command("status")
+@hooks_app.command("status", epilog=examples("pcp hooks status", "pcp hooks status --json"))
 def hooks_status(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Which agents run pcp's hook, what is waiting to be imported, and what keeps failing
     (retried by every later hook run until it succeeds)."""
@@ -94,10 +94,12 @@ def hooks_status(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @hooks_app.command("run", context_settings={"allow_extra_args": True,
-                                            "ignore_unknown_options": True})
+                                            "ignore_unknown_options": True},
+                   epilog=examples("pcp-cli hooks run claude-code --store ~/context < event.json"))
 def hooks_run(ctx: typer.Context, agent: Annotated[str | None, typer.Argument(
         metavar="AGENT", help="claude-code or codex.")] = None,
-        store_path: Annotated[str | None, typer.Option("--store", metavar="PATH")] = None,
+        store_path: Annotated[str | None, typer.Option(
+            "--store", metavar="PATH", help="The store (recorded at install).")] = None,
 ) -> None:
     """What the agent runs when a session ends (you do not): notes the session and returns at
     once; the import runs in the background. Always exits 0."""
@@ -107,7 +109,7 @@ def hooks_run(ctx: typer.Context, agent: Annotated[str | None, typer.Argument(
                     + list(ctx.args))
 
 
-@hooks_app.command("work", hidden=True)
+@hooks_app.command("work", epilog=examples("pcp-cli hooks work --store ~/context"))
 def hooks_work(store_path: StoreOpt = None) -> None:
     """The background import the hook starts (one at a time per store)."""
     from pcp_cli.capture import queue
@@ -120,9 +122,7 @@ def hooks_work(store_path: StoreOpt = None) -> None:
 
 
 def watch(
-    paths: Annotated[list[str] | None, typer.Argument(
-        metavar="[PATH]...", help="Folders to watch (default: the sources earlier imports "
-        "recorded).")] = None,
+    ctx: typer.Context,
     poll: Annotated[bool, typer.Option(
         "--poll", help="Poll the folders instead of using file-system events.")] = False,
     settle: Annotated[float, typer.Option(
@@ -131,14 +131,16 @@ def watch(
     store_path: StoreOpt = None,
 ) -> None:
     """Keep importing what changes in the named folders (a Markdown vault, ~/.claude/projects,
-    ~/.codex/sessions), until Ctrl-C or SIGTERM."""
+    ~/.codex/sessions; default: the folders earlier imports read), until Ctrl-C or SIGTERM."""
+    # PATH... are extra arguments: typer would show a list argument's Python type in --help
     from pcp_cli.capture.watch import watch_folders
 
-    watch_folders(_store_root(store_path), paths or [], poll=poll, settle=settle,
+    watch_folders(_store_root(store_path), list(ctx.args), poll=poll, settle=settle,
                   say=note)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(hooks_app, name="hooks")
-    app.command("watch", epilog=examples(
+    app.command("watch", context_settings={"allow_extra_args": True},
+                options_metavar="[OPTIONS] [PATH]...", epilog=examples(
         "pcp watch ~/notes ~/.claude/projects", "pcp watch --poll /mnt/share/vault"))(watch)
