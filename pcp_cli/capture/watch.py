@@ -252,9 +252,11 @@ def watch_folders(root: Path, paths: list[str], *, poll: bool = False, settle: f
     watcher = Watcher(root, folders, settle=settle, say=say)
 
     def stop(signum: int, frame: Any) -> None:
-        watcher.stopping = True
+        # an import under way finishes first; a second signal does not wait (imports are
+        # idempotent: the next one finishes what a stopped one began)
+        again, watcher.stopping = watcher.stopping, True
         watcher.wake.set()
-        if not watcher.busy:
+        if again or not watcher.busy:
             raise KeyboardInterrupt
 
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
