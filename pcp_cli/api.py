@@ -18,7 +18,7 @@ from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
-from pcp_cli.store.store import Store, WriteResult
+from pcp_cli.store.store import Store, WriteResult, page_id_for_key
 
 PROFILE_PAGE_ID = "profile"
 SERVED_SENSITIVITIES = vocab.SERVED_SENSITIVITIES
@@ -1026,13 +1026,28 @@ def import_path(
     when the path cannot be recognised or read at all; failed items are in the summary.
     """
     _check_enum("format", format, IMPORT_FORMATS)
-    from pcp_cli.adapters.writer import import_source
+    from pcp_cli.adapters.importer import import_source
 
     summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
                             progress=progress)
     if not dry_run:
+        from pcp_cli.store import sources
+
+        sources.record(store.layout.local, path, summary.get("format") or format)
         _after_import(store)
     return summary
+
+
+def imported_page_id(key: str) -> str:
+    """The page an importer writes for the source key `key` (`markdown:<path in the vault>`)."""
+    return page_id_for_key(key)
+
+
+def import_sources(store: Store) -> dict[str, dict[str, Any]]:
+    """The folders earlier imports read on this device: path -> {"format", "last_import"}."""
+    from pcp_cli.store import sources
+
+    return sources.recorded(store.layout.local)
 
 
 def _after_import(store: Store) -> None:
@@ -1160,7 +1175,6 @@ from pcp_cli.profile_ops import (  # noqa: E402
     profile_markdown_text,
     profile_object,
     profile_without_catalog,
-    propose_keystone,
     reject_proposal,
     review_queue,
     write_agents_md,
@@ -1184,6 +1198,16 @@ __all__ += [
     "review_queue",
     "write_agents_md",
 ]
+
+
+def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
+                     **options: Any) -> WriteResult:
+    """A keystone that waits in the review queue until the person accepts it.
+
+    Takes the options of `add_keystone`. A proposal that names `supersedes` changes nothing
+    about the old keystone until it is accepted.
+    """
+    return add_keystone(store, content, proposed=True, actor=actor, **options)
 
 
 def profile_text(store: Store, format: str = "json", *,

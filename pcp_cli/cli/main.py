@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.export",
     "pcp_cli.cli.review",
     "pcp_cli.cli.search",
+    "pcp_cli.cli.hooks",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -61,6 +62,7 @@ COMMAND_MODULE = {
     "export": "pcp_cli.cli.export",
     "review": "pcp_cli.cli.review",
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
+    **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
 }
 
 STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
@@ -433,6 +435,12 @@ def _fast_command(args: list[str]) -> int | None:
     """
     if args and args[0] == "search":
         return _fast_search(args[1:])
+    if args[:2] == ["hooks", "run"] and not {"-h", "--help"} & set(args):
+        # What a coding agent runs at the end of every session: it must return at once and
+        # never exit 2 (Claude Code's "block"), which typer does on a usage error.
+        from pcp_cli.capture.queue import hook_main
+
+        return hook_main(args[2:])
     if not args or args[0] != "export":
         return None
     fmt: str | None = None
