@@ -1,5 +1,6 @@
-"""The folders this device imported from (`.pcp/sources.json`): what `pcp watch` watches when
-it is given no folder.
+"""The folders this device imported from (`.pcp/imported-sources.json`): what `pcp watch`
+watches when it is given no folder. (Not `.pcp/sources.json`: in a store's folder that name is
+the PCP device registry's project file, `./.pcp/sources.json`.)
 
 Per device and derived, like everything under `.pcp/`: a path means something on this
 machine only. A folder is recorded by its first successful import and keeps its format;
@@ -16,7 +17,7 @@ from typing import Any
 
 from pcp_cli.store.atomic import write_atomic
 
-FILE = "sources.json"
+FILE = "imported-sources.json"
 
 
 def recorded(local: Path) -> dict[str, dict[str, Any]]:
