@@ -149,7 +149,7 @@ def register(app: typer.Typer) -> None:
     def _grouped(store: Any, data: dict[str, Any], sources: list[str],
                  arguments: dict[str, Any], timeout: float, as_json: bool,
                  shorten: Callable[[str], str]) -> None:
-        grouped = fan_out(store, sources, "pcp_search", arguments, data, timeout)
+        grouped = fan_out(store, sources, "pcp_search", arguments, data, timeout, as_json)
         show_groups(grouped, as_json, "results",
                     lambda found, local: _print_results(found, shorten if local else str))
 

@@ -128,20 +128,23 @@ def _own_store_id() -> str | None:
 
 
 def fan_out(store: Any, selection: list[str], tool: str, arguments: dict[str, Any],
-            local: dict[str, Any], timeout: float) -> dict[str, Any]:
+            local: dict[str, Any], timeout: float, as_json: bool) -> dict[str, Any]:
     """`--sources`: this store's answer `local` as the first group, then one group per other
-    selected source. `{schema_version, sources: [group]}`; see docs/mcp.md."""
+    selected source. `{schema_version, sources: [group], problems}`; see docs/mcp.md."""
     from pcp_cli.mcp import commands
 
+    if "limit" in arguments:  # what this store really used (capped), never a refusal there
+        arguments = {**arguments, "limit": local["filters_applied"].get("limit")
+                     or arguments["limit"]}
     asked = commands.query_sources(selection, tool, arguments, timeout=timeout,
                                    own_store_id=store.manifest.store_id)
     mine = asked["this_store"] or {"id": "this-store", "name": str(store.root)}
     answer = {k: v for k, v in local.items() if k != "schema_version"}
     first = {"source": {**mine, "transport": "local"}, "status": "ok", "error": None, **answer}
-    for problem in asked["problems"]:
+    for problem in asked["problems"] if not as_json else ():  # stderr stays JSON under --json
         note(problem)
     return {"schema_version": local.get("schema_version", "1.0"),
-            "sources": [first, *asked["groups"]]}
+            "sources": [first, *asked["groups"]], "problems": asked["problems"]}
 
 
 def show_groups(data: dict[str, Any], as_json: bool, items: str,

@@ -88,7 +88,8 @@ def timeline_list(
         if sources:
             remote = {k: v for k, v in {"from": from_, "to": to, "query": query,
                                         "limit": limit}.items() if v is not None}
-            grouped = fan_out(store, sources, "pcp_get_timeline", remote, data, source_timeout)
+            grouped = fan_out(store, sources, "pcp_get_timeline", remote, data,
+                              source_timeout, as_json)
     if sources:
         show_groups(grouped, as_json, "events", lambda found, local: _events(
             found, shorten if local else str))

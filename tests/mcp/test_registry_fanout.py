@@ -153,6 +153,10 @@ def test_the_options_a_source_understands_travel_and_failures_go_to_stderr(
                 "--json", "--store", str(device["ada"])).json
     assert by_id(asked)["mini"]["filters_applied"] == {
         "limit": 3, "engine": "mini-grep", "include_sensitive": True}
+    # a limit past the cap: each source gets what this store used (25), never a refusal
+    capped = cli("search", "tide", "--sources", "mini", "--limit", "40", "--json", "--store",
+                 str(device["ada"])).json
+    assert [g["filters_applied"]["limit"] for g in capped["sources"]] == [25, 25]
 
 
 def test_timeline_list_asks_the_registered_sources_too(device: dict[str, Path]) -> None:
