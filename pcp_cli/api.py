@@ -1288,6 +1288,9 @@ def set_client_grants(store: Store, clients: dict[str, Any]) -> None:
 
 
 # -- the PCP device registry (~/.pcp/sources.json) --------------------------------------------
+from pcp_cli.registry import PLACEHOLDER as REGISTRY_PLACEHOLDER  # noqa: E402,F401
+
+
 def registered_sources() -> dict[str, Any]:
     """`pcp sources`: the registry's sources, global then project-local (`pcp_cli.registry`)."""
     from pcp_cli.registry import read_sources

@@ -28,6 +28,9 @@ VERSION = "1.0"
 FILE_NAME = "sources.json"
 EXT = "org.pcp-cli"  # our key under an entry's `extensions`: which store the entry serves
 TRANSPORTS = ("stdio", "http")
+# How a header value to fill in starts (`pcp register --transport http`, `pcp mcp-config
+# --http`): `<token from: pcp grant token CLIENT>`.
+PLACEHOLDER = "<token from:"
 
 
 def global_path() -> Path:
@@ -126,8 +129,9 @@ def check_entry(entry: dict[str, Any]) -> None:
 
 def register(path: Path, entry: dict[str, Any]) -> dict[str, Any]:
     """Write `entry` (a pcp store's own, `extensions[EXT].store_id` naming the store) into the
-    registry at `path`: in place of this store's earlier entry, else appended. An id that
-    another source already uses is refused. Returns `{path, entry, replaced}`."""
+    registry at `path`: in place of this store's earlier entry (keeping what the person added
+    to it, see `_keeping`), else appended. An id that another source already uses is refused.
+    Returns `{path, entry, replaced}`."""
     check_entry(entry)
     store_id = store_of(entry)
     with _locked(path):
@@ -145,6 +149,7 @@ def register(path: Path, entry: dict[str, Any]) -> dict[str, Any]:
                              "that is not this store",
                              hint="pick another with --id ID, or remove that entry first")
         if mine:
+            entry = _keeping(sources[mine[0]], entry)
             sources[mine[0]] = entry
             for extra in reversed(mine[1:]):  # this store twice (by hand): keep one
                 del sources[extra]
@@ -152,6 +157,23 @@ def register(path: Path, entry: dict[str, Any]) -> dict[str, Any]:
             sources.append(entry)
         _write(path, data, created)
     return {"path": str(path), "entry": entry, "replaced": bool(mine)}
+
+
+def _keeping(old: Any, new: dict[str, Any]) -> dict[str, Any]:
+    """This store's new entry, keeping what the person added to its old one: other
+    `extensions` keys, and a header value they put in place of pcp's token placeholder."""
+    if not isinstance(old, dict):
+        return new
+    merged = dict(new)
+    extensions = old.get("extensions")
+    if isinstance(extensions, dict):
+        merged["extensions"] = {**extensions, **(new.get("extensions") or {})}
+    headers, before = new.get("headers"), old.get("headers")
+    if isinstance(headers, dict) and isinstance(before, dict):
+        merged["headers"] = {
+            name: before[name] if PLACEHOLDER in value and isinstance(before.get(name), str)
+            and PLACEHOLDER not in before[name] else value for name, value in headers.items()}
+    return merged
 
 
 def unregister(path: Path, store_id: str, source_id: str | None = None) -> dict[str, Any]:

@@ -70,6 +70,16 @@ def test_register_writes_a_first_party_entry_valid_against_the_schema(store: Pat
     assert entry["url"] == "http://127.0.0.1:8765/mcp" and entry["name"] == "Ada over HTTP"
     assert "pcp grant token laptop" in entry["headers"]["Authorization"]
     assert "command" not in entry
+    # what the person put in their entry survives registering again: the token, their keys
+    entry["headers"]["Authorization"] = "Bearer pcp_t_real"
+    entry["extensions"]["com.example.mine"] = {"colour": "teal"}
+    registry_file().write_text(json.dumps(data), "utf-8")
+    assert cli("register", "--transport", "http", "--client", "laptop", "--store",
+               str(store)).code == 0
+    [entry] = json.loads(registry_file().read_text("utf-8"))["sources"]
+    assert entry["headers"] == {"Authorization": "Bearer pcp_t_real"}
+    assert entry["extensions"]["com.example.mine"] == {"colour": "teal"}
+    assert entry["name"] == "pcp: store"  # what pcp writes is pcp's: back to its default
 
 
 def test_register_and_unregister_keep_everything_else_in_a_hand_written_file(

@@ -29,7 +29,7 @@ from pcp_cli.mcp.grants import (
 )
 
 CONFIG_TARGETS = ("claude-desktop", "cursor", "claude-code", "vscode", "json")
-TOKEN_PLACEHOLDER = "<token from: pcp grant token {client}>"
+TOKEN_PLACEHOLDER = api.REGISTRY_PLACEHOLDER + " pcp grant token {client}>"
 
 
 # -- serving ----------------------------------------------------------------------------------

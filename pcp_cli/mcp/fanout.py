@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-PLACEHOLDER_MARK = "<token from:"  # what `pcp register --transport http` writes until replaced
+from pcp_cli import api
 
 
 def describe(entry: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +83,7 @@ async def _call(entry: dict[str, Any], tool: str, arguments: dict[str, Any],
             result = await client.call_tool(tool, arguments)
         return _answer(result)
     headers = {str(k): str(v) for k, v in (entry.get("headers") or {}).items()}
-    if any(PLACEHOLDER_MARK in value for value in headers.values()):
+    if any(api.REGISTRY_PLACEHOLDER in value for value in headers.values()):
         raise SourceFailed("its headers still hold the token placeholder: put the token from "
                            "`pcp grant token CLIENT` in the registry entry")
     from mcp.client.streamable_http import streamable_http_client
