@@ -184,6 +184,10 @@ def test_no_registry_and_no_sources_selected(store: Path) -> None:
     empty = cli("sources", "--json")
     assert empty.code == 0 and empty.json["sources"] == []
     assert not registry_file().exists()  # reading never creates it
+    alone = cli("search", "x", "--sources", "all", "--store", str(store))
+    assert alone.code == 0 and "No other registered source to ask" in alone.stderr
+    assert cli("search", "x", "--sources", "all", "--json", "--store",
+               str(store)).json["sources"][0]["source"]["id"] == "this-store"
     unknown = cli("search", "x", "--sources", "nosuch", "--store", str(store))
     assert unknown.code == 2 and "no registered source 'nosuch'" in unknown.stderr
     bad = cli("register", "--transport", "carrier-pigeon", "--store", str(store))

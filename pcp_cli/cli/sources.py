@@ -143,6 +143,9 @@ def fan_out(store: Any, selection: list[str], tool: str, arguments: dict[str, An
     first = {"source": {**mine, "transport": "local"}, "status": "ok", "error": None, **answer}
     for problem in asked["problems"] if not as_json else ():  # stderr stays JSON under --json
         note(problem)
+    if not asked["groups"] and not as_json:
+        note("No other registered source to ask (`pcp sources` lists them; `pcp register`, "
+             "run in another store, adds it).")
     return {"schema_version": local.get("schema_version", "1.0"),
             "sources": [first, *asked["groups"]], "problems": asked["problems"]}
 
