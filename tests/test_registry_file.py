@@ -192,3 +192,24 @@ def test_no_registry_and_no_sources_selected(store: Path) -> None:
     assert unknown.code == 2 and "no registered source 'nosuch'" in unknown.stderr
     bad = cli("register", "--transport", "carrier-pigeon", "--store", str(store))
     assert bad.code == 2 and not registry_file().exists()
+
+
+@pytest.mark.slow
+def test_stores_registering_at_the_same_time_all_end_up_in_the_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    roots = [tmp_path / f"store{n}" for n in range(4)]
+    for root in roots:
+        assert cli("init", str(root), "--owner", root.name).code == 0
+    env = {**os.environ}
+    env.pop("PCP_STORE", None)
+    procs = [subprocess.Popen([sys.executable, "-m", "pcp_cli", "register", "--store",
+                               str(root)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE) for root in roots]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    data = json.loads(registry_file().read_text("utf-8"))
+    assert sorted(s["id"] for s in data["sources"]) == [f"pcp-store{n}" for n in range(4)]
+    assert schema_errors(data) == []
