@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from pcp_cli.store.store import Store
 
 KIND_PREFIX = "pg_"
-MIN_SHOWN = 8  # characters of the ULID a table shows at least (pg_01M8R7A1)
+MIN_SHOWN = 8  # characters of an id (after `pg_`) a table shows at least (pg_01M8R7A1)
 MIN_TYPED = 4  # characters (after pg_) a typed prefix needs, so `pg_0` never matches by luck
 MAX_LISTED = 10  # candidates an ambiguity error lists
 _ID_CHARS = re.compile(r"^[A-Za-z0-9._-]+$")
+_KIND = re.compile(r"^[a-z]+_")  # an id's kind prefix (pg_, ks_), left out of MIN_SHOWN
 
 
 def page_ids(store: Store) -> list[str]:
@@ -158,8 +159,8 @@ def _describe(page_id: str, entries: Sequence[Entry]) -> str:
 def short_ids(store: Store, ids: Sequence[str] | None = None) -> Callable[[str], str]:
     """A function giving each page id its shortest unique prefix in this store: at least
     `MIN_SHOWN` characters after a kind prefix such as `pg_` (`MIN_SHOWN` in all for an id
-    without one, which a shorter id is shown whole), and always one that `resolve` takes back
-    to that page. Every id is shortened, ULID or not (imported ids too)."""
+    without one; an id no longer than that is shown whole), and always one that `resolve`
+    takes back to that page. Every id is shortened, ULID or not (imported ids too)."""
     every = page_ids(store) if ids is None else sorted(ids)
     return shortener(every)
 
@@ -178,9 +179,6 @@ def shortener(sorted_ids: Sequence[str]) -> Callable[[str], str]:
         return page_id[:need] if need < len(page_id) else page_id
 
     return shorten
-
-
-_KIND = re.compile(r"^[a-z]+_")
 
 
 def _shared(sorted_ids: Sequence[str], key: str, page_id: str) -> int:
