@@ -423,10 +423,11 @@ def query_sources(selection: Sequence[str], tool: str, arguments: dict[str, Any]
                              hint=f"registered: {', '.join(known) or 'none'} (`pcp sources`; "
                              "`pcp register` adds a store)")
         chosen = [known[w] for w in dict.fromkeys(wanted)]
-    own = [e for e in chosen if own_store_id and api.source_store_id(e) == own_store_id]
-    mine = own[0] if own else next((e for e in data["sources"] if own_store_id and
-                                    api.source_store_id(e) == own_store_id), None)
-    others = [e for e in chosen if e not in own]  # this store is searched locally
+    def is_mine(entry: dict[str, Any]) -> bool:
+        return own_store_id is not None and api.source_store_id(entry) == own_store_id
+
+    mine = next((e for e in data["sources"] if is_mine(e)), None)
+    others = [e for e in chosen if not is_mine(e)]  # this store is searched locally
     groups = []
     for group in fan_out(others, tool, arguments, timeout=timeout):
         answer = group.pop("data") or {}
