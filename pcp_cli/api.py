@@ -1309,3 +1309,38 @@ def set_client_grants(store: Store, clients: dict[str, Any]) -> None:
     with store.locked():
         replace_clients(store.layout.manifest, clients)
         store.manifest = read_manifest(store.layout.manifest)
+
+
+# -- the PCP device registry (~/.pcp/sources.json) --------------------------------------------
+from pcp_cli.registry import PLACEHOLDER as REGISTRY_PLACEHOLDER  # noqa: E402,F401
+
+
+def registered_sources() -> dict[str, Any]:
+    """`pcp sources`: the registry's sources, global then project-local (`pcp_cli.registry`)."""
+    from pcp_cli.registry import read_sources
+
+    return read_sources()
+
+
+def register_source(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
+    """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept)."""
+    from pcp_cli.registry import EXT, global_path, register
+
+    ours = {**entry, "extensions": {**(entry.get("extensions") or {}),
+                                    EXT: {"store_id": store.manifest.store_id,
+                                          "store": str(store.root.resolve())}}}
+    return register(global_path(), ours)
+
+
+def unregister_source(store: Store, source_id: str | None = None) -> dict[str, Any]:
+    """`pcp unregister`: remove this store's entry from `~/.pcp/sources.json`."""
+    from pcp_cli.registry import global_path, unregister
+
+    return unregister(global_path(), store.manifest.store_id, source_id)
+
+
+def source_store_id(entry: dict[str, Any]) -> str | None:
+    """The store_id of the pcp store a registry entry serves (None: not written by pcp)."""
+    from pcp_cli.registry import store_of
+
+    return store_of(entry)
