@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.export",
     "pcp_cli.cli.review",
     "pcp_cli.cli.search",
+    "pcp_cli.cli.monitor",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -61,6 +62,7 @@ COMMAND_MODULE = {
     "export": "pcp_cli.cli.export",
     "review": "pcp_cli.cli.review",
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
+    "monitor": "pcp_cli.cli.monitor",
 }
 
 STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
