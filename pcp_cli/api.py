@@ -1344,3 +1344,58 @@ def source_store_id(entry: dict[str, Any]) -> str | None:
     from pcp_cli.registry import store_of
 
     return store_of(entry)
+
+
+# -- the store monitor (store/monitor.py) -------------------------------------------------------
+def monitor_status(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Whether this store's monitor runs, since when, and whether commands start it."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    return {"store": str(root), **monitor.status(root)}
+
+
+def monitor_start(path: str | os.PathLike[str] | None = None, *,
+                  idle_timeout: float | None = None) -> dict[str, Any]:
+    """Start the store's monitor in the background and have later commands restart it."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.errors import UsageError as Unsupported
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    why = monitor.supported(root)
+    if why is not None:
+        raise Unsupported(why, hint="nothing changed: commands keep scanning the store")
+    if idle_timeout is not None and idle_timeout <= 0:
+        raise UsageError(f"--idle-timeout must be more than 0 seconds, not {idle_timeout:g}")
+    if not monitor.start(root, idle_timeout=idle_timeout):
+        from pcp_cli.errors import StorageFailed
+
+        raise StorageFailed(
+            "the store monitor did not start within 10 s",
+            hint=f"its log is {monitor.folder(root) / 'log'}; commands keep scanning meanwhile")
+    return monitor_status(root)
+
+
+def monitor_stop(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Stop the store's monitor; later commands no longer start it."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    was_running = monitor.stop(root)
+    return {**monitor_status(root), "stopped": was_running}
+
+
+def monitor_run(path: str | os.PathLike[str] | None = None, *,
+                idle_timeout: float | None = None) -> int:
+    """Be the store's monitor in this process until idle, stopped or the store goes away."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    why = monitor.supported(root)
+    if why is not None:
+        raise UsageError(why)
+    return monitor.run(root, idle_timeout=idle_timeout or monitor.DEFAULT_IDLE_TIMEOUT_S)

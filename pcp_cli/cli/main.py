@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.review",
     "pcp_cli.cli.search",
     "pcp_cli.cli.hooks",
+    "pcp_cli.cli.monitor",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -65,6 +66,7 @@ COMMAND_MODULE = {
     "review": "pcp_cli.cli.review",
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
     **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
+    "monitor": "pcp_cli.cli.monitor",
 }
 
 STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
