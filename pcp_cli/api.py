@@ -119,12 +119,23 @@ def list_page_window(
 
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise UsageError(f"the limit must be at least 1, not {limit}")
-    entries = list_pages(store, types=types, namespaces=namespaces, statuses=statuses,
-                         include_proposed=include_proposed)
     request = {"types": list(types), "namespaces": list(namespaces), "statuses": list(statuses),
                "include_proposed": include_proposed, "limit": limit,
                "as_of": getattr(store, "as_of", None)}
     position = cursors.decode(cursor, "ls", request, store)
+    if limit is not None and isinstance(store, Store):
+        # The window alone, in SQL (one row more tells whether there is a next page): the
+        # same rows in the same order as sorting every entry (list_pages), at any store size.
+        _check_listing(types, statuses)
+        rows = store.entry_window(
+            limit=limit + 1, offset=position, types=types or None,
+            namespaces=namespaces or None, statuses=statuses or None,
+            review=None if include_proposed else ("affirmed",))
+        more = len(rows) > limit
+        return rows[:limit], (cursors.encode("ls", request, position + limit, store)
+                              if more else None)
+    entries = list_pages(store, types=types, namespaces=namespaces, statuses=statuses,
+                         include_proposed=include_proposed)
     return cursors.page(entries, position, limit or len(entries) or 1, "ls", request, store)
 
 
@@ -136,14 +147,18 @@ def list_pages(
     statuses: Sequence[str] = ("active",),
     include_proposed: bool = False,
 ) -> list[Entry]:
-    for value in types:
-        _check_enum("type", value, vocab.PAGE_TYPES)
-    for value in statuses:
-        _check_enum("status", value, vocab.LIFECYCLE_STATUSES)
+    _check_listing(types, statuses)
     review = None if include_proposed else ("affirmed",)
     entries = store.entries(types=types or None, namespaces=namespaces or None,
                             statuses=statuses or None, review=review)
     return sorted(entries, key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True)
+
+
+def _check_listing(types: Sequence[str], statuses: Sequence[str]) -> None:
+    for value in types:
+        _check_enum("type", value, vocab.PAGE_TYPES)
+    for value in statuses:
+        _check_enum("status", value, vocab.LIFECYCLE_STATUSES)
 
 
 def unreadable_pages(store: Store) -> list[str]:

@@ -185,3 +185,28 @@ def test_imported_ids_are_shortened_too_and_every_command_takes_the_short_form(
             assert result.json["page_id"] == page_id
     assert "chatgpt-conv-6790a1b2c" in shown.screen and "chatgpt-conv-6790a1b2f" in shown.screen
     assert "ks-001" in shown.screen.split()
+
+
+def test_ls_windows_are_the_whole_listing_in_order_even_with_equal_times(store: Path) -> None:
+    """`ls --limit N` reads its window in SQL; windows end to end are exactly the sorted whole
+    listing, ties in updated_at included (imports often stamp many pages alike)."""
+    import sqlite3
+
+    for n in range(9):
+        add(store, f"Page {n}")
+    assert cli("ls", "--store", str(store)).code == 0
+    with sqlite3.connect(store / ".pcp" / "catalog.sqlite") as db:  # force ties, and an empty
+        db.execute("UPDATE pages SET updated_at='2025-01-01T00:00:00.000Z' "
+                   "WHERE title IN ('Page 1', 'Page 4', 'Page 7', 'Page 8')")
+        db.execute("UPDATE pages SET updated_at=NULL WHERE title='Page 2'")
+    whole = [p["page_id"] for p in cli("ls", "--json", "--store", str(store)).json]
+    seen: list[str] = []
+    args = ["ls", "--limit", "2", "--json", "--store", str(store)]
+    while True:
+        window = cli(*args).json
+        seen += [p["page_id"] for p in window["pages"]]
+        if not window["next_cursor"]:
+            break
+        args = ["ls", "--limit", "2", "--cursor", window["next_cursor"], "--json",
+                "--store", str(store)]
+    assert seen == whole and len(whole) == 9

@@ -47,6 +47,20 @@ PENDING = "edited = 1 OR problem LIKE 'new file%'"
 # that status at 100,000 pages looks up its few rows instead of scanning the table (~140 ms).
 UNSETTLED = "problem IS NOT NULL OR edited = 1"
 
+# `pcp ls`'s order, newest first: what `sorted(key=(updated_at or "", page_id or ""),
+# reverse=True)` gives over rows in path order (a stable sort keeps equal keys in path order).
+RECENT_ORDER = "COALESCE(updated_at, '') DESC, COALESCE(page_id, '') DESC, path"
+# Indexes added after schema 6 shipped: built once on a catalog that lacks them.
+_LATE_INDEXES = {
+    # `pcp status` looks up its few rows instead of scanning the table (~140 ms at 100k)
+    "pages_unsettled": f"CREATE INDEX IF NOT EXISTS pages_unsettled ON pages(path) "
+                       f"WHERE {UNSETTLED}",
+    # `pcp ls --limit N` reads N rows in RECENT_ORDER instead of sorting every row
+    # (walked backwards: `path DESC` in the index is RECENT_ORDER's `path` ascending)
+    "pages_recent": "CREATE INDEX IF NOT EXISTS pages_recent ON pages("
+                    "COALESCE(updated_at, ''), COALESCE(page_id, ''), path DESC)",
+}
+
 _COLUMNS = (
     "path",
     "page_id",
@@ -170,12 +184,14 @@ class Catalog:
             # Added after schema 6 shipped: built once on a catalog that lacks it (a no-op
             # read of the schema otherwise). Not now if another process holds the catalog's
             # write lock: queries work without it, a later open builds it.
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='pages_unsettled'"
-                              ).fetchone():
+            present = {row[0] for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type='index'")}
+            for name, sql in _LATE_INDEXES.items():
+                if name in present:
+                    continue
                 try:
                     db.execute("PRAGMA busy_timeout=100")
-                    db.execute(f"CREATE INDEX IF NOT EXISTS pages_unsettled ON pages(path) "
-                               f"WHERE {UNSETTLED}")
+                    db.execute(sql)
                 except sqlite3.OperationalError:
                     pass
                 finally:
@@ -225,7 +241,8 @@ class Catalog:
     @staticmethod
     def _add_scan_indexes(db: sqlite3.Connection) -> None:
         db.execute("CREATE INDEX pages_bucket ON pages(bucket)")
-        db.execute(f"CREATE INDEX IF NOT EXISTS pages_unsettled ON pages(path) WHERE {UNSETTLED}")
+        for sql in _LATE_INDEXES.values():
+            db.execute(sql)
         db.execute("CREATE INDEX pages_racy ON pages(path) WHERE racy = 1")
 
     @staticmethod
@@ -247,6 +264,15 @@ class Catalog:
     def entries(self, where: str = "", params: Iterable[Any] = ()) -> list[Entry]:
         sql = _SELECT + (f" WHERE {where}" if where else "") + " ORDER BY path"
         return [Entry.from_row(row) for row in self._db.execute(sql, tuple(params))]
+
+    def window(self, where: str, params: Iterable[Any], limit: int, offset: int = 0
+               ) -> list[Entry]:
+        """At most `limit` rows `where` selects, newest first (`RECENT_ORDER`), from `offset`
+        on: what a listing shows, without loading the rest."""
+        sql = (_SELECT + (f" WHERE {where}" if where else "")
+               + f" ORDER BY {RECENT_ORDER} LIMIT ? OFFSET ?")
+        return [Entry.from_row(row) for row in self._db.execute(
+            sql, (*tuple(params), limit, offset))]
 
     def unsettled(self) -> list[Entry]:
         """Head files that differ from the graph: hand edits, new files, unreadable files."""

@@ -493,6 +493,21 @@ class Store:
         return self.catalog.entries(*_entry_filter(types, namespaces, statuses, review,
                                                    sensitivities))
 
+    def entry_window(
+        self,
+        *,
+        limit: int,
+        offset: int = 0,
+        types: Sequence[str] | None = None,
+        namespaces: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+        review: Sequence[str] | None = ("affirmed",),
+    ) -> list[Entry]:
+        """The entries `entries` would give, newest first (`pcp ls`'s order), `limit` of them
+        from `offset` on, read in SQL with LIMIT (the rest are never loaded)."""
+        where, params = _entry_filter(types, namespaces, statuses, review, None)
+        return self.catalog.window(where, params, limit, offset)
+
     def entry_groups(
         self,
         *,
