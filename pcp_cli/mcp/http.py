@@ -54,6 +54,7 @@ from starlette.types import Receive, Scope, Send
 
 from pcp_cli import api
 from pcp_cli.errors import UsageError
+from pcp_cli.mcp import connections
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.backend import Backend
 from pcp_cli.mcp.grants import DEFAULT_ACTOR, Grant, resolve_grant
@@ -373,6 +374,14 @@ class Guard:
             await refused(scope, receive, send)
             return
         client_id, context = refused
+        scope["pcp.client"] = (client_id, context)
+        if request.method == "GET":
+            # Stateless: no server-initiated messages, so no event stream to hold open (an
+            # open one would count as a request in flight). The transport allows 405 here.
+            await _jsonrpc_error(405, -32000, "this server sends no event stream; POST "
+                                 "requests to /mcp", headers={"Allow": "POST"})(
+                scope, receive, send)
+            return
         counts = self.in_flight.counts
         if counts.get(client_id, 0) >= self.options.max_concurrent_per_client:
             await _jsonrpc_error(
@@ -391,7 +400,6 @@ class Guard:
 
         token = _client_var.set((client_id, context))
         try:
-            scope["pcp.client"] = (client_id, context)
             with anyio.move_on_after(self.options.call_timeout + 5) as cap:
                 await self.manager.handle_request(scope, receive, watch)
             if cap.cancelled_caught and not started:
@@ -517,10 +525,13 @@ def run_http(app: Starlette, options: HttpOptions, sock: socket.socket, log_stre
     log_stream.write(f"pcp serve: serving MCP over HTTP at {options.scheme}://{shown}:{port}"
                      f"{MCP_PATH}\n")
     log_stream.flush()
+    # The connection limits and the header timeout: pcp_cli.mcp.connections.
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on",
+        connections.close_unless_authenticated(app), http=connections.protocol_class(),
+        log_level="warning", access_log=False, lifespan="on",
         ssl_certfile=options.tls_cert, ssl_keyfile=options.tls_key,
-        limit_concurrency=max(64, 8 * options.max_concurrent_per_client),
-        timeout_keep_alive=30, timeout_graceful_shutdown=3, server_header=False,
+        limit_concurrency=connections.MAX_CONNECTIONS,
+        timeout_keep_alive=connections.KEEP_ALIVE, timeout_graceful_shutdown=3,
+        server_header=False,
     )
     uvicorn.Server(config).run(sockets=[sock])
