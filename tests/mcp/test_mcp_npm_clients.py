@@ -1,0 +1,130 @@
+"""pcp served to the npm clients people run, at the versions pinned in
+tests/mcp/npm_clients/package-lock.json:
+
+- the `mcp-remote` bridge (what `pcp mcp-config --for claude-desktop --http` configures), run
+  through npx as the configuration runs it, as a stdio MCP server that the MCP Python SDK's
+  stdio client drives, against a real `pcp serve --http`;
+- the MCP Inspector CLI at the version npx picks on Node 20 (0.15.0: later ones need Node 22),
+  over stdio, which sends every `--tool-arg` as a string.
+
+Skipped only when `node` is not installed; the first test to need them runs `npm ci` in
+tests/mcp/npm_clients/ (node_modules/ is git-ignored), and a failed install fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.mcp.http_helpers import REPO, make_store, npm_ci, running_server, token
+
+CLIENT_DIR = Path(__file__).resolve().parent / "npm_clients"
+INSTALLED = CLIENT_DIR / "node_modules" / "mcp-remote" / "package.json"
+INSPECTOR = CLIENT_DIR / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _install() -> None:
+    npm_ci(CLIENT_DIR, INSTALLED)
+
+
+def _version(package_json: Path) -> str:
+    return str(json.loads(package_json.read_text())["version"])
+
+
+@pytest.mark.anyio
+async def test_mcp_remote_bridges_a_client_to_pcp_serve_http(tmp_path: Path) -> None:
+    """The bridge opens a GET event stream as it starts and would hold it open; initialize,
+    tools/list and calls right after, four at once (the per-client cap), all succeed: the
+    stream takes none of the client's requests in flight."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    _install()
+    store = make_store(tmp_path / "store")
+    secret = token(store, "claude-desktop")
+    with running_server(store) as server:
+        params = StdioServerParameters(
+            command="npx", cwd=str(CLIENT_DIR),
+            args=["--no-install", "mcp-remote", server.url,
+                  "--header", f"Authorization:Bearer {secret}"],
+            env={"MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth"),
+                 "npm_config_cache": str(tmp_path / "npm-cache")},
+        )
+        bridge_log = tmp_path / "mcp-remote.log"
+        with bridge_log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog),
+                              read_timeout_seconds=60) as client:
+                listing = await client.list_tools()
+                first = await client.call_tool("pcp_search", {"query": "tidewatch", "limit": 3})
+                together: list[Any] = []
+
+                async def stats() -> None:
+                    together.append(await client.call_tool("pcp_stats", {}))
+
+                async with anyio.create_task_group() as group:  # at the cap (4) at once
+                    for _ in range(4):
+                        group.start_soon(stats)
+                scopes = await client.call_tool("pcp_list_scopes", {})
+        assert server.process.poll() is None
+        server_log = server.stderr.read_text()
+    names = {tool.name for tool in listing.tools}
+    assert {"pcp_search", "pcp_read_pages"} <= names and "pcp_write_page" not in names
+    assert first.is_error is False, first.content
+    assert first.structured_content["results"], first.structured_content
+    assert len(together) == 4 and all(r.is_error is False for r in together)
+    assert sorted(s["namespace"] for s in scopes.structured_content["scopes"]) == [
+        "project:tidewatch", "user:ada-lumen"]
+    assert "429" not in bridge_log.read_text() and "too many" not in server_log
+
+
+def _inspector(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PCP_STORE": str(store), "PYTHONPATH": str(REPO),
+           "npm_config_cache": str(store.parent / "npm-cache")}
+    return subprocess.run(
+        ["npx", "--no-install", "@modelcontextprotocol/inspector", "--cli",
+         sys.executable, "-m", "pcp_cli", "serve", "--client-id", "claude-desktop",
+         "--store", str(store), *args],
+        cwd=CLIENT_DIR, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_the_inspector_cli_calls_a_tool_with_string_arguments(tmp_path: Path) -> None:
+    """Inspector 0.15 sends `limit=2` as the string "2": taken as the integer the schema asks
+    for; a string that is no integer is still refused, naming the parameter."""
+    _install()
+    assert _version(INSPECTOR) == "0.15.0"
+    store = make_store(tmp_path / "store")
+    out = _inspector(store, "--method", "tools/call", "--tool-name", "pcp_search",
+                     "--tool-arg", "query=tidewatch", "--tool-arg", "limit=2")
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    assert result.get("isError") is not True, result
+    found = result["structuredContent"]
+    assert 1 <= len(found["results"]) <= 2 and found["count"] >= len(found["results"])
+
+    bad = _inspector(store, "--method", "tools/call", "--tool-name", "pcp_search",
+                     "--tool-arg", "query=tidewatch", "--tool-arg", "limit=two")
+    refused = json.loads(bad.stdout)
+    assert refused["isError"] is True
+    assert "limit must be an integer or null, not 'two'" in refused["content"][0]["text"]
+
+    listed = _inspector(store, "--method", "tools/list")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert "pcp_search" in {t["name"] for t in json.loads(listed.stdout)["tools"]}
