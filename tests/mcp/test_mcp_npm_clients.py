@@ -5,10 +5,13 @@ tests/mcp/npm_clients/package-lock.json:
   through npx as the configuration runs it, as a stdio MCP server that the MCP Python SDK's
   stdio client drives, against a real `pcp serve --http`;
 - the MCP Inspector CLI at the version npx picks on Node 20 (0.15.0: later ones need Node 22),
-  over stdio, which sends every `--tool-arg` as a string.
+  over stdio, which sends every `--tool-arg` as a string, and over HTTP through mcp-remote
+  (0.15 has no `--header` option);
+- the Inspector CLI at the version npx picks on Node 22 (tests/mcp/node22_clients/, which also
+  installs that Node from npm), over HTTP with an `Authorization` header.
 
-Skipped only when `node` is not installed; the first test to need them runs `npm ci` in
-tests/mcp/npm_clients/ (node_modules/ is git-ignored), and a failed install fails the test.
+Skipped only when `node` is not installed; the first test to need a folder runs `npm ci` in it
+(node_modules/ is git-ignored), and a failed install fails the test.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from tests.mcp.http_helpers import REPO, make_store, npm_ci, running_server, tok
 CLIENT_DIR = Path(__file__).resolve().parent / "npm_clients"
 INSTALLED = CLIENT_DIR / "node_modules" / "mcp-remote" / "package.json"
 INSPECTOR = CLIENT_DIR / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
+NODE22_DIR = Path(__file__).resolve().parent / "node22_clients"
+NODE22_INSPECTOR = NODE22_DIR / "node_modules" / "@modelcontextprotocol" / "inspector"
 
 pytestmark = [
     pytest.mark.slow,
@@ -128,3 +133,53 @@ def test_the_inspector_cli_calls_a_tool_with_string_arguments(tmp_path: Path) ->
     listed = _inspector(store, "--method", "tools/list")
     assert listed.returncode == 0, listed.stderr[-3000:]
     assert "pcp_search" in {t["name"] for t in json.loads(listed.stdout)["tools"]}
+
+
+def test_the_inspector_cli_0_15_over_http_through_mcp_remote(tmp_path: Path) -> None:
+    """Inspector 0.15 has no --header option; on Node 20 it reaches `pcp serve --http` through
+    the mcp-remote bridge, as docs/mcp.md says."""
+    _install()
+    store = make_store(tmp_path / "store")
+    secret = token(store, "claude-desktop")
+    env = {**os.environ, "MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth"),
+           "npm_config_cache": str(tmp_path / "npm-cache")}
+    with running_server(store) as server:
+        out = subprocess.run(
+            ["npx", "--no-install", "@modelcontextprotocol/inspector", "--cli",
+             "npx", "--no-install", "mcp-remote", server.url,
+             "--header", f"Authorization:Bearer {secret}",
+             "--method", "tools/call", "--tool-name", "pcp_search",
+             "--tool-arg", "query=tidewatch", "--tool-arg", "limit=2"],
+            cwd=CLIENT_DIR, capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    assert result.get("isError") is not True, result
+    assert 1 <= len(result["structuredContent"]["results"]) <= 2
+
+
+def test_the_inspector_cli_on_node_22_over_http_with_a_bearer_header(tmp_path: Path) -> None:
+    npm_ci(NODE22_DIR, NODE22_INSPECTOR / "package.json")
+    node = NODE22_DIR / "node_modules" / ".bin" / "node"
+    version = subprocess.run([str(node), "--version"], capture_output=True, text=True)
+    assert version.stdout.startswith("v22."), version
+    store = make_store(tmp_path / "store")
+    secret = token(store, "claude-desktop")
+    launcher = NODE22_INSPECTOR / "clients" / "launcher" / "build" / "index.js"
+    env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ['PATH']}",
+           "MCP_CATALOG_PATH": str(tmp_path / "inspector-catalog.json")}
+    with running_server(store) as server:
+        out = subprocess.run(
+            [str(node), str(launcher), "--cli", server.url,
+             "--header", f"Authorization: Bearer {secret}",
+             "--method", "tools/call", "--tool-name", "pcp_search",
+             "--tool-arg", "query=tidewatch", "--tool-arg", "limit=2"],
+            cwd=NODE22_DIR, capture_output=True, text=True, env=env, timeout=120)
+        without = subprocess.run(
+            [str(node), str(launcher), "--cli", server.url, "--method", "tools/list"],
+            cwd=NODE22_DIR, capture_output=True, text=True, env=env, timeout=120)
+    assert _version(NODE22_INSPECTOR / "package.json") == "2.12.0"
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    assert result.get("isError") is not True, result
+    assert 1 <= len(result["structuredContent"]["results"]) <= 2
+    assert without.returncode != 0  # no token: refused (the Inspector then wants OAuth)
