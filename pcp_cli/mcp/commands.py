@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pcp_cli import api
 from pcp_cli.config import resolve_store_root
@@ -247,6 +248,13 @@ def grant_revoke_tokens(store_path: str | os.PathLike[str] | None,
 
 
 # -- client configurations --------------------------------------------------------------------
+def _bridge_refuses_plain_http(url: str) -> bool:
+    """mcp-remote refuses an http:// URL unless its host is localhost or 127.0.0.1 (a server
+    behind --insecure-http, say) or it is given --allow-http."""
+    parts = urlsplit(url)
+    return parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1")
+
+
 def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None, *,
                target: str, http_url: str | None) -> dict[str, Any]:
     """The configuration to paste into `target` for `client_id`: stdio (this interpreter, this
@@ -276,6 +284,8 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
             # Claude Desktop's config file launches stdio servers only; bridge with mcp-remote.
             server = {"command": "npx", "args": [
                 "-y", "mcp-remote", http_url, "--header", f"Authorization:{header}"]}
+            if _bridge_refuses_plain_http(http_url):
+                server["args"].append("--allow-http")
         command = None
     else:
         args = ["-m", "pcp_cli", "serve", "--client-id", client, "--store", str(root)]

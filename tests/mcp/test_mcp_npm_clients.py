@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.mcp.http_helpers import REPO, make_store, npm_ci, running_server, token
+from tests.mcp.http_helpers import REPO, make_store, npm_ci, pcp, running_server, token
 
 CLIENT_DIR = Path(__file__).resolve().parent / "npm_clients"
 INSTALLED = CLIENT_DIR / "node_modules" / "mcp-remote" / "package.json"
@@ -56,7 +56,8 @@ def _version(package_json: Path) -> str:
 
 @pytest.mark.anyio
 async def test_mcp_remote_bridges_a_client_to_pcp_serve_http(tmp_path: Path) -> None:
-    """The bridge opens a GET event stream as it starts and would hold it open; initialize,
+    """The entry `pcp mcp-config --for claude-desktop --http` prints, as Claude Desktop runs it.
+    The bridge opens a GET event stream as it starts and would hold it open; initialize,
     tools/list and calls right after, four at once (the per-client cap), all succeed: the
     stream takes none of the client's requests in flight."""
     from mcp import Client, StdioServerParameters
@@ -66,10 +67,15 @@ async def test_mcp_remote_bridges_a_client_to_pcp_serve_http(tmp_path: Path) -> 
     store = make_store(tmp_path / "store")
     secret = token(store, "claude-desktop")
     with running_server(store) as server:
+        # The entry Claude Desktop is given, with the token pasted in; npx finds mcp-remote in
+        # npm_clients/ (installed above) and downloads nothing.
+        entry = json.loads(pcp(store, "mcp-config", "claude-desktop", "--for", "claude-desktop",
+                               "--http", server.url, "--json").stdout)
+        bridge = entry["config"]["mcpServers"]["pcp"]
+        placeholder = "<token from: pcp grant token claude-desktop>"
         params = StdioServerParameters(
-            command="npx", cwd=str(CLIENT_DIR),
-            args=["--no-install", "mcp-remote", server.url,
-                  "--header", f"Authorization:Bearer {secret}"],
+            command=bridge["command"], cwd=str(CLIENT_DIR),
+            args=[arg.replace(placeholder, secret) for arg in bridge["args"]],
             env={"MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth"),
                  "npm_config_cache": str(tmp_path / "npm-cache")},
         )
