@@ -10,10 +10,16 @@ of it, one ASGI layer of ours, in this order:
 2. Bearer token authentication (`pcp_cli.mcp.tokens`): no token or a wrong one is 401 with a
    `WWW-Authenticate` header pointing at the RFC 9728 metadata, and an audit record. A token
    names one client id; a client with no grant in `pcp.yaml` is refused the same way.
-3. At most `max_concurrent_per_client` requests in flight per client (429 beyond), and a cap on
+3. `GET /mcp` is 405: the server is stateless and starts no messages, so a client's event
+   stream would only sit open (and used to count as a request in flight).
+4. At most `max_concurrent_per_client` requests in flight per client (429 beyond), and a cap on
    the whole request's time (a tool call past `call_timeout` is answered with an error).
-4. The SDK's own body-size cap (413), JSON-RPC parsing (400 on malformed input) and, again, its
+5. The SDK's own body-size cap (413), JSON-RPC parsing (400 on malformed input) and, again, its
    Host/Origin check.
+
+Before any of it, `pcp_cli.mcp.connections` bounds the connections themselves (a request head
+must arrive within seconds; slow ones cannot crowd out clients; unauthenticated requests do not
+keep their connection).
 
 Which ToolSession answers a call: the authenticated client's, for the suppression context the
 request names in the `Pcp-Session-Id` header (any 1-128 letters, digits, `.`, `_`, `-`; without
