@@ -534,7 +534,7 @@ def run_http(app: Starlette, options: HttpOptions, sock: socket.socket, log_stre
     # The connection limits and the header timeout: pcp_cli.mcp.connections.
     config = uvicorn.Config(
         connections.close_unless_authenticated(app), http=connections.protocol_class(),
-        log_level="warning", access_log=False, lifespan="on",
+        ws="none", log_level="warning", access_log=False, lifespan="on",
         ssl_certfile=options.tls_cert, ssl_keyfile=options.tls_key,
         limit_concurrency=connections.MAX_CONNECTIONS,
         timeout_keep_alive=connections.KEEP_ALIVE, timeout_graceful_shutdown=3,

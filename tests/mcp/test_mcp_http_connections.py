@@ -73,7 +73,8 @@ def test_half_sent_requests_neither_lock_out_a_client_nor_stay_open(tmp_path: Pa
 
 @pytest.mark.slow
 def test_a_request_without_a_token_does_not_keep_its_connection(tmp_path: Path) -> None:
-    """Only an authenticated request keeps its connection alive for the next one."""
+    """Only an authenticated request keeps its connection alive for the next one; a request
+    head over 16 KiB is refused and closed."""
     store = make_store(tmp_path / "store")
     secret = token(store, "claude-desktop")
     with running_server(store) as server, httpx2.Client(base_url=server.base,
@@ -85,6 +86,13 @@ def test_a_request_without_a_token_does_not_keep_its_connection(tmp_path: Path) 
         assert metadata.status_code == 200 and metadata.headers["connection"] == "close"
         served = client.post("/mcp", json=LIST, headers=_headers(secret))
         assert served.status_code == 200 and served.headers.get("connection") != "close"
+        host, port = server.base.split("//")[1].split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as big:
+            big.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 20_000)
+            answer = b""
+            while chunk := big.recv(4096):  # until the server closes it
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 400 ")
 
 
 class _Conn:
