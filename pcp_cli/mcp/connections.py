@@ -120,7 +120,6 @@ def protocol_class(limits: DoorLimits | None = None) -> type[asyncio.Protocol]:
                 self.transport.write(_REQUEST_TIMEOUT)
                 self.transport.close()
 
-    DoorProtocol.room = room  # type: ignore[attr-defined]
     return DoorProtocol
 
 

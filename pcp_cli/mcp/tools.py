@@ -548,7 +548,7 @@ def validate_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> d
 
 
 # A string that is exactly a JSON literal of the type a parameter's schema asks for. Some clients
-# send every argument as a string (the MCP Inspector CLI's `--tool-arg` before 0.16).
+# send every argument as a string (the MCP Inspector CLI's `--tool-arg` before 0.16.6).
 _LITERALS = {
     "integer": re.compile(r"-?(?:0|[1-9][0-9]*)"),
     "number": re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"),
@@ -559,7 +559,7 @@ _LITERALS = {
 def _from_literals(spec: ToolSpec, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
     """The arguments with each string that is exactly a literal of its (integer, number or
     boolean) parameter's type taken as that value: `"2"` for a limit is 2. Anything else is
-    left for the schema to refuse, with today's message."""
+    left as it is, for the schema to refuse with its usual message."""
     if not isinstance(arguments, Mapping):
         return arguments
     kinds = {p.name: p.kind for p in spec.params if p.kind in _LITERALS}

@@ -1,5 +1,5 @@
-"""Tool arguments sent as strings (the MCP Inspector CLI before 0.16 sends every `--tool-arg`
-as one): a string that is exactly a literal of the integer, number or boolean type a
+"""Tool arguments sent as strings (the MCP Inspector CLI before 0.16.6 sends every
+`--tool-arg` as one): a string that is exactly a literal of the integer, number or boolean type a
 parameter's published schema asks for is taken as that value; anything else keeps the error."""
 
 from __future__ import annotations
