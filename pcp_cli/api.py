@@ -18,7 +18,7 @@ from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
-from pcp_cli.store.store import Store, WriteResult
+from pcp_cli.store.store import Store, WriteResult, page_id_for_key
 
 PROFILE_PAGE_ID = "profile"
 SERVED_SENSITIVITIES = vocab.SERVED_SENSITIVITIES
@@ -1026,13 +1026,28 @@ def import_path(
     when the path cannot be recognised or read at all; failed items are in the summary.
     """
     _check_enum("format", format, IMPORT_FORMATS)
-    from pcp_cli.adapters.writer import import_source
+    from pcp_cli.adapters.importer import import_source
 
     summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
                             progress=progress)
     if not dry_run:
+        from pcp_cli.store import sources
+
+        sources.record(store.layout.local, path, summary.get("format") or format)
         _after_import(store)
     return summary
+
+
+def imported_page_id(key: str) -> str:
+    """The page an importer writes for the source key `key` (`markdown:<path in the vault>`)."""
+    return page_id_for_key(key)
+
+
+def import_sources(store: Store) -> dict[str, dict[str, Any]]:
+    """The folders earlier imports read on this device: path -> {"format", "last_import"}."""
+    from pcp_cli.store import sources
+
+    return sources.recorded(store.layout.local)
 
 
 def _after_import(store: Store) -> None:
@@ -1160,7 +1175,6 @@ from pcp_cli.profile_ops import (  # noqa: E402
     profile_markdown_text,
     profile_object,
     profile_without_catalog,
-    propose_keystone,
     reject_proposal,
     review_queue,
     write_agents_md,
@@ -1184,6 +1198,16 @@ __all__ += [
     "review_queue",
     "write_agents_md",
 ]
+
+
+def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
+                     **options: Any) -> WriteResult:
+    """A keystone that waits in the review queue until the person accepts it.
+
+    Takes the options of `add_keystone`. A proposal that names `supersedes` changes nothing
+    about the old keystone until it is accepted.
+    """
+    return add_keystone(store, content, proposed=True, actor=actor, **options)
 
 
 def profile_text(store: Store, format: str = "json", *,
@@ -1285,3 +1309,93 @@ def set_client_grants(store: Store, clients: dict[str, Any]) -> None:
     with store.locked():
         replace_clients(store.layout.manifest, clients)
         store.manifest = read_manifest(store.layout.manifest)
+
+
+# -- the PCP device registry (~/.pcp/sources.json) --------------------------------------------
+from pcp_cli.registry import PLACEHOLDER as REGISTRY_PLACEHOLDER  # noqa: E402,F401
+
+
+def registered_sources() -> dict[str, Any]:
+    """`pcp sources`: the registry's sources, global then project-local (`pcp_cli.registry`)."""
+    from pcp_cli.registry import read_sources
+
+    return read_sources()
+
+
+def register_source(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
+    """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept)."""
+    from pcp_cli.registry import EXT, global_path, register
+
+    ours = {**entry, "extensions": {**(entry.get("extensions") or {}),
+                                    EXT: {"store_id": store.manifest.store_id,
+                                          "store": str(store.root.resolve())}}}
+    return register(global_path(), ours)
+
+
+def unregister_source(store: Store, source_id: str | None = None) -> dict[str, Any]:
+    """`pcp unregister`: remove this store's entry from `~/.pcp/sources.json`."""
+    from pcp_cli.registry import global_path, unregister
+
+    return unregister(global_path(), store.manifest.store_id, source_id)
+
+
+def source_store_id(entry: dict[str, Any]) -> str | None:
+    """The store_id of the pcp store a registry entry serves (None: not written by pcp)."""
+    from pcp_cli.registry import store_of
+
+    return store_of(entry)
+
+
+# -- the store monitor (store/monitor.py) -------------------------------------------------------
+def monitor_status(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Whether this store's monitor runs, since when, and whether commands start it."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    return {"store": str(root), **monitor.status(root)}
+
+
+def monitor_start(path: str | os.PathLike[str] | None = None, *,
+                  idle_timeout: float | None = None) -> dict[str, Any]:
+    """Start the store's monitor in the background and have later commands restart it."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.errors import UsageError as Unsupported
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    why = monitor.supported(root)
+    if why is not None:
+        raise Unsupported(why, hint="nothing changed: commands keep scanning the store")
+    if idle_timeout is not None and idle_timeout <= 0:
+        raise UsageError(f"--idle-timeout must be more than 0 seconds, not {idle_timeout:g}")
+    if not monitor.start(root, idle_timeout=idle_timeout):
+        from pcp_cli.errors import StorageFailed
+
+        raise StorageFailed(
+            "the store monitor did not start within 10 s",
+            hint=f"its log is {monitor.folder(root) / 'log'}; commands keep scanning meanwhile")
+    return monitor_status(root)
+
+
+def monitor_stop(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Stop the store's monitor; later commands no longer start it."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    was_running = monitor.stop(root)
+    return {**monitor_status(root), "stopped": was_running}
+
+
+def monitor_run(path: str | os.PathLike[str] | None = None, *,
+                idle_timeout: float | None = None) -> int:
+    """Be the store's monitor in this process until idle, stopped or the store goes away."""
+    from pcp_cli.config import resolve_store_root
+    from pcp_cli.store import monitor
+
+    root = resolve_store_root(path)
+    why = monitor.supported(root)
+    if why is not None:
+        raise UsageError(why)
+    return monitor.run(root, idle_timeout=idle_timeout or monitor.DEFAULT_IDLE_TIMEOUT_S)

@@ -21,22 +21,22 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
-from pcp_cli.model.page import Actor, PageState, Revision, now_iso
+from pcp_cli.model.page import (
+    PROFILE_PAGE_ID,
+    V1_ID,
+    V1_SUPERSEDES,
+    Actor,
+    PageState,
+    Revision,
+    now_iso,
+)
 from pcp_cli.model.scopes import in_scopes
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.store import Store, WriteResult
 
 EXPORT_FORMATS = ("json", "markdown", "micro_prompt", "archive", "agents-md")
 PROFILE_FORMATS = ("json", "markdown", "micro_prompt")
-PROFILE_PAGE_ID = "profile"
 DISTILL_ACTOR = Actor("system", "distill")
-# Keys of a page's `record` that importers use to remember the Portable Context Protocol id a
-# page was imported under when that id could not be the page id (see adapters/archive.py).
-V1_ID = "v1_id"
-V1_SUPERSEDES = "v1_supersedes"
-# The source a page was imported from (`store:<store_id>` or `file:<name>`): v1 ids are
-# unique only within their source (see adapters/archive.py).
-V1_SOURCE = "v1_source"
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -441,18 +441,6 @@ def _current_profile_any_state(store: Store) -> Revision | None:
 
 
 # -- the review queue -------------------------------------------------------------------------
-def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
-                     **options: Any) -> WriteResult:
-    """A keystone that waits in the review queue until the person accepts it.
-
-    Takes the options of `api.add_keystone`. A proposal that names `supersedes` changes nothing
-    about the old keystone until it is accepted.
-    """
-    from pcp_cli import api
-
-    return api.add_keystone(store, content, proposed=True, actor=actor, **options)
-
-
 def review_item(revision: Revision) -> dict[str, Any]:
     """The JSON shape of one proposal in `pcp review --json` (internal: not a v1 object)."""
     state = revision.state

@@ -5,6 +5,8 @@
 - The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, inside its command
   functions; the MCP front end never imports the CLI.
 - Each third-party library lives in one layer.
+- No modules import each other in a circle, through imports inside functions either; source
+  parsers (`adapters/`) sit below `profile_ops`, which sits below `api`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "click": ("cli/",),
     "numpy": ("semantic/",),
     "wordllama": ("semantic/",),
+    "tomlkit": ("capture/agents.py",),
+    "watchdog": ("capture/watch.py",),
 }
 
 
@@ -161,3 +165,112 @@ def test_the_checker_sees_a_crossing(tmp_path: Path) -> None:
     fake.write_text("from ..store import store\nfrom pcp_cli.store.doctor import check\n")
     modules = [m for m, _ in imports_of(fake, package="pcp_cli.cli")]
     assert "pcp_cli.store" in modules and "pcp_cli.store.doctor" in modules
+
+
+def module_name(path: Path, root: Path = PACKAGE) -> str:
+    parts = ("pcp_cli", *path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(paths: list[Path], root: Path = PACKAGE) -> dict[str, dict[str, int]]:
+    """module -> {package module it imports: line}, from every import in the file, those
+    inside functions included. `from pkg import sub` is an edge to `pkg.sub` when that is a
+    module; the implicit import of a submodule's parent package is not an edge (every
+    package's __init__ would otherwise form a circle with its own modules)."""
+    names = {module_name(p, root): p for p in paths}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), filename=str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    module = ".".join(base + ([module] if module else []))
+                subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in names]
+                targets = subs if len(subs) == len(node.names) else [module, *subs]
+            for target in targets:
+                if target in names and target != name:
+                    edges.setdefault(target, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each
+    as one circle `a -> b -> ... -> a` through it."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    result = []
+    for component in found:  # one circle through the component, for the message
+        start = min(component)
+        path, seen = [start], {start}
+        while True:
+            nxt = next(iter(sorted(w for w in graph[path[-1]] if w in component and
+                                   (w == start or w not in seen))), start)
+            path.append(nxt)
+            if nxt == start or len(path) > len(component) + 1:
+                break
+            seen.add(nxt)
+        result.append(path)
+    return result
+
+
+def test_no_module_imports_itself_through_a_circle() -> None:
+    """A circle made through an import inside a function is still a circle: the lower module
+    then knows the upper one. Break it by moving the shared piece down."""
+    graph = import_graph(sources())
+    found = circles(graph)
+    assert not found, "modules import each other in a circle:\n" + "\n".join(
+        " -> ".join(f"{m} (line {graph[m][n]})" for m, n in zip(c, c[1:], strict=False))
+        for c in found)
+
+
+def test_source_parsers_sit_below_the_facade() -> None:
+    """adapters/ imports neither api nor profile_ops, and profile_ops does not import api."""
+    graph = import_graph(sources())
+    bad = [f"{m} imports {t} (line {line})" for m, edges in graph.items()
+           for t, line in edges.items()
+           if (_is(m, "pcp_cli.adapters") and t in ("pcp_cli.api", "pcp_cli.profile_ops"))
+           or (m == "pcp_cli.profile_ops" and t == "pcp_cli.api")]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_checker_sees_a_circle_through_a_function(tmp_path: Path) -> None:
+    root = tmp_path / "pcp_cli"
+    (root / "low").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "low" / "__init__.py").write_text("from pcp_cli.low import base\n")
+    (root / "low" / "base.py").write_text("def f():\n    from pcp_cli import high\n")
+    (root / "high.py").write_text("from pcp_cli.low.base import f\n")
+    found = circles(import_graph(sorted(root.rglob("*.py")), root))
+    assert found == [["pcp_cli.high", "pcp_cli.low.base", "pcp_cli.high"]]

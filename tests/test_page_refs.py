@@ -140,3 +140,48 @@ def test_short_ids_are_unique_prefixes_of_at_least_eight_characters(ids: list[st
         assert page_id.startswith(short)
         assert len(short) >= 3 + MIN_SHOWN
         assert [other for other in every if other.lower().startswith(short.lower())] == [page_id]
+
+
+def test_a_title_of_several_words_that_matches_nothing_is_not_found_on_every_command(
+        store: Path) -> None:
+    add(store, "Tidewatch roadmap")
+    before = snapshot(store)
+    for command in (("show",), ("edit",), ("history",), ("archive",), ("revise", "-", "x"),
+                    ("link", "-", "related_to", "Tidewatch roadmap"), ("review", "accept")):
+        args = [a if a != "-" else "Tidewatch architecture notes" for a in command]
+        if "Tidewatch architecture notes" not in args:
+            args.append("Tidewatch architecture notes")
+        result = cli(*args, "--store", str(store))
+        assert result.code == 3, (command, result.stderr)
+        assert "no page has the id or title 'Tidewatch architecture notes'" in result.stderr
+        assert "safe identifier" not in result.stderr
+        assert "--traceback" not in result.stderr
+        assert "`pcp ls` lists pages" in result.stderr  # the hint a one-word miss gets
+    as_json = cli("show", "../../etc/passwd", "--json", "--store", str(store))
+    assert as_json.code == 3 and as_json.error_json["error"]["code"] == "not_found"
+    assert snapshot(store) == before
+
+
+def test_imported_ids_are_shortened_too_and_every_command_takes_the_short_form(
+        store: Path) -> None:
+    sessions = Path(__file__).parent / "data" / "sessions" / "claude" / "projects"
+    assert cli("import", str(sessions), "--store", str(store)).code == 0
+    make_page(store, "chatgpt-conv-6790a1b2c3d4e5f6a7b8c9d0", "Imported one")
+    make_page(store, "chatgpt-conv-6790a1b2ffffffffffffffff", "Imported two")
+    make_page(store, "ks-001", "A short id")
+    whole = {p["page_id"] for p in cli("ls", "--json", "--store", str(store)).json}
+    long_ids = {i for i in whole if len(i) >= 26}
+    assert len(long_ids) >= 4 and not any(
+        re.fullmatch(r"pg_[0-9A-HJKMNP-TV-Z]{26}", i) for i in long_ids)  # none is a ULID
+    shown = run_in_terminal("ls", "--store", str(store), columns=120,
+                            env={"PCP_PAGER": "cat"})
+    assert shown.code == 0, shown.stderr
+    for page_id in long_ids:
+        short = next(w for w in shown.screen.split() if page_id.startswith(w) and len(w) >= 8)
+        assert len(short) < len(page_id), (page_id, shown.screen)
+        for command in ("show", "history"):
+            result = cli(command, short, "--json", "--store", str(store))
+            assert result.code == 0, (command, short, result.stderr)
+            assert result.json["page_id"] == page_id
+    assert "chatgpt-conv-6790a1b2c" in shown.screen and "chatgpt-conv-6790a1b2f" in shown.screen
+    assert "ks-001" in shown.screen.split()

@@ -8,6 +8,7 @@ right one from what the path contains.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pcp_cli.adapters.base import (
     Format,
@@ -15,7 +16,7 @@ from pcp_cli.adapters.base import (
     ItemProblem,
     ParseResult,
     Progress,
-    detect_format,
+    detect_export,
 )
 from pcp_cli.errors import InvalidInput
 
@@ -28,6 +29,22 @@ __all__ = [
     "detect_format",
     "iter_items",
 ]
+
+
+def detect_format(path: str | os.PathLike[str]) -> Format:
+    """Recognise an export from what is inside it, not from its name: a coding agent's session
+    logs (JSON Lines, a file or a folder of them), else what `base.detect_export` recognises.
+
+    Raises InvalidInput with a hint when the path is none of the known formats.
+    """
+    p = Path(path)
+    if p.exists() and (p.is_dir() or p.suffix.lower() == ".jsonl"):
+        from pcp_cli.adapters.sessions import detect_sessions
+
+        sessions = detect_sessions(p)
+        if sessions is not None:
+            return sessions
+    return detect_export(p)
 
 
 def iter_items(

@@ -33,8 +33,16 @@ from typing import Any
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model import vocab
 from pcp_cli.model.ids import is_safe_id
-from pcp_cli.model.page import Actor, PageState, canonical_json, title_from
-from pcp_cli.profile_ops import PROFILE_PAGE_ID, V1_ID, V1_SOURCE, V1_SUPERSEDES
+from pcp_cli.model.page import (
+    PROFILE_PAGE_ID,
+    V1_ID,
+    V1_SOURCE,
+    V1_SUPERSEDES,
+    Actor,
+    PageState,
+    canonical_json,
+    title_from,
+)
 from pcp_cli.store.store import Store, page_id_for_key
 
 ACTOR = Actor("tool", "pcp-import-archive")

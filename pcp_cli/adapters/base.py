@@ -364,22 +364,17 @@ def _classify_json(shape: str, keys: set[str], kind: str | None) -> Format | Non
     return None
 
 
-def detect_format(path: str | os.PathLike[str]) -> Format:
-    """Recognise an export from what is inside it, not from its name.
+def detect_export(path: str | os.PathLike[str]) -> Format:
+    """Recognise a chat export, a Markdown vault or a PCP v1 archive from what is inside it,
+    not from its name (`pcp_cli.adapters.detect_format` adds the session logs).
 
-    Raises InvalidInput with a hint when the path is none of the known formats.
+    Raises InvalidInput with a hint when the path is none of these.
     """
     p = Path(path)
     if not p.exists():
         raise InvalidInput("no such file or folder", path=str(p), hint=_HINT)
     if p.is_file() and p.suffix.lower() in (".md", ".markdown") and not zipfile.is_zipfile(p):
         return "markdown"
-    if p.is_dir() or p.suffix.lower() == ".jsonl":  # coding-agent session logs (JSON Lines)
-        from pcp_cli.adapters.sessions import detect_sessions
-
-        sessions = detect_sessions(p)
-        if sessions is not None:
-            return sessions
     with Source(p) as source:
         verdict = _detect_in(source)
     if verdict is None:

@@ -487,8 +487,10 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
         label = str(file)
         try:
             stamp = seen.stamp(file)
-            if seen.unchanged(stamp, fmt):  # imported whole before, and nothing changed since
+            known = seen.unchanged(stamp, fmt)
+            if known is not None:  # imported whole before, and nothing changed since
                 not_read += 1
+                unchanged += known
                 summary.count("conversation", "unchanged")
                 continue
             session = parse_session(file, fmt, label)
@@ -518,7 +520,8 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
                 summary.count(page["type"], page["status"])
             if not (session.problems or report.conflicts or dry_run) and report.conversations:
                 page = report.conversations[0]
-                seen.record(stamp, fmt, page["page_id"], page["revision_id"])
+                seen.record(stamp, fmt, page["page_id"], page["revision_id"],
+                            report.stored + report.unchanged)
         done += stamp[1]
         if progress is not None:
             progress(done, total)

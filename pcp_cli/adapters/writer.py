@@ -19,7 +19,6 @@ truncated file, a file that is not JSON) and an item the store refuses count as 
 
 from __future__ import annotations
 
-import os
 import time
 import zipfile
 import zlib
@@ -27,15 +26,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from pcp_cli.adapters.base import Format, ImportItem, ItemProblem, Progress
+from pcp_cli.adapters.base import ImportItem, ItemProblem
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
-from pcp_cli.store.layout import check_namespace
 from pcp_cli.store.store import Store, page_id_for_key
 
-FORMATS = ("archive", "chatgpt", "claude", "markdown", "claude_code", "codex")
 RELATION_TYPE = "related_to"
 # Hold the writer lock for at most this long at a time (then publish the batch written
 # meanwhile), so other writers get a turn during a long import without paying for the lock, or
@@ -97,80 +94,6 @@ class ImportSummary:
                           "unchanged": self.relations_unchanged},
             "warnings": self.warnings,
         }
-
-
-def import_source(
-    store: Store,
-    path: str | os.PathLike[str],
-    *,
-    format: str | None = None,  # noqa: A002 - mirrors the CLI's --format
-    namespace: str | None = None,
-    dry_run: bool = False,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Import the export at `path` into `store` and return the summary dict.
-
-    `format` None or "auto" recognises the export from its content. A PCP v1 archive goes to
-    the archive importer, which returns the same summary shape. Raises InvalidInput when the
-    path cannot be recognised or nothing in it can be read at all.
-    """
-    source = Path(path)
-    if not source.exists():
-        raise InvalidInput("no such file or folder", path=str(source))
-    if format not in (None, "auto", *FORMATS):
-        raise UsageError(f"unknown format {format!r}",
-                         hint=f"one of: auto, {', '.join(FORMATS)}")
-    if namespace is not None:
-        try:
-            check_namespace(namespace)
-        except InvalidInput as exc:
-            raise UsageError(exc.message, hint=exc.hint) from None
-    from pcp_cli.adapters import detect_format, iter_items
-
-    try:
-        fmt = detect_format(source) if format in (None, "auto") else cast(Format, format)
-    except READ_ERRORS as exc:
-        raise InvalidInput(f"cannot be read ({type(exc).__name__}: {exc})",
-                           path=str(source)) from None
-    if format in ("chatgpt", "claude"):
-        _check_forced_format(source, fmt)
-    if fmt == "archive":
-        try:
-            from pcp_cli.adapters.archive import import_archive
-        except ModuleNotFoundError as exc:
-            if exc.name != "pcp_cli.adapters.archive":
-                raise
-            raise UsageError("this build of pcp cannot import PCP v1 archives") from None
-        return import_archive(store, source, dry_run=dry_run, namespace=namespace)
-    if fmt in ("claude_code", "codex"):  # raw events first, conversation pages from them
-        from pcp_cli.adapters.sessions import import_sessions
-
-        return import_sessions(store, source, fmt=fmt, namespace=namespace, dry_run=dry_run,
-                               progress=progress)
-    results = iter_items(source, format=fmt, progress=progress)
-    summary = write_items(store, results, format=fmt, namespace=namespace, dry_run=dry_run,
-                          source=str(source))
-    return summary.to_dict()
-
-
-_FORMAT_NAMES = {"chatgpt": "ChatGPT", "claude": "Claude", "markdown": "Markdown",
-                 "archive": "PCP v1 archive"}
-
-
-def _check_forced_format(source: Path, fmt: str) -> None:
-    """`--format claude` on what is recognisably another export: say so instead of skipping
-    every item as unreadable (and reporting success)."""
-    from pcp_cli.adapters import detect_format
-
-    try:
-        seen = detect_format(source)
-    except (InvalidInput, *READ_ERRORS):
-        return  # not recognisable: let the chosen parser say what it finds
-    if seen != fmt:
-        raise InvalidInput(
-            f"does not look like a {_FORMAT_NAMES[fmt]} export (it looks like a "
-            f"{_FORMAT_NAMES.get(seen, seen)} export)", path=str(source),
-            hint=f"drop --format (it is recognised from the content) or use --format {seen}")
 
 
 def write_items(

@@ -32,11 +32,14 @@ COMMAND_MODULES = (
     "pcp_cli.cli.serve",
     "pcp_cli.cli.grant",
     "pcp_cli.cli.mcp_config",
+    "pcp_cli.cli.sources",
     "pcp_cli.cli.imports",
     "pcp_cli.cli.ingest",
     "pcp_cli.cli.export",
     "pcp_cli.cli.review",
     "pcp_cli.cli.search",
+    "pcp_cli.cli.hooks",
+    "pcp_cli.cli.monitor",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -56,11 +59,14 @@ COMMAND_MODULE = {
     "audit": "pcp_cli.cli.serve",
     "grant": "pcp_cli.cli.grant",
     "mcp-config": "pcp_cli.cli.mcp_config",
+    **dict.fromkeys(("register", "unregister", "sources"), "pcp_cli.cli.sources"),
     "import": "pcp_cli.cli.imports",
     "ingest": "pcp_cli.cli.ingest",
     "export": "pcp_cli.cli.export",
     "review": "pcp_cli.cli.review",
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
+    **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
+    "monitor": "pcp_cli.cli.monitor",
 }
 
 STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
@@ -433,6 +439,12 @@ def _fast_command(args: list[str]) -> int | None:
     """
     if args and args[0] == "search":
         return _fast_search(args[1:])
+    if args[:2] == ["hooks", "run"] and not {"-h", "--help"} & set(args):
+        # What a coding agent runs at the end of every session: it must return at once and
+        # never exit 2 (Claude Code's "block"), which typer does on a usage error.
+        from pcp_cli.capture.queue import hook_main
+
+        return hook_main(args[2:])
     if not args or args[0] != "export":
         return None
     fmt: str | None = None

@@ -125,6 +125,9 @@ def register(app: typer.Typer) -> None:
                 made = "Created a git repository and set" if git_setup["created"] else "Set"
                 text(f"{made} up git sync in {git_setup['repository']}: .gitignore, "
                      ".gitattributes and the pcp merge driver.")
+            if git_setup is not None and git_setup["identity_problem"]:
+                note(f"git has no identity here ({git_setup['identity_problem']}): `pcp sync` "
+                     f"cannot commit until you set one: {git_setup['identity_fix']}.")
             if not existing and owner is None:
                 note(f"The owner is {store.owner_id!r}, taken from the folder name; to choose "
                      f"another, start again with `pcp init {directory} --owner ID` (before "

@@ -26,6 +26,13 @@ from pcp_cli.cli.output import (
     table,
     text,
 )
+from pcp_cli.cli.sources import (
+    DEFAULT_SOURCE_TIMEOUT,
+    SourcesOpt,
+    SourceTimeoutOpt,
+    fan_out,
+    show_groups,
+)
 
 EXT = "org.pcp-cli"
 
@@ -81,14 +88,24 @@ def register(app: typer.Typer) -> None:
         cursor: Annotated[str | None, typer.Option(
             "--cursor", help="Continue a previous search (its next_cursor).")] = None,
         as_of: AsOfOpt = None,
+        sources: SourcesOpt = None,
+        source_timeout: SourceTimeoutOpt = DEFAULT_SOURCE_TIMEOUT,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Search the store's pages (current, non-sensitive ones by default)."""
+        """Search the store's pages (current, non-sensitive ones by default); with --sources,
+        the other registered PCP sources too."""
         filters = {k: v for k, v in {
             "relation_types": relation_type, "lifecycle_status": status, "origins": origin,
             "namespaces": namespace, "tags": tag, "observed_from": observed_from,
             "observed_to": observed_to}.items() if v}
+        # --sources: the other sources get the PCP v1 §4.2 arguments this search was given
+        # (pcp's own filters, modes and scopes apply to this store only)
+        remote = {k: v for k, v in {
+            "query": query, "limit": limit, "types": page_type, "exclude_types": exclude_type,
+            "include_superseded": include_superseded or None,
+            "include_sensitive": include_sensitive or None, "min_score": min_score,
+        }.items() if v is not None and v != []}
         with api.open_store(store_path, refresh=False) as store:
             data = None
             if mode in ("text", "auto") and not filters and cursor is None and as_of is None \
@@ -103,7 +120,11 @@ def register(app: typer.Typer) -> None:
                     from pcp_cli.cli.main import SCAN_NOTE
 
                     note(SCAN_NOTE.rstrip("\n"))
-                _show(data, as_json, api.short_page_ids(store) if is_terminal() else str)
+                shorten = api.short_page_ids(store) if is_terminal() else str
+                if sources:
+                    _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
+                else:
+                    _show(data, as_json, shorten)
                 return
             store.refresh()
             if not as_json and api.index_missing(store):  # stderr stays JSON under --json
@@ -120,7 +141,17 @@ def register(app: typer.Typer) -> None:
                               scopes=scope or None, mode=mode, filters=filters,
                               cursor=cursor, as_of=as_of, depth=depth)
             shorten = api.short_page_ids(store) if is_terminal() else str
+            if sources:
+                _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
+                return
         _show(data, as_json, shorten)
+
+    def _grouped(store: Any, data: dict[str, Any], sources: list[str],
+                 arguments: dict[str, Any], timeout: float, as_json: bool,
+                 shorten: Callable[[str], str]) -> None:
+        grouped = fan_out(store, sources, "pcp_search", arguments, data, timeout, as_json)
+        show_groups(grouped, as_json, "results",
+                    lambda found, local: _print_results(found, shorten if local else str))
 
     def _show(data: dict[str, Any], as_json: bool, shorten: Callable[[str], str]) -> None:
         if as_json:

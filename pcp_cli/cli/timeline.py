@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -19,6 +20,13 @@ from pcp_cli.cli.output import (
     table,
 )
 from pcp_cli.cli.pages import write_result
+from pcp_cli.cli.sources import (
+    DEFAULT_SOURCE_TIMEOUT,
+    SourcesOpt,
+    SourceTimeoutOpt,
+    fan_out,
+    show_groups,
+)
 
 timeline_app = typer.Typer(help="Dated events (timeline).", no_args_is_help=True)
 
@@ -66,22 +74,37 @@ def timeline_list(
     cursor: Annotated[str | None, typer.Option(
         "--cursor", help="Continue a previous listing (its next_cursor).")] = None,
     as_of: AsOfOpt = None,
+    sources: SourcesOpt = None,
+    source_timeout: SourceTimeoutOpt = DEFAULT_SOURCE_TIMEOUT,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List timeline events, oldest first."""
+    """List timeline events, oldest first; with --sources, the other registered PCP sources'
+    too."""
     with api.open_store(store_path) as store:
         data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
                             cursor=cursor, as_of=as_of)
         shorten = api.short_page_ids(store) if is_terminal() and not as_json else str
+        if sources:
+            remote = {k: v for k, v in {"from": from_, "to": to, "query": query,
+                                        "limit": limit}.items() if v is not None}
+            grouped = fan_out(store, sources, "pcp_get_timeline", remote, data,
+                              source_timeout, as_json)
+    if sources:
+        show_groups(grouped, as_json, "events", lambda found, local: _events(
+            found, shorten if local else str))
+        return
     if not as_json and not data["events"]:
         note("No timeline events.")
         return
     with paged():
-        emit(data, as_json, lambda: table(
-            ("date", "category", "summary", "id"),
-            ((e["date"], e.get("category", ""), e["summary"], shorten(e["id"]))
-             for e in data["events"]), whole=(0, 3)))
+        emit(data, as_json, lambda: _events(data["events"], shorten))
+
+
+def _events(events: list[dict[str, Any]], shorten: Callable[[str], str]) -> None:
+    table(("date", "category", "summary", "id"),
+          ((e["date"], e.get("category", ""), e["summary"], shorten(e["id"])) for e in events),
+          whole=(0, 3))
 
 
 def register(app: typer.Typer) -> None:

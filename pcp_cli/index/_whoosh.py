@@ -37,6 +37,7 @@ from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
 
 from pcp_cli.errors import UsageError  # noqa: E402
+from pcp_cli.index._whoosh_doc import fields as _fields  # noqa: E402
 from pcp_cli.index.generations import LOCK, META, GenerationIndex, writer_busy  # noqa: E402
 from pcp_cli.index.query import (  # noqa: E402
     DEFAULT_FIELDS,
@@ -44,7 +45,6 @@ from pcp_cli.index.query import (  # noqa: E402
     ExactFieldsUnscored,
     explicit_or,
     filter_query,
-    ns_tree,
     restrict,
 )
 from pcp_cli.index.text import (  # noqa: E402
@@ -252,39 +252,6 @@ class _Weighting(scoring.BM25F):
             return super().scorer(searcher, fieldname, text, qf=qf)
         B = self._field_B.get(fieldname, self.B)
         return _LengthTableScorer(searcher, fieldname, text, B, self.K1, lengths, qf=qf)
-
-
-def _fields(doc: IndexDoc) -> dict[str, Any]:
-    return {
-        "path": doc.path,
-        "page_id": doc.page_id,
-        "revision_id": doc.revision_id,
-        "title": doc.title,
-        "body": f"{doc.title}\n{doc.body}",
-        "tag": ",".join(t.replace(",", " ") for t in doc.tags),
-        "type": doc.type,
-        "namespace": doc.namespace,
-        "ns_tree": ns_tree(doc.namespace),
-        "origin": doc.origin or "generated",
-        "sensitivity": doc.sensitivity,
-        "lifecycle": doc.lifecycle_status,
-        "review": doc.review_status,
-        "timestamp": doc.timestamp,
-        "hit": (
-            doc.page_id,
-            doc.path,
-            doc.revision_id,
-            doc.type,
-            doc.namespace,
-            doc.origin or "generated",
-            doc.sensitivity,
-            doc.lifecycle_status,
-            doc.review_status,
-            doc.timestamp,
-            doc.mtime_ns,
-            doc.title,
-        ),
-    }
 
 
 class _Unscored(Q.WrappingQuery):

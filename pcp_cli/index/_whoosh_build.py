@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from pcp_cli.index._whoosh import _fields
+from pcp_cli.index._whoosh_doc import fields as _fields
 from pcp_cli.index.types import IndexDoc
 from pcp_cli.index.workers import Workers
 

@@ -30,7 +30,7 @@ from pcp_cli.mcp.grants import (
 )
 
 CONFIG_TARGETS = ("claude-desktop", "cursor", "claude-code", "vscode", "json")
-TOKEN_PLACEHOLDER = "<token from: pcp grant token {client}>"
+TOKEN_PLACEHOLDER = api.REGISTRY_PLACEHOLDER + " pcp grant token {client}>"
 
 
 # -- serving ----------------------------------------------------------------------------------
@@ -255,6 +255,14 @@ def _bridge_refuses_plain_http(url: str) -> bool:
     return parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1")
 
 
+def serve_launch(client: str, root: Path) -> dict[str, Any]:
+    """How a client launches `pcp serve` over stdio for `client` on the store at `root`: this
+    interpreter and absolute paths, so it runs from apps that do not see the shell's PATH.
+    `pcp mcp-config` and `pcp register` both write it."""
+    return {"command": sys.executable,
+            "args": ["-m", "pcp_cli", "serve", "--client-id", client, "--store", str(root)]}
+
+
 def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None, *,
                target: str, http_url: str | None) -> dict[str, Any]:
     """The configuration to paste into `target` for `client_id`: stdio (this interpreter, this
@@ -288,11 +296,10 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
                 server["args"].append("--allow-http")
         command = None
     else:
-        args = ["-m", "pcp_cli", "serve", "--client-id", client, "--store", str(root)]
-        server = {"command": sys.executable, "args": args}
+        server = serve_launch(client, root)
         if target in ("vscode", "claude-code", "json"):
             server = {"type": "stdio", **server}
-        command = shlex.join([sys.executable, *args])
+        command = shlex.join([server["command"], *server["args"]])
     if target == "vscode":
         config: dict[str, Any] = {"servers": {name: server}}
     else:
@@ -322,3 +329,125 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
     if http_url:
         out["token_command"] = f"pcp grant token {client} --store {shlex.quote(str(root))}"
     return out
+
+
+# -- the PCP device registry (~/.pcp/sources.json) --------------------------------------------
+REGISTRY_CLIENT = "registry"  # the client id a registered source's `pcp serve` uses by default
+REGISTRY_TRANSPORTS = ("stdio", "http")
+
+
+def register_source(store_path: str | os.PathLike[str] | None, *, name: str | None,
+                    source_id: str | None, transport: str, client_id: str | None,
+                    url: str | None) -> dict[str, Any]:
+    """`pcp register`: this store's entry in `~/.pcp/sources.json` (first-party, `added_by:
+    app`), launching `pcp serve` as `pcp mcp-config` does, or at `url` over HTTP."""
+    if transport not in REGISTRY_TRANSPORTS:
+        raise UsageError(f"--transport {transport!r} is not stdio or http",
+                         hint="use --transport stdio (the default) or --transport http")
+    if url is not None and transport != "http":
+        raise UsageError("--url is for --transport http", hint="add --transport http")
+    client = check_client_id(client_id or REGISTRY_CLIENT)
+    if source_id is not None and not source_id.strip():
+        raise UsageError("--id must not be empty", hint="e.g. --id pcp-work")
+    with api.open_store(store_path, readonly=True, refresh=False) as store:
+        root = store.root.resolve()
+        entry: dict[str, Any] = {
+            "id": source_id or "pcp-" + (_slug(root.name) or "store"),
+            "name": name or f"pcp: {root.name}",
+            "kind": "context-store",
+            "description": f"pcp context store at {root} (owner {store.owner_id})",
+            "transport": transport,
+        }
+        if transport == "stdio":
+            entry.update(serve_launch(client, root))
+        else:
+            url = url or "http://127.0.0.1:8765/mcp"
+            if not url.startswith(("http://", "https://")):
+                raise UsageError(f"--url {url[:80]!r} is not an http(s) URL",
+                                 hint="e.g. --url http://127.0.0.1:8765/mcp")
+            entry.update(url=url, headers={
+                "Authorization": f"Bearer {TOKEN_PLACEHOLDER.format(client=client)}"})
+        entry["added_by"] = "app"
+        out = api.register_source(store, entry)
+        has_grant = client in api.client_grants(store)
+        default_ns = store.default_namespace
+    out["client_id"] = client
+    out["grant_command"] = None if has_grant else (
+        f"pcp grant add {client} --scope {default_ns} --store {shlex.quote(str(root))}")
+    out["token_command"] = (f"pcp grant token {client} --store {shlex.quote(str(root))}"
+                            if transport == "http" else None)
+    return out
+
+
+def unregister_source(store_path: str | os.PathLike[str] | None,
+                      source_id: str | None) -> dict[str, Any]:
+    """`pcp unregister`: remove this store's entry from `~/.pcp/sources.json`."""
+    with api.open_store(store_path, readonly=True, refresh=False) as store:
+        return api.unregister_source(store, source_id)
+
+
+def list_sources(own_store_id: str | None) -> dict[str, Any]:
+    """`pcp sources`: the registered sources, header and env values left out (they may hold
+    tokens); `this_store` marks the entry of the store pcp runs in."""
+    from pcp_cli.mcp.fanout import describe
+
+    data = api.registered_sources()
+    shown = []
+    for entry in data["sources"]:
+        view = {**describe(entry), "description": entry.get("description"),
+                "added_by": entry.get("added_by"), "file": entry["file"],
+                "this_store": own_store_id is not None
+                and api.source_store_id(entry) == own_store_id}
+        if entry["transport"] == "stdio":
+            view["launch"] = shlex.join([entry["command"], *map(str, entry.get("args") or [])])
+            view["env"] = sorted(entry.get("env") or {})
+        else:
+            view["url"] = entry["url"]
+            view["headers"] = sorted(entry.get("headers") or {})
+        shown.append(view)
+    return {"files": data["files"], "sources": shown, "problems": data["problems"]}
+
+
+def query_sources(selection: Sequence[str], tool: str, arguments: dict[str, Any], *,
+                  timeout: float, own_store_id: str | None) -> dict[str, Any]:
+    """`pcp search|timeline list --sources`: call `tool` on the selected registered sources
+    (`all`, or ids) other than this store, each within `timeout` seconds. `{this_store,
+    groups, problems}`; each group is `{source, status, error, **the tool's answer}`."""
+    from pcp_cli.mcp.fanout import describe
+    from pcp_cli.mcp.fanout import query_sources as fan_out
+
+    if not timeout > 0:
+        raise UsageError("--source-timeout must be more than 0 seconds", hint="e.g. 20")
+    data = api.registered_sources()
+    known = {e["id"]: e for e in data["sources"]}
+    wanted = [part.strip() for item in selection for part in item.split(",") if part.strip()]
+    if not wanted:
+        raise UsageError("--sources needs `all` or source ids",
+                         hint="`pcp sources` lists them")
+    if "all" in wanted:
+        chosen = list(known.values())
+    else:
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            raise UsageError(f"no registered source {', '.join(map(repr, missing))}",
+                             hint=f"registered: {', '.join(known) or 'none'} (`pcp sources`; "
+                             "`pcp register` adds a store)")
+        chosen = [known[w] for w in dict.fromkeys(wanted)]
+    def is_mine(entry: dict[str, Any]) -> bool:
+        return own_store_id is not None and api.source_store_id(entry) == own_store_id
+
+    mine = next((e for e in data["sources"] if is_mine(e)), None)
+    others = [e for e in chosen if not is_mine(e)]  # this store is searched locally
+    groups = []
+    for group in fan_out(others, tool, arguments, timeout=timeout):
+        answer = group.pop("data") or {}
+        answer.pop("schema_version", None)
+        groups.append({**group, **answer})
+    return {"this_store": describe(mine) if mine else None, "groups": groups,
+            "problems": data["problems"]}
+
+
+def _slug(name: str) -> str:
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]

@@ -311,6 +311,15 @@ class PageState:
 
 
 OBSERVED_AT = "observed_at"
+# The store's own profile page: distillation and accepted profile proposals land on it.
+PROFILE_PAGE_ID = "profile"
+# Keys of a page's `record` that importers use to remember the Portable Context Protocol id a
+# page was imported under when that id could not be the page id (see adapters/archive.py).
+V1_ID = "v1_id"
+V1_SUPERSEDES = "v1_supersedes"
+# The source a page was imported from (`store:<store_id>` or `file:<name>`): v1 ids are
+# unique only within their source (see adapters/archive.py).
+V1_SOURCE = "v1_source"
 
 
 def source_time(page_type: str | None, record: dict[str, Any]) -> str | None:

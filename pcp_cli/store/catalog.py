@@ -366,8 +366,10 @@ class Catalog:
         # when something under pages/ moved. Never imported here unless someone watches.
         watch = sys.modules.get("pcp_cli.store.watch")
         watched = watch.watching(self.pages_dir) if watch is not None else None
-        if watched is None or mode == "verify":
-            return self._scan_files(verify=mode == "verify")
+        if mode == "verify":
+            return self._scan_files(verify=True)
+        if watched is None:
+            return self._refresh_with_monitor(mode)
         with watched.lock:
             started = time.monotonic()
             paths = watched.pending()
@@ -385,6 +387,28 @@ class Catalog:
                 raise
             watched.scanned(started)
             return changes
+
+    def _refresh_with_monitor(self, mode: str) -> Changes:
+        """Ask the store monitor, when one runs (store/monitor.py), which head files changed
+        since this catalog's last refresh, and look at those only; scan everything when no
+        monitor answers or it cannot vouch for the token."""
+        from pcp_cli.store import monitor
+
+        row = self._db.execute("SELECT value FROM meta WHERE key='monitor_token'").fetchone()
+        answer = monitor.ask(self.root, row[0] if row else None)
+        if answer is None:
+            return self._scan_files()
+        token, paths = answer
+        if paths is not None and mode != "full" and self._db.execute(
+                "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
+            changes = self.scan_paths(paths)
+        else:
+            changes = self._scan_files()
+        # Stored only now, after the files were looked at: a token taken before the scan can
+        # only name too much to the next command, never too little.
+        if row is None or row[0] != token:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES('monitor_token', ?)", (token,))
+        return changes
 
     def scan_paths(self, rels: Iterable[str]) -> Changes:
         """The change scan for these store-relative head-file paths only (what a watch named),

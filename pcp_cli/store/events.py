@@ -554,21 +554,27 @@ class ImportedFiles:
         stat = path.stat()
         return str(path.resolve()), stat.st_size, stat.st_mtime_ns
 
-    def unchanged(self, stamp: tuple[str, int, int], fmt: str) -> bool:
+    def unchanged(self, stamp: tuple[str, int, int], fmt: str) -> int | None:
+        """How many events the file held when it was imported, if it is unchanged since (its
+        events are then all unchanged); None when it must be read again. A record from before
+        the count was kept reads as changed, so the count reported is always true."""
         key, size, mtime_ns = stamp
         seen = self.data.get(key)
         if not isinstance(seen, dict) or (seen.get("size"), seen.get("mtime_ns"),
                                           seen.get("format")) != (size, mtime_ns, fmt):
-            return False
-        page_id = seen.get("page_id")
+            return None
+        page_id, events = seen.get("page_id"), seen.get("events")
         entry = self.store.head_entry(page_id) if isinstance(page_id, str) else None
-        return entry is not None and entry.revision_id == seen.get("revision_id")
+        if entry is None or entry.revision_id != seen.get("revision_id") or \
+                not isinstance(events, int) or isinstance(events, bool):
+            return None
+        return events
 
     def record(self, stamp: tuple[str, int, int], fmt: str, page_id: str,
-               revision_id: str) -> None:
+               revision_id: str, events: int) -> None:
         key, size, mtime_ns = stamp
         self.data[key] = {"size": size, "mtime_ns": mtime_ns, "format": fmt,
-                          "page_id": page_id, "revision_id": revision_id}
+                          "page_id": page_id, "revision_id": revision_id, "events": events}
         self.changed = True
 
     def save(self) -> None:

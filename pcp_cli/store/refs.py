@@ -1,8 +1,9 @@
 """Page references a person can type: a whole id, a unique prefix of one, or a page's title.
 
-Ids are `pg_` + a 26-character ULID, too long to type or to fit a table. Like git's short
-hashes, any prefix that names one page will do, with or without `pg_` and in either case;
-tables show each id's shortest unique prefix (at least `MIN_SHOWN` characters after `pg_`).
+Ids are `pg_` + a 26-character ULID (or an imported id, often as long), too long to type or to
+fit a table. Like git's short hashes, any prefix that names one page will do, with or without
+`pg_` and in either case; tables show every id's shortest unique prefix (at least `MIN_SHOWN`
+characters after `pg_`).
 A page's title works too when exactly one page has it. Every front end resolves through here.
 
 The set of pages is the revision folders (what `Store.page_exists` answers from), so a page
@@ -18,18 +19,18 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pcp_cli.errors import NotFound, UsageError
-from pcp_cli.model.ids import check_id, is_safe_id
+from pcp_cli.model.ids import is_safe_id
 
 if TYPE_CHECKING:
     from pcp_cli.store.catalog import Entry
     from pcp_cli.store.store import Store
 
 KIND_PREFIX = "pg_"
-MIN_SHOWN = 8  # characters of the ULID a table shows at least (pg_01M8R7A1)
+MIN_SHOWN = 8  # characters of an id (after `pg_`) a table shows at least (pg_01M8R7A1)
 MIN_TYPED = 4  # characters (after pg_) a typed prefix needs, so `pg_0` never matches by luck
 MAX_LISTED = 10  # candidates an ambiguity error lists
-_ULID_ID = re.compile(r"^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$")
 _ID_CHARS = re.compile(r"^[A-Za-z0-9._-]+$")
+_KIND = re.compile(r"^[a-z]+_")  # an id's kind prefix (pg_, ks_), left out of MIN_SHOWN
 
 
 def page_ids(store: Store) -> list[str]:
@@ -100,9 +101,9 @@ def _by_title(store: Store, ref: str) -> str:
                          "give one of their ids")
     near = store.catalog.entries(
         "page_id IS NOT NULL AND problem IS NULL AND instr(lower(title), lower(?)) > 0", (ref,))
+    # A reference that is no safe id is still a name a person typed (a multi-word title):
+    # nothing matched it, exit 3, never "not a safe identifier". It is never used as a path.
     hint = "`pcp ls` lists pages; `pcp search WORDS` finds them by content"
-    if not is_safe_id(ref) and not near:
-        check_id(ref, "page id")  # neither a title nor a possible id: say why it is refused
     error = NotFound(f"no page has the id or title {ref!r}", hint=hint)
     if near:
         shown = sorted({e.page_id for e in near if e.page_id})
@@ -156,8 +157,10 @@ def _describe(page_id: str, entries: Sequence[Entry]) -> str:
 
 
 def short_ids(store: Store, ids: Sequence[str] | None = None) -> Callable[[str], str]:
-    """A function giving each page id its shortest unique prefix in this store (at least
-    `MIN_SHOWN` characters after `pg_`); ids that are not `pg_` ULIDs are shown whole."""
+    """A function giving each page id its shortest unique prefix in this store: at least
+    `MIN_SHOWN` characters after a kind prefix such as `pg_` (`MIN_SHOWN` in all for an id
+    without one; an id no longer than that is shown whole), and always one that `resolve`
+    takes back to that page. Every id is shortened, ULID or not (imported ids too)."""
     every = page_ids(store) if ids is None else sorted(ids)
     return shortener(every)
 
@@ -166,17 +169,25 @@ def shortener(sorted_ids: Sequence[str]) -> Callable[[str], str]:
     """`short_ids` over a given sorted id list (no store needed)."""
 
     def shorten(page_id: str) -> str:
-        if not _ULID_ID.match(page_id):
-            return page_id
-        head = page_id.index("_") + 1
-        need = head + MIN_SHOWN
-        at = bisect.bisect_left(sorted_ids, page_id)
-        for neighbour in (at - 1, at + 1) if at < len(sorted_ids) and \
-                sorted_ids[at] == page_id else (at - 1, at):
-            if 0 <= neighbour < len(sorted_ids):
-                other = sorted_ids[neighbour].lower()
-                common = len(os.path.commonprefix([page_id.lower(), other]))
-                need = max(need, common + 1)
+        kind = _KIND.match(page_id)
+        need = (kind.end() if kind else 0) + MIN_SHOWN
+        need = max(need, _shared(sorted_ids, page_id, page_id) + 1)
+        if not page_id.lower().startswith(KIND_PREFIX):
+            # `resolve` also tries `pg_` + what was typed: no pg_ id may start with the prefix
+            need = max(need, _shared(sorted_ids, KIND_PREFIX + page_id, page_id)
+                       - len(KIND_PREFIX) + 1)
         return page_id[:need] if need < len(page_id) else page_id
 
     return shorten
+
+
+def _shared(sorted_ids: Sequence[str], key: str, page_id: str) -> int:
+    """The longest prefix (case-blind) `key` shares with an id of `sorted_ids` other than
+    `page_id`; its sorted neighbours are the only candidates."""
+    at = bisect.bisect_left(sorted_ids, key)
+    longest = 0
+    for neighbour in (at - 1, at, at + 1):
+        if 0 <= neighbour < len(sorted_ids) and sorted_ids[neighbour] != page_id:
+            other = sorted_ids[neighbour].lower()
+            longest = max(longest, len(os.path.commonprefix([key.lower(), other])))
+    return longest

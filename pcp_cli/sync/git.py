@@ -32,6 +32,18 @@ class RemoteFailed(PcpError):
     code = "remote_failed"
 
 
+class NoGitIdentity(UsageError):
+    """git has no author name and email to commit with (a fresh machine): an expected
+    condition the person fixes with two `git config` lines, never a crash."""
+
+    code = "git_identity_missing"
+
+
+IDENTITY_FIX = ('`git config --global user.name "Your Name"` and `git config --global '
+                'user.email you@example.org` (or without --global, in the store\'s repository '
+                'only)')
+
+
 def git_available() -> bool:
     return shutil.which("git") is not None
 
@@ -105,6 +117,24 @@ class Repo:
         if proc.returncode != 0:
             return None
         return proc.stdout.decode().strip() or None
+
+    def identity_problem(self) -> str | None:
+        """Why git could not commit here for want of a name or email (None: it can). Asks git
+        itself (`git var`), so config, environment and git's own fallbacks all count."""
+        for ident in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+            proc = self.git("var", ident, check=False)
+            if proc.returncode != 0:
+                words = proc.stderr.decode("utf-8", "replace")
+                fatal = [line for line in words.splitlines() if line.startswith("fatal:")]
+                return (fatal[-1].removeprefix("fatal:").strip() if fatal
+                        else "no user.name and user.email")
+        return None
+
+    def require_identity(self, doing: str) -> None:
+        problem = self.identity_problem()
+        if problem is not None:
+            raise NoGitIdentity(f"git does not know who you are, so {doing} cannot commit "
+                                f"({problem})", hint=f"set it once: {IDENTITY_FIX}")
 
     def remotes(self) -> list[str]:
         return [line for line in self.out("remote").splitlines() if line]

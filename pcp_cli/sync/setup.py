@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.store.atomic import write_atomic
-from pcp_cli.sync.git import Repo, find_repo, run_git
+from pcp_cli.sync.git import IDENTITY_FIX, Repo, find_repo, run_git
 
 DRIVER = "pcp"
 GITIGNORE_LINE = ".pcp/"
@@ -96,7 +96,9 @@ def setup_git(store_root: Path, *, create: bool = False) -> dict[str, Any] | Non
                   "# local, derived state: never committed\n")
     _ensure_lines(store_root / ".gitattributes", [ATTRIBUTES_LINE], ATTRIBUTES)
     register_driver(repo)
-    return {"repository": str(repo.top), "created": created, "merge_driver": driver_command()}
+    problem = repo.identity_problem()  # said now, not at the first `pcp sync`
+    return {"repository": str(repo.top), "created": created, "merge_driver": driver_command(),
+            "identity_problem": problem, "identity_fix": IDENTITY_FIX if problem else None}
 
 
 def register_driver(repo: Repo) -> None:

@@ -72,6 +72,7 @@ def sync(store: Store, *, remote: str | None = None, message: str | None = None
     """Record hand edits, commit, pull (merge), rebuild head files, report divergence, push."""
     repo = require_repo(store.root)
     check_not_busy(repo)
+    repo.require_identity("pcp sync")  # before anything is recorded: nothing changes
     report: dict[str, Any] = {
         "store": str(store.root), "repository": str(repo.top), "remote": None,
         "branch": repo.branch(), "hand_edits": [], "committed": [], "merged": None,

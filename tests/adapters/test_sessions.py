@@ -252,7 +252,8 @@ def test_a_session_file_that_did_not_change_is_not_read_again(store, tmp_path):
     assert first["sessions_not_read"] == 0
     again = imported(store, tree)
     assert again["sessions_not_read"] == 2 and again["unchanged"] == 2
-    assert again["events"] == {"stored": 0, "unchanged": 0, "conflicts": 0}
+    assert again["events"] == {"stored": 0, "unchanged": first["events"]["stored"],
+                               "conflicts": 0}
     # the file was touched: read again (and nothing new in it)
     session = next(tree.rglob(SESSION.name))
     os.utime(session, ns=(session.stat().st_atime_ns, session.stat().st_mtime_ns + 10**9))
@@ -268,3 +269,26 @@ def test_a_session_file_that_did_not_change_is_not_read_again(store, tmp_path):
     fresh = imported(store, tree)
     assert fresh["sessions_not_read"] == 0 and fresh["unchanged"] == 2
     assert snapshot(store) == before
+
+
+def test_a_reimport_counts_the_events_it_did_not_read_again_as_unchanged(store, tmp_path):
+    tree = tmp_path / "projects"
+    shutil.copytree(PROJECT, tree / PROJECT.name)
+    session = tree / PROJECT.name / SESSION.name
+    (tree / PROJECT.name / "agent-d2969342.jsonl").unlink()
+    first = imported(store, session)
+    stored = first["events"]["stored"]
+    assert stored > 0
+    again = cli("import", str(session), "--store", str(store))
+    assert again.code == 0, again.stderr
+    assert f"events: 0 stored, {stored} unchanged" in again.stdout + again.stderr
+    # and an old memory of the file, from before the count was kept, is read again to count
+    memory = store / ".pcp" / "imported-sessions.json"
+    data = json.loads(memory.read_text())
+    for record in data.values():
+        del record["events"]
+    memory.write_text(json.dumps(data))
+    counted = imported(store, session)
+    assert counted["sessions_not_read"] == 0
+    assert counted["events"] == {"stored": 0, "unchanged": stored, "conflicts": 0}
+    assert imported(store, session)["events"]["unchanged"] == stored

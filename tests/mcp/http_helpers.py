@@ -8,20 +8,19 @@ parallel test processes do not install over each other.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from filelock import FileLock
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -121,9 +120,8 @@ def npm_ci(folder: Path, installed: Path) -> None:
         return
     npm = shutil.which("npm")
     assert npm, "node is installed but npm is not: cannot install the npm clients"
-    digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
-    with (Path(tempfile.gettempdir()) / f"pcp-npm-ci-{digest}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # pytest-xdist runs tests in several processes: one installs, the others wait for it.
+    with FileLock(folder / ".npm-install.lock"):
         if installed.exists():
             return
         out = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
