@@ -25,8 +25,8 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "jsonschema": ("model/validate.py",),
     "mcp": ("mcp/",),
     "mcp_types": ("mcp/",),
-    "starlette": ("mcp/http.py",),
-    "uvicorn": ("mcp/http.py",),
+    "starlette": ("mcp/http.py", "mcp/connections.py"),  # the HTTP front end
+    "uvicorn": ("mcp/http.py", "mcp/connections.py"),
     "typer": ("cli/",),
     "rich": ("cli/",),
     "click": ("cli/",),

@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pcp_cli import api
 from pcp_cli.config import resolve_store_root
@@ -247,6 +248,13 @@ def grant_revoke_tokens(store_path: str | os.PathLike[str] | None,
 
 
 # -- client configurations --------------------------------------------------------------------
+def _bridge_refuses_plain_http(url: str) -> bool:
+    """mcp-remote refuses an http:// URL unless its host is localhost or 127.0.0.1 (a server
+    behind --insecure-http, say) or it is given --allow-http."""
+    parts = urlsplit(url)
+    return parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1")
+
+
 def serve_launch(client: str, root: Path) -> dict[str, Any]:
     """How a client launches `pcp serve` over stdio for `client` on the store at `root`: this
     interpreter and absolute paths, so it runs from apps that do not see the shell's PATH.
@@ -284,6 +292,8 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
             # Claude Desktop's config file launches stdio servers only; bridge with mcp-remote.
             server = {"command": "npx", "args": [
                 "-y", "mcp-remote", http_url, "--header", f"Authorization:{header}"]}
+            if _bridge_refuses_plain_http(http_url):
+                server["args"].append("--allow-http")
         command = None
     else:
         server = serve_launch(client, root)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -523,7 +524,7 @@ def validate_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> d
     parameters get their default, integral numbers become ints, lists become tuples without
     repeats. Raises InvalidInput naming the tool and parameter, with a hint saying how to fix
     the call."""
-    arguments = {} if arguments is None else arguments
+    arguments = {} if arguments is None else _from_literals(spec, arguments)
     checker = _checker(spec.name) if TOOLS_BY_NAME.get(spec.name) is spec else schema_checker(
         spec.input_schema())
     violations = checker(dict(arguments) if isinstance(arguments, Mapping) else arguments)
@@ -543,6 +544,30 @@ def validate_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> d
     for p in spec.params:
         value = arguments.get(p.name)
         out[p.name] = p.default if value is None else _normalize(p, value)
+    return out
+
+
+# A string that is exactly a JSON literal of the type a parameter's schema asks for. Some clients
+# send every argument as a string (the MCP Inspector CLI's `--tool-arg` before 0.16.6).
+_LITERALS = {
+    "integer": re.compile(r"-?(?:0|[1-9][0-9]*)"),
+    "number": re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"),
+    "boolean": re.compile(r"true|false"),
+}
+
+
+def _from_literals(spec: ToolSpec, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The arguments with each string that is exactly a literal of its (integer, number or
+    boolean) parameter's type taken as that value: `"2"` for a limit is 2. Anything else is
+    left as it is, for the schema to refuse with its usual message."""
+    if not isinstance(arguments, Mapping):
+        return arguments
+    kinds = {p.name: p.kind for p in spec.params if p.kind in _LITERALS}
+    out = dict(arguments)
+    for name, value in arguments.items():
+        kind = kinds.get(name) if isinstance(value, str) else None
+        if kind is not None and _LITERALS[kind].fullmatch(value):
+            out[name] = json.loads(value)
     return out
 
 
