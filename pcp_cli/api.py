@@ -15,7 +15,16 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
-from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
+from pcp_cli.model.lifecycle import supersedes_now
+from pcp_cli.model.page import (
+    Actor,
+    PageState,
+    Relation,
+    Revision,
+    now_iso,
+    observed_time,
+    title_from,
+)
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult
@@ -393,7 +402,27 @@ def revise_page(
 def link_pages(store: Store, from_id: str, relation_type: str, to_id: str, *,
                note: str | None = None, actor: Actor | None = None) -> dict[str, Any]:
     """LinkPages between the current revisions of two pages; returns the relation object."""
-    return store.link(from_id, relation_type, to_id, note=note, actor=actor).to_dict()
+    return link(store, from_id, relation_type, to_id, note=note, actor=actor)[0].to_dict()
+
+
+def link(store: Store, from_id: str, relation_type: str, to_id: str, *,
+         note: str | None = None, actor: Actor | None = None) -> tuple[Relation, bool]:
+    """LinkPages; returns the relation and whether it is new.
+
+    A `supersedes` relation that takes effect now (model/lifecycle.supersedes_now) supersedes
+    its target as `keystone add --supersedes` does: a new revision of the target, superseded
+    by the source, then the relation (model/lifecycle.py says why that is the one notion).
+    """
+    with store.locked():
+        source, target = store.get(from_id), store.get(to_id)
+        if relation_type == "supersedes" and supersedes_now(source, target):
+            known = {r.relation_id for r in store.relations(target.page_id)}
+            relation = store.finish_supersede(source.page_id, target.page_id, actor=actor,
+                                              note=note)
+            return relation, relation.relation_id not in known
+        before = store.find_relation(relation_type, source.revision_id, target.revision_id)
+        relation = store.link(from_id, relation_type, to_id, note=note, actor=actor)
+        return relation, before is None
 
 
 def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None = None,

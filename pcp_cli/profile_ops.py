@@ -572,12 +572,20 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
         proposal = _proposal(store, page_id)
         if proposal.state.type == "profile":
             return _accept_profile(store, proposal, actor)
-        old: Revision | None = None
+        old: list[Revision] = []
         target = proposal.state.record.get("supersedes")
         if isinstance(target, str) and target and store.page_exists(target):
             candidate = store.current(target)
             if candidate.state.type == "keystone" and candidate.state.lifecycle_status == "active":
-                old = candidate
+                old.append(candidate)
+        # `pcp link PROPOSAL supersedes X` waited for this acceptance too (api.link)
+        for relation in store.relations(page_id):
+            if relation.relation_type == "supersedes" and relation.from_page_id == page_id \
+                    and store.page_exists(relation.to_page_id) \
+                    and all(o.page_id != relation.to_page_id for o in old):
+                candidate = store.current(relation.to_page_id)
+                if candidate.state.lifecycle_status == "active":
+                    old.append(candidate)
         when = now_iso()
         result = store.revise(
             page_id,
@@ -591,8 +599,8 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
             actor=actor,
             note=f"accepted by {actor.actor_id}",
         )
-        if old is not None:
-            store.supersede(page_id, old.page_id, actor=actor)
+        for superseded in old:
+            store.supersede(page_id, superseded.page_id, actor=actor)
         return result
 
 

@@ -960,7 +960,7 @@ class Store:
             ) from exc
 
     def finish_supersede(self, new_page_id: str, old_page_id: str, *,
-                         actor: Actor | None = None) -> None:
+                         actor: Actor | None = None, note: str | None = None) -> Relation:
         """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
 
         Steps already done are skipped, so `pcp doctor --fix` can finish a supersession that a
@@ -981,8 +981,8 @@ class Store:
                 )
             elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
                 superseded = old.parent_revision_id
-            self.link(new_page_id, "supersedes", old_page_id, actor=actor,
-                      to_revision_id=superseded)
+            return self.link(new_page_id, "supersedes", old_page_id, actor=actor,
+                             to_revision_id=superseded, note=note)
 
     def relations(self, page_id: str | None = None) -> list[Relation]:
         """Relations touching `page_id` (either end), or all of them; oldest first."""
