@@ -64,13 +64,15 @@ def _entries(
     statuses: Sequence[str] = ("active",),
     include_sensitive: bool = False,
     review: Sequence[str] | None = ("affirmed",),
+    include_unclassified: bool = False,
 ) -> list[Entry]:
     found = store.entries(types=(page_type,), statuses=statuses, review=review)
     return [
         e
         for e in found
         if in_scope(e.namespace, scopes)
-        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES)
+        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES
+             or (include_unclassified and e.sensitivity is None))
     ]
 
 
@@ -254,9 +256,11 @@ def export_archive(
     from pcp_cli.render.portable import archive
     from pcp_cli.render.select import instant
 
+    # The person's own export: unclassified keystones too (the person's reads include them),
+    # exported without a sensitivity, so a round trip classifies nothing (under-claim).
     keystone_entries = _entries(
         store, "keystone", scopes=scopes, include_sensitive=include_sensitive,
-        statuses=("active", "superseded", "archived"),
+        statuses=("active", "superseded", "archived"), include_unclassified=True,
     )
     keystones = [_load(store, e) for e in keystone_entries]
     profile = profile_page(store, scopes=scopes, include_sensitive=include_sensitive)

@@ -352,7 +352,7 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
         title=title_from(obj["content"]),
         namespace=_namespace_for(store, page_id, namespace),
         lifecycle_status=STATUS_TO_LIFECYCLE.get(obj.get("status", "active"), "active"),
-        sensitivity=obj.get("sensitivity", "low"),
+        sensitivity=_sensitivity(store, page_id, obj),
         origin=vocab.ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
         review_status="affirmed",
         epistemic_status="affirmed",
@@ -361,6 +361,17 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
         record=record,
         extensions=dict(obj.get("extensions") or {}),
     )
+
+
+def _sensitivity(store: Store, page_id: str, obj: dict[str, Any]) -> str | None:
+    """What the file says; a file that says nothing keeps what the store says (the person may
+    have classified the page since), and a keystone never classified stays unclassified: it is
+    not made `low` on the way in (under-claim, never over-claim)."""
+    if "sensitivity" in obj:
+        return str(obj["sensitivity"])
+    if store.page_exists(page_id):
+        return store.current(page_id).state.sensitivity
+    return None
 
 
 def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],

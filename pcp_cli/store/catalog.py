@@ -265,6 +265,18 @@ class Catalog:
             + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2, 3, 4",
             tuple(params)).fetchall()
 
+    def observed_ranges(self, where: str = "", params: Iterable[Any] = ()
+                        ) -> list[tuple[Any, str | None, str | None]]:
+        """(namespace, earliest, latest) observed time of the rows `where` selects: the one
+        accessor (`model.page.observed_time`) run as an SQL function over each row's record, so
+        no Entry is built. Imported material with no time of its own has none."""
+        self._db.create_function("pcp_observed", 4, _observed, deterministic=True)
+        return self._db.execute(
+            "SELECT namespace, MIN(o), MAX(o) FROM (SELECT namespace, "
+            "pcp_observed(type, origin, record, created_at) AS o FROM pages"
+            + (f" WHERE {where}" if where else "") + ") GROUP BY 1",
+            tuple(params)).fetchall()
+
     def namespace_counts(self, where: str, params: Iterable[Any], readable: str,
                          readable_params: Iterable[Any]) -> list[tuple[Any, ...]]:
         """Per namespace of the rows `where` selects, in one pass: (namespace, active rows,
@@ -643,6 +655,19 @@ class Catalog:
             return digest_of((self.root / rel).read_bytes()) != row[4]
         except OSError:
             return True
+
+
+def _observed(page_type: str | None, origin: str | None, record: str | None,
+              created_at: str | None) -> str | None:
+    from pcp_cli.model.page import observed_time
+
+    try:
+        data = json.loads(record) if record else {}
+    except ValueError:
+        data = {}
+    value = observed_time(page_type, data if isinstance(data, dict) else {}, origin,
+                          created_at or None)
+    return value if value and value[:4].isdigit() else None
 
 
 def _newest(a: str | None, b: str | None) -> str | None:

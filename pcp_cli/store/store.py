@@ -507,6 +507,19 @@ class Store:
         clause, more = _not_in(exclude)
         return self.catalog.groups(where + clause, params + more)
 
+    def observed_ranges(
+        self,
+        *,
+        statuses: Sequence[str] | None = None,
+        sensitivities: Sequence[str | None] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> list[tuple[Any, str | None, str | None]]:
+        """Per namespace, the earliest and latest observed time of the affirmed entries
+        `entry_groups` counts (`Catalog.observed_ranges`)."""
+        where, params = _entry_filter(None, None, statuses, ("affirmed",), sensitivities)
+        clause, more = _not_in(exclude)
+        return self.catalog.observed_ranges(where + clause, params + more)
+
     def namespace_counts(
         self,
         *,
