@@ -86,7 +86,15 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
         "total": total,
         **{key: dict(sorted(counter.items())) for key, counter in counters.items()},
         "time_range": {"earliest": min(times, default=None), "latest": max(times, default=None)},
+        "counted": STATS_COUNTED,
     }
+
+
+# Why a namespace's count in stats and in ListScopes differ, said in both answers.
+STATS_COUNTED = ("affirmed pages in every lifecycle state the caller may read (by_lifecycle "
+                 "splits them); a scope's `pages` in ListScopes counts only the active ones")
+SCOPES_COUNTED = ("pages: the active (current) affirmed pages of each namespace the caller may "
+                  "read; stats' by_namespace also counts superseded and archived ones")
 
 
 def _observed_range(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[str],
@@ -153,7 +161,7 @@ def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
     position = cursors.decode(cursor, "scopes", request, store)
     chunk, next_cursor = cursors.page(ordered, position, limit or max(len(ordered), 1),
                                       "scopes", request, store)
-    return {"scopes": chunk, "next_cursor": next_cursor}
+    return {"scopes": chunk, "next_cursor": next_cursor, "counted": SCOPES_COUNTED}
 
 
 def _owner(namespace: str) -> dict[str, bool]:
