@@ -491,7 +491,10 @@ def add_keystone(
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
             epistemic_status="asserted" if proposed else "affirmed",
-            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES else "data_only",
+            # What the person states about how to work may guide a model; what a model or an
+            # importer proposes is data (the Paged seed: model-derived material is data).
+            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES
+            and (actor is None or actor.actor_type == "user") else "data_only",
             record=record,
             extensions=dict(extensions or {}),
         )

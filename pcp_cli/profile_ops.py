@@ -34,6 +34,8 @@ DISTILL_ACTOR = Actor("system", "distill")
 # page was imported under when that id could not be the page id (see adapters/archive.py).
 V1_ID = "v1_id"
 V1_SUPERSEDES = "v1_supersedes"
+# The profile page's record key holding an imported archive's own extensions (adapters/archive).
+ARCHIVE_EXTENSIONS = "archive_extensions"
 # The source a page was imported from (`store:<store_id>` or `file:<name>`): v1 ids are
 # unique only within their source (see adapters/archive.py).
 V1_SOURCE = "v1_source"
@@ -296,7 +298,9 @@ def export_archive(
         data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
     # Who these ids belong to: importing this file elsewhere maps them per source, and
     # importing it back here finds the same pages (adapters/archive.py).
-    data["extensions"] = {vocab.EXT_NS: {"store_id": store.manifest.store_id}}
+    kept = profile.state.record.get(ARCHIVE_EXTENSIONS) if profile is not None else None
+    data["extensions"] = {**(kept if isinstance(kept, dict) else {}),
+                          vocab.EXT_NS: {"store_id": store.manifest.store_id}}
     return data
 
 
