@@ -264,9 +264,14 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None, as_of: str | None = None) -> dict[str, Any]:
     """ReadPages for one page: the whole revision, or one view of it. Says which revision.
     With `as_of`, the page as it stood then (its head revision then, its relations then)."""
+    from pcp_cli.query.asof import present
+
+    now = present(store)
     store = as_of_view(store, as_of)
     revision = store.get(page_id, revision_id)
-    heads = [rev.revision_id for rev in store.graph_heads(page_id)]
+    # `is_head` and `heads` are about the page now, also when reading it as of a past moment:
+    # a revision that has been revised since is not the head, and says which one is.
+    heads = [rev.revision_id for rev in now.graph_heads(page_id)]
     data: dict[str, Any] = {
         "page_id": revision.page_id,
         "revision_id": revision.revision_id,
@@ -274,6 +279,8 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
         "heads": heads,
         "observed_at": revision.observed_at,
     }
+    if not data["is_head"] and heads:
+        data["head_revision_id"] = heads[0]
     if as_of is not None:
         data["as_of"] = store.as_of
     if view is None:

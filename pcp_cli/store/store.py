@@ -402,6 +402,21 @@ class Store:
             name[:-5] for name in names if name.endswith(".json") and not is_temp_name(name)
         )
 
+    def page_of_revision(self, revision_id: str) -> str | None:
+        """The page a revision id belongs to (None if no page has it): one stat per page."""
+        if not is_safe_id(revision_id):
+            return None
+        name = f"{revision_id}.json"
+        try:
+            folders = os.scandir(self.layout.revisions)
+        except FileNotFoundError:
+            return None
+        with folders:
+            for folder in folders:
+                if folder.is_dir() and os.path.exists(os.path.join(folder.path, name)):
+                    return folder.name
+        return None
+
     def load_revision(self, page_id: str, revision_id: str) -> Revision:
         path = self.layout.revision_path(page_id, revision_id)
         try:
