@@ -423,10 +423,13 @@ def link(store: Store, from_id: str, relation_type: str, to_id: str, *,
     with store.locked():
         source, target = store.get(from_id), store.get(to_id)
         if relation_type == "supersedes" and supersedes_now(source, target):
-            known = {r.relation_id for r in store.relations(target.page_id)}
+            # the relation names the revision that was superseded (the parent, if done before)
+            old = target.revision_id if target.state.lifecycle_status == "active" else \
+                target.parent_revision_id or target.revision_id
+            before = store.find_relation(relation_type, source.revision_id, old)
             relation = store.finish_supersede(source.page_id, target.page_id, actor=actor,
                                               note=note)
-            return relation, relation.relation_id not in known
+            return relation, before is None
         before = store.find_relation(relation_type, source.revision_id, target.revision_id)
         relation = store.link(from_id, relation_type, to_id, note=note, actor=actor)
         return relation, before is None
