@@ -9,9 +9,10 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from pcp_cli.store.store import Store
 from tests.adapters.adapter_builders import gpt_branching, write_folder
 from tests.conftest import V1_EXAMPLES, V1_SCHEMAS, cli
+from tests.test_archive_import import export_archive as export
+from tests.test_archive_import import new_store
 
 EXAMPLE_ARCHIVE = V1_EXAMPLES / "full-archive.example.json"
 
@@ -20,18 +21,6 @@ def ok(*args: object) -> object:
     result = cli(*(str(a) for a in args), "--json")
     assert result.code == 0, result.stderr
     return result.json
-
-
-def export(root: Path) -> dict:
-    result = cli("export", "--format", "archive", "--store", str(root))
-    assert result.code == 0, result.stderr
-    return result.json
-
-
-def new_store(parent: Path, name: str) -> Path:
-    root = parent / name
-    Store.init(root, owner_id="tester")
-    return root
 
 
 def keystone_validator() -> Draft202012Validator:
