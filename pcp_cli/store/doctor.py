@@ -306,7 +306,9 @@ def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:
 
 def _unapplied_supersede_relations(store: Store, fix: bool) -> list[Finding]:
     """`supersedes` relations that should have superseded their target and did not (a relation
-    file written by hand, or one `pcp link` wrote before a crash): what api.link does, done."""
+    file written by hand or brought by another copy of the store): what api.link does, done.
+    Only while the target is still the revision the relation names: a target revised since
+    (restored by hand, say) is the person's word and stands."""
     found = []
     for relation in store.relations():
         if relation.relation_type != "supersedes":
@@ -315,7 +317,8 @@ def _unapplied_supersede_relations(store: Store, fix: bool) -> list[Finding]:
             new, old = store.current(relation.from_page_id), store.current(relation.to_page_id)
         except PcpError:
             continue
-        if old.state.lifecycle_status != "active" or not supersedes_now(new, old):
+        if old.revision_id != relation.to_revision_id or old.state.lifecycle_status != "active" \
+                or not supersedes_now(new, old):
             continue
         path = store.layout.rel(store.layout.relation_path(relation.relation_id))
         finding = Finding("unfinished_supersede", path,
