@@ -403,8 +403,9 @@ class Store:
         )
 
     def page_of_revision(self, revision_id: str) -> str | None:
-        """The page a revision id belongs to (None if no page has it): one stat per page."""
-        if not is_safe_id(revision_id):
+        """The page a revision id (`rev_…`) belongs to, None if no page has it: one stat per
+        page (revision files are named by page, not indexed by revision)."""
+        if not revision_id.startswith("rev_") or not is_safe_id(revision_id):
             return None
         name = f"{revision_id}.json"
         try:
