@@ -111,3 +111,20 @@ def test_stats_time_range_is_when_the_conversations_happened(tmp_path: Path) -> 
     span = ok("stats", "--store", root)["time_range"]
     # the conversation ran on 2024-05-01; it was imported today
     assert span["earliest"].startswith("2024-05-01") and span["latest"].startswith("2024-05-01")
+
+
+def test_the_sql_observed_range_is_the_accessors(example: Path, tmp_path: Path) -> None:
+    """Stats compute observed time in SQL (store/catalog.py, OBSERVED_SQL): the same range as
+    `model.page.observed_time` over every entry, imported material with no time included."""
+    from pcp_cli import api
+    from pcp_cli.query.observed import entry_observed
+
+    export_dir = write_folder(tmp_path / "gpt", {"conversations.json": [gpt_branching()]})
+    ok("import", export_dir, "--store", example)
+    bare = tmp_path / "bare.json"  # imported, no time of its own: none
+    bare.write_text(json.dumps([{"id": "no-time", "content": "A claim without a date."}]))
+    ok("import", bare, "--store", example)
+    with api.open_store(example, readonly=True) as store:
+        times = [t for e in store.entries() if (t := entry_observed(e))]
+        assert len(times) < len(store.entries())  # some have none
+        assert api.stats(store)["time_range"] == {"earliest": min(times), "latest": max(times)}
