@@ -15,7 +15,16 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
-from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
+from pcp_cli.model.lifecycle import supersedes_now
+from pcp_cli.model.page import (
+    Actor,
+    PageState,
+    Relation,
+    Revision,
+    now_iso,
+    observed_time,
+    title_from,
+)
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult, page_id_for_key
@@ -270,9 +279,14 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None, as_of: str | None = None) -> dict[str, Any]:
     """ReadPages for one page: the whole revision, or one view of it. Says which revision.
     With `as_of`, the page as it stood then (its head revision then, its relations then)."""
+    from pcp_cli.query.asof import present
+
+    now = present(store)
     store = as_of_view(store, as_of)
     revision = store.get(page_id, revision_id)
-    heads = [rev.revision_id for rev in store.graph_heads(page_id)]
+    # `is_head` and `heads` are about the page now, also when reading it as of a past moment:
+    # a revision that has been revised since is not the head, and says which one is.
+    heads = [rev.revision_id for rev in now.graph_heads(page_id)]
     data: dict[str, Any] = {
         "page_id": revision.page_id,
         "revision_id": revision.revision_id,
@@ -280,6 +294,8 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
         "heads": heads,
         "observed_at": revision.observed_at,
     }
+    if not data["is_head"] and heads:
+        data["head_revision_id"] = heads[0]
     if as_of is not None:
         data["as_of"] = store.as_of
     if view is None:
@@ -408,7 +424,30 @@ def revise_page(
 def link_pages(store: Store, from_id: str, relation_type: str, to_id: str, *,
                note: str | None = None, actor: Actor | None = None) -> dict[str, Any]:
     """LinkPages between the current revisions of two pages; returns the relation object."""
-    return store.link(from_id, relation_type, to_id, note=note, actor=actor).to_dict()
+    return link(store, from_id, relation_type, to_id, note=note, actor=actor)[0].to_dict()
+
+
+def link(store: Store, from_id: str, relation_type: str, to_id: str, *,
+         note: str | None = None, actor: Actor | None = None) -> tuple[Relation, bool]:
+    """LinkPages; returns the relation and whether it is new.
+
+    A `supersedes` relation that takes effect now (model/lifecycle.supersedes_now) supersedes
+    its target as `keystone add --supersedes` does: a new revision of the target, superseded
+    by the source, then the relation (model/lifecycle.py says why that is the one notion).
+    """
+    with store.locked():
+        source, target = store.get(from_id), store.get(to_id)
+        if relation_type == "supersedes" and supersedes_now(source, target):
+            # the relation names the revision that was superseded (the parent, if done before)
+            old = target.revision_id if target.state.lifecycle_status == "active" else \
+                target.parent_revision_id or target.revision_id
+            before = store.find_relation(relation_type, source.revision_id, old)
+            relation = store.finish_supersede(source.page_id, target.page_id, actor=actor,
+                                              note=note)
+            return relation, before is None
+        before = store.find_relation(relation_type, source.revision_id, target.revision_id)
+        relation = store.link(from_id, relation_type, to_id, note=note, actor=actor)
+        return relation, before is None
 
 
 def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None = None,
@@ -477,7 +516,10 @@ def add_keystone(
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
             epistemic_status="asserted" if proposed else "affirmed",
-            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES else "data_only",
+            # What the person states about how to work may guide a model; what a model or an
+            # importer proposes is data (the Paged seed: model-derived material is data).
+            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES
+            and (actor is None or actor.actor_type == "user") else "data_only",
             record=record,
             extensions=dict(extensions or {}),
         )

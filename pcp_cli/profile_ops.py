@@ -22,6 +22,7 @@ from typing import Any
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import (
+    ARCHIVE_EXTENSIONS,
     PROFILE_PAGE_ID,
     V1_ID,
     V1_SUPERSEDES,
@@ -64,13 +65,15 @@ def _entries(
     statuses: Sequence[str] = ("active",),
     include_sensitive: bool = False,
     review: Sequence[str] | None = ("affirmed",),
+    include_unclassified: bool = False,
 ) -> list[Entry]:
     found = store.entries(types=(page_type,), statuses=statuses, review=review)
     return [
         e
         for e in found
         if in_scope(e.namespace, scopes)
-        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES)
+        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES
+             or (include_unclassified and e.sensitivity is None))
     ]
 
 
@@ -254,9 +257,11 @@ def export_archive(
     from pcp_cli.render.portable import archive
     from pcp_cli.render.select import instant
 
+    # The person's own export: unclassified keystones too (the person's reads include them),
+    # exported without a sensitivity, so a round trip classifies nothing (under-claim).
     keystone_entries = _entries(
         store, "keystone", scopes=scopes, include_sensitive=include_sensitive,
-        statuses=("active", "superseded", "archived"),
+        statuses=("active", "superseded", "archived"), include_unclassified=True,
     )
     keystones = [_load(store, e) for e in keystone_entries]
     profile = profile_page(store, scopes=scopes, include_sensitive=include_sensitive)
@@ -292,7 +297,9 @@ def export_archive(
         data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
     # Who these ids belong to: importing this file elsewhere maps them per source, and
     # importing it back here finds the same pages (adapters/archive.py).
-    data["extensions"] = {vocab.EXT_NS: {"store_id": store.manifest.store_id}}
+    kept = profile.state.record.get(ARCHIVE_EXTENSIONS) if profile is not None else None
+    data["extensions"] = {**(kept if isinstance(kept, dict) else {}),
+                          vocab.EXT_NS: {"store_id": store.manifest.store_id}}
     return data
 
 
@@ -560,12 +567,20 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
         proposal = _proposal(store, page_id)
         if proposal.state.type == "profile":
             return _accept_profile(store, proposal, actor)
-        old: Revision | None = None
+        old: list[Revision] = []
         target = proposal.state.record.get("supersedes")
         if isinstance(target, str) and target and store.page_exists(target):
             candidate = store.current(target)
             if candidate.state.type == "keystone" and candidate.state.lifecycle_status == "active":
-                old = candidate
+                old.append(candidate)
+        # `pcp link PROPOSAL supersedes X` waited for this acceptance too (api.link)
+        for relation in store.relations(page_id):
+            if relation.relation_type == "supersedes" and relation.from_page_id == page_id \
+                    and store.page_exists(relation.to_page_id) \
+                    and all(o.page_id != relation.to_page_id for o in old):
+                candidate = store.current(relation.to_page_id)
+                if candidate.state.lifecycle_status == "active":
+                    old.append(candidate)
         when = now_iso()
         result = store.revise(
             page_id,
@@ -579,8 +594,8 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
             actor=actor,
             note=f"accepted by {actor.actor_id}",
         )
-        if old is not None:
-            store.supersede(page_id, old.page_id, actor=actor)
+        for superseded in old:
+            store.supersede(page_id, superseded.page_id, actor=actor)
         return result
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pcp_cli import api
+from pcp_cli.query.stats import SCOPES_COUNTED
 from tests.conftest import cli
 
 
@@ -15,7 +16,7 @@ def run(root, *args):
 def test_stats_counts_and_time_range(example):
     data = run(example, "stats")
     assert set(data) == {"schema_version", "total", "by_type", "by_origin", "by_namespace",
-                         "by_lifecycle", "time_range"}
+                         "by_lifecycle", "time_range", "counted"}
     # 22 readable pages, but the proposal ks-p01 is not part of the read surface.
     assert data["total"] == 21
     assert data["by_type"] == {"conversation": 1, "keystone": 8, "note": 5, "profile": 1,
@@ -54,7 +55,8 @@ def test_scopes_lists_namespaces_with_counts(example):
     assert user["pages"] == 18  # active, affirmed: not the superseded ks-003 nor ks-p01
     with api.open_store(example, readonly=True) as store:
         assert api.list_scopes(store, scopes=["user:*"])["scopes"] == [user]
-        assert api.list_scopes(store, scopes=[]) == {"scopes": [], "next_cursor": None}
+        assert api.list_scopes(store, scopes=[]) == {"scopes": [], "next_cursor": None,
+                                                     "counted": SCOPES_COUNTED}
 
 
 def test_scopes_do_not_read_page_content(example, monkeypatch):

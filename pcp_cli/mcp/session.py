@@ -350,12 +350,12 @@ class ToolSession:
             start, offset, revision = _decode_cursor(args["cursor"], key)
         data = self.backend.read_pages(self.grant, ids=ids, views=views,
                                        suppressed=self.suppressed, as_of=args["as_of"])
-        pages = [
+        pages = [  # asked for by page id, or by one of its revision ids
             p for p in data.get("pages", [])
-            if isinstance(p, dict) and p.get("page_id") in ids
+            if isinstance(p, dict) and (p.get("page_id") in ids or p.get("revision_id") in ids)
             and p.get("page_id") not in self._suppressed
         ]
-        returned = {p["page_id"] for p in pages}
+        returned = {p["page_id"] for p in pages} | {p.get("revision_id") for p in pages}
         not_found = [i for i in ids if i not in returned]
         if args["cursor"] is not None and (
             start >= len(pages) or pages[start].get("revision_id") != revision

@@ -366,10 +366,15 @@ class StoreBackend:
         with self._reading() as opened:
             store = api.as_of_view(opened, as_of)
             hidden = frozenset(suppressed)  # sensitivity: each entry (and revision) is checked
-            for page_id in ids:
+            for asked in ids:
+                page_id, revision_id = asked, None
+                if not store.page_exists(asked):  # a revision id: its page, that revision
+                    owner = opened.page_of_revision(asked)
+                    if owner is not None:
+                        page_id, revision_id = owner, asked
                 entry = self._visible_entry(store, grant, page_id, hidden)
                 if entry is None:
-                    not_found.append(page_id)
+                    not_found.append(asked)
                     continue
                 if entry.problem is not None:
                     # Not the parser's words: they may quote the file, and this page may be
@@ -380,11 +385,11 @@ class StoreBackend:
                         "other pages without this id",
                     )
                 try:
-                    page = self._read_one(store, grant, page_id, views, hidden)
+                    page = self._read_one(store, grant, page_id, views, hidden, revision_id)
                 except NotFound:
                     page = None  # as of then, it did not exist yet
                 if page is None:
-                    not_found.append(page_id)
+                    not_found.append(asked)
                 else:
                     pages.append(page)
         data: JSON = {"pages": pages, "not_found": not_found}
@@ -393,13 +398,23 @@ class StoreBackend:
         return data
 
     def _read_one(self, store: api.Store, grant: Grant, page_id: str,
-                  views: tuple[str, ...], hidden: frozenset[str]) -> JSON | None:
-        manifest = api.read_page(store, page_id, view="manifest")
+                  views: tuple[str, ...], hidden: frozenset[str],
+                  revision_id: str | None = None) -> JSON | None:
+        """The page's head (as of then), or the revision `revision_id` of it: the page must be
+        readable now (the caller checked) and the revision itself must pass every check a
+        head does (scope, sensitivity, lifecycle, affirmed), so an older revision that was
+        high-sensitivity, a proposal or withdrawn is never served through its id."""
+        manifest = api.read_page(store, page_id, revision_id=revision_id, view="manifest")
         head = manifest["manifest"]
         # The revision itself must be inside the grant too (a head file edited by hand could
         # say otherwise until the edit is recorded).
         if not scope_allows(grant, head.get("namespace", "")) or (
             head.get("sensitivity") not in SERVED and not grant.allow_sensitive
+        ):
+            return None
+        if revision_id is not None and (
+            head.get("lifecycle_status") not in READABLE_STATUSES
+            or head.get("review_status") != "affirmed"
         ):
             return None
         page: JSON = {
@@ -408,6 +423,8 @@ class StoreBackend:
             "is_head": manifest["is_head"],
             "heads": manifest["heads"],
         }
+        if "head_revision_id" in manifest:
+            page["head_revision_id"] = manifest["head_revision_id"]
         for view in views:
             if view == "manifest":
                 page["manifest"] = head

@@ -276,10 +276,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "pcp_read_pages",
         "Read pages",
-        "Read pages by id (ids come from pcp_search). Long payloads come in chunks: when "
+        "Read pages by id (ids come from pcp_search). A revision id (rev_…, as relations "
+        "name them) reads that revision of its page; is_head says whether it is the page's "
+        "current one (else head_revision_id names it). Long payloads come in chunks: when "
         "next_cursor is set, call again with the same ids and views plus that cursor.",
         (
-            _ids("Page ids to read, in order", MAX_IDS),
+            _ids("Page ids (or revision ids) to read, in order", MAX_IDS),
             Param("views", "list", "What to return for each page", enum=READ_VIEWS,
                   default=DEFAULT_VIEWS, min_len=1, max_len=len(READ_VIEWS), unique=True),
             Param("cursor", "string", "next_cursor from the previous call", min_len=1,

@@ -15,6 +15,7 @@ from typing import Any
 
 from pcp_cli.errors import PcpError
 from pcp_cli.model.ids import is_safe_id
+from pcp_cli.model.lifecycle import supersedes_now
 from pcp_cli.store.atomic import is_temp_name, remove_file, writer_alive
 from pcp_cli.store.files import odd_files
 from pcp_cli.store.frontmatter import has_conflict_markers
@@ -298,6 +299,33 @@ def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:
                           "(an interrupted `keystone add --supersedes`)", entry.page_id)
         if fix:
             store.finish_supersede(entry.page_id, old_id)
+            finding.fixed = True
+        found.append(finding)
+    return found + _unapplied_supersede_relations(store, fix)
+
+
+def _unapplied_supersede_relations(store: Store, fix: bool) -> list[Finding]:
+    """`supersedes` relations that should have superseded their target and did not (a relation
+    file written by hand or brought by another copy of the store): what api.link does, done.
+    Only while the target is still the revision the relation names: a target revised since
+    (restored by hand, say) is the person's word and stands."""
+    found = []
+    for relation in store.relations():
+        if relation.relation_type != "supersedes":
+            continue
+        try:
+            new, old = store.current(relation.from_page_id), store.current(relation.to_page_id)
+        except PcpError:
+            continue
+        if old.revision_id != relation.to_revision_id or old.state.lifecycle_status != "active" \
+                or not supersedes_now(new, old):
+            continue
+        path = store.layout.rel(store.layout.relation_path(relation.relation_id))
+        finding = Finding("unfinished_supersede", path,
+                          f"{new.page_id} supersedes {old.page_id} ({relation.relation_id}), "
+                          f"but {old.page_id} is still active", new.page_id)
+        if fix:
+            store.finish_supersede(new.page_id, old.page_id)
             finding.fixed = True
         found.append(finding)
     return found

@@ -402,6 +402,22 @@ class Store:
             name[:-5] for name in names if name.endswith(".json") and not is_temp_name(name)
         )
 
+    def page_of_revision(self, revision_id: str) -> str | None:
+        """The page a revision id (`rev_…`) belongs to, None if no page has it: one stat per
+        page (revision files are named by page, not indexed by revision)."""
+        if not revision_id.startswith("rev_") or not is_safe_id(revision_id):
+            return None
+        name = f"{revision_id}.json"
+        try:
+            folders = os.scandir(self.layout.revisions)
+        except FileNotFoundError:
+            return None
+        with folders:
+            for folder in folders:
+                if folder.is_dir() and os.path.exists(os.path.join(folder.path, name)):
+                    return folder.name
+        return None
+
     def load_revision(self, page_id: str, revision_id: str) -> Revision:
         path = self.layout.revision_path(page_id, revision_id)
         try:
@@ -521,6 +537,19 @@ class Store:
         where, params = _entry_filter(None, None, statuses, review, sensitivities)
         clause, more = _not_in(exclude)
         return self.catalog.groups(where + clause, params + more)
+
+    def observed_ranges(
+        self,
+        *,
+        statuses: Sequence[str] | None = None,
+        sensitivities: Sequence[str | None] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> list[tuple[Any, str | None, str | None]]:
+        """Per namespace, the earliest and latest observed time of the affirmed entries
+        `entry_groups` counts (`Catalog.observed_ranges`)."""
+        where, params = _entry_filter(None, None, statuses, ("affirmed",), sensitivities)
+        clause, more = _not_in(exclude)
+        return self.catalog.observed_ranges(where + clause, params + more)
 
     def namespace_counts(
         self,
@@ -975,7 +1004,7 @@ class Store:
             ) from exc
 
     def finish_supersede(self, new_page_id: str, old_page_id: str, *,
-                         actor: Actor | None = None) -> None:
+                         actor: Actor | None = None, note: str | None = None) -> Relation:
         """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
 
         Steps already done are skipped, so `pcp doctor --fix` can finish a supersession that a
@@ -996,8 +1025,8 @@ class Store:
                 )
             elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
                 superseded = old.parent_revision_id
-            self.link(new_page_id, "supersedes", old_page_id, actor=actor,
-                      to_revision_id=superseded)
+            return self.link(new_page_id, "supersedes", old_page_id, actor=actor,
+                             to_revision_id=superseded, note=note)
 
     def relations(self, page_id: str | None = None) -> list[Relation]:
         """Relations touching `page_id` (either end), or all of them; oldest first."""
