@@ -68,7 +68,9 @@ def test_filters_applied_says_what_ran(example):
     assert filters["limit"] == 10 and "capped" not in filters
     assert filters["current_only"] is True and filters["include_sensitive"] is False
     assert filters["types"] is None and filters["exclude_types"] is None
-    assert filters["min_score"] is None and filters["scopes"] is None
+    assert filters["min_score"] is None and filters["scopes_requested"] is None
+    # the namespaces that were searched, named: the whole store here
+    assert filters["scopes"] == ["project:tidewatch", "user:ada-lumen"]
     assert filters["relevance_scores"] == "present"
     assert filters["sensitivity_filtering"] == "all_records"
     assert filters["review_status"] == "affirmed_only"
