@@ -263,7 +263,15 @@ class ToolSession:
         return data
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
-        scopes, dropped = intersect_scopes(self.grant.scopes, args["scopes"])
+        # A call naming no scopes searches the grant's default scopes, if it names any (every
+        # search falls within a stated scope; cross-scope recall is asked for by naming them).
+        requested, source = args["scopes"], "the call's scopes, within the grant"
+        if requested is None and self.grant.default_scopes:
+            requested = self.grant.default_scopes
+            source = "the grant's default_scopes (the call named none)"
+        elif requested is None:
+            source = "the grant's scopes (the call named none; the grant has no default_scopes)"
+        scopes, dropped = intersect_scopes(self.grant.scopes, requested)
         include_sensitive = args["include_sensitive"] and self.grant.allow_sensitive
         data = self.backend.search(
             self.grant,
@@ -282,6 +290,8 @@ class ToolSession:
             as_of=args["as_of"],
             depth=args["depth"],
         )
+        if isinstance(data.get("filters_applied"), dict):
+            data["filters_applied"]["scope_source"] = source
         results = data.get("results")
         if isinstance(results, list):
             # Defence in depth: the cap and the suppression hold whatever the backend does.

@@ -209,7 +209,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param("min_score", "number", "Relevance floor (0-1); score-less results are kept "
                   "and labelled", minimum=0, maximum=1),
             Param("scopes", "list", "Search only these namespaces (within this client's grant; "
-                  "see pcp_list_scopes)", pattern=SCOPE_PATTERN, min_len=1, max_len=20,
+                  "see pcp_list_scopes). Without it: the grant's default scopes, else all it "
+                  "grants; filters_applied.scopes names the namespaces searched",
+                  pattern=SCOPE_PATTERN, min_len=1, max_len=20,
                   item_max_len=200,
                   unique=True),
             Param("mode", "string", "auto (picks and reports which), text (ranked), exact (the "
