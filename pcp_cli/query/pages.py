@@ -556,7 +556,7 @@ def _report(safeguards: dict[str, Any], base: dict[str, Any], f: dict[str, Any],
     out = dict(safeguards)
     for key, value in base.items():
         if key == "relevance_scores" and out[key] == "present" and value != "present":
-            out[key] = value  # what the scores are (semantic: cosine similarity)
+            out[key] = f"present: {value}"  # what the scores are (semantic: cosine similarity)
         elif key not in out and key not in _SAFEGUARDS_OWN:
             out[key] = value
     statuses = out["lifecycle_statuses"]

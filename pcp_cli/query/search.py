@@ -26,6 +26,7 @@ from pcp_cli.index import (
 from pcp_cli.index.text import check_and_rewrite_query
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
+from pcp_cli.query import tiebreak
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -139,7 +140,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                        include_superseded=include_superseded,
                        include_sensitive=include_sensitive, scopes=scopes,
                        narrowing=narrowing, include_unclassified=include_unclassified)
-    fetch = offset + capped + len(suppressed) + SLACK
+    need = offset + capped + len(suppressed)
+    fetch = need + SLACK
     hits: list[IndexHit] = []
     stale = False
     if rank:
@@ -151,9 +153,18 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                 # Damage found only while reading (a truncated segment): rebuild, retry once.
                 report = ensure_current(store, ix)
                 hits = ix.search(query, filter=flt, limit=fetch)
+            # A band of nearly tied hits cut by the fetch would be ordered differently by a
+            # longer fetch (the next cursor page): fetch until it closes.
+            while len(hits) == fetch and fetch < tiebreak.MAX_FETCH and not tiebreak.settled(
+                    [h.score_raw for h in hits], need):
+                fetch = min(fetch * 2, tiebreak.MAX_FETCH)
+                hits = ix.search(query, filter=flt, limit=fetch)
         stale = report.stale
     if narrowing and narrowing.past:
         hits = _merge_past(store, hits, query, flt, narrowing, fetch)
+    if rank:
+        hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
+                              observed=lambda h: h.timestamp)
     words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
@@ -200,6 +211,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         namespaces=flt.namespaces, scope_filtering="before_ranking")
     if suppressed:
         filters["suppressed"] = len(suppressed)
+    if rank:
+        filters["tie_break"] = tiebreak.RULE
     if stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
