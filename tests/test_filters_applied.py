@@ -17,8 +17,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
-from tests.conftest import cli
+from tests.conftest import V1_SCHEMAS, cli
+
+def _validator(name: str) -> Draft202012Validator:
+    import json
+
+    return Draft202012Validator(json.loads((V1_SCHEMAS / name).read_text(encoding="utf-8")))
+
+
+RESULT = _validator("search-result.schema.json")
+EVENT = _validator("timeline-event.schema.json")
+
+
+def valid_v1(results: list[dict[str, Any]], validator: Draft202012Validator = RESULT) -> None:
+    """Every object emitted validates against the published v1 schema."""
+    for item in results:
+        errors = [e.message for e in validator.iter_errors(item)]
+        assert not errors, (item.get("id"), errors)
+
 
 OWN_NS = "user:tester"
 OTHER_NS = "project:quay"
@@ -239,6 +257,7 @@ def test_every_mode_states_every_safeguard(harbor, mode: Mode, safeguard: Safegu
     filters = data["filters_applied"]
     assert filters["mode"] == mode.name
     safeguard.check(filters, data["results"], context(mode, made, mcp=False))
+    valid_v1(data["results"])
 
 
 @pytest.mark.parametrize("mode", MODES)

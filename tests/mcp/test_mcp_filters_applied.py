@@ -17,9 +17,11 @@ from tests.test_filters_applied import (
     OWN_NS,
     SAFEGUARDS,
     Safeguard,
+    EVENT,
     _ns,
     build_store,
     context,
+    valid_v1,
 )
 
 pytestmark = pytest.mark.anyio
@@ -80,6 +82,7 @@ async def test_every_mode_states_every_safeguard_over_mcp(mcp_session, harbor_st
             assert filters["mode"] == mode.name, (mode, filters)
             try:
                 safeguard.check(filters, data["results"], context(mode, ids, mcp=True))
+                valid_v1(data["results"])
             except AssertionError as exc:
                 raise AssertionError(f"{param.id} in mode {mode.name} ({mode.query}): "
                                      f"{exc}") from exc
@@ -151,6 +154,7 @@ async def test_timeline_and_stats_take_the_same_opt_in_as_search(mcp_session, ha
     assert timeline["filters_applied"]["include_sensitive"] is False
     assert timeline["filters_applied"]["sensitivity_filtering"] == "all_records"
     assert secret in {e["id"] for e in asked["events"]}
+    valid_v1(asked["events"], EVENT)
     assert asked["filters_applied"]["include_sensitive"] is True
     # the high note and the high event are counted only when asked for
     assert counted["total"] == stats["total"] + 2
