@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import V1_SCHEMAS, cli
 
+
 def _validator(name: str) -> Draft202012Validator:
     import json
 

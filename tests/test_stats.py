@@ -40,8 +40,8 @@ def test_stats_count_only_what_the_caller_sees(example):
 
 def test_stats_follow_lifecycle_changes(example):
     cli("archive", "newsletter-ideas", "--store", str(example))
-    assert run(example, "stats", "--include-sensitive")["by_lifecycle"] == {"active": 19, "archived": 1,
-                                                     "superseded": 1}
+    assert run(example, "stats", "--include-sensitive")["by_lifecycle"] == {
+        "active": 19, "archived": 1, "superseded": 1}
 
 
 def test_scopes_lists_namespaces_with_counts(example):

@@ -129,7 +129,7 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     folders = {store.layout.namespace_of(path) or store.default_namespace for path, _ in files}
     filters = text_search.filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        include_superseded=include_superseded, lifecycle_statuses=statuses,
+        lifecycle_statuses=statuses,
         include_sensitive=include_sensitive, include_unclassified=include_unclassified,
         min_score=None, unscored=len(results), total=len(results),
         unscored_why="was found by a scan of the files while the index is still being built, "

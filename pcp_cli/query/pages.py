@@ -335,7 +335,7 @@ def search_pages(
         _decorate(current, r, entries.get(r["id"]))
     safeguards = text_search.filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        include_superseded=include_superseded, lifecycle_statuses=statuses,
+        lifecycle_statuses=statuses,
         include_sensitive=include_sensitive, include_unclassified=include_unclassified,
         min_score=min_score, unscored=sum("score" not in r for r in results),
         total=len(results), scopes=scopes, namespaces=searched,

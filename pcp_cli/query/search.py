@@ -204,7 +204,6 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             break
     filters = filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        include_superseded=include_superseded,
         lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
         include_unclassified=include_unclassified, min_score=min_score,
         unscored=unscored, total=len(results), scopes=scopes,
@@ -262,7 +261,7 @@ EXACT_ONLY = "matched only exact fields (id:, type:, tag: ...), which are not ra
 
 
 def filters_report(*, capped: int, requested: int | None, types: Sequence[str],
-                   exclude_types: Sequence[str], include_superseded: bool,
+                   exclude_types: Sequence[str],
                    lifecycle_statuses: Sequence[str], include_sensitive: bool,
                    include_unclassified: bool, min_score: float | None,
                    unscored: int, total: int, scopes: Sequence[str] | None,
@@ -283,7 +282,7 @@ def filters_report(*, capped: int, requested: int | None, types: Sequence[str],
     filters.update(
         types=list(types) or None,
         exclude_types=list(exclude_types) or None,
-        current_only=list(lifecycle_statuses) == ["active"] and not include_superseded,
+        current_only=list(lifecycle_statuses) == ["active"],
         lifecycle_statuses=list(lifecycle_statuses),
         review_status="affirmed_only",
         **sensitivity_report(include_sensitive, include_unclassified),

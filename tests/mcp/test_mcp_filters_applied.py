@@ -12,12 +12,12 @@ import pytest
 from tests.conftest import cli
 from tests.mcp.test_mcp_serve import ok
 from tests.test_filters_applied import (
+    EVENT,
     MODES,
     OTHER_NS,
     OWN_NS,
     SAFEGUARDS,
     Safeguard,
-    EVENT,
     _ns,
     build_store,
     context,
