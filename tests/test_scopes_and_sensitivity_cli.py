@@ -88,3 +88,24 @@ def test_stats_count_high_pages_only_when_asked(example: Path) -> None:
     assert plain["filters_applied"]["include_sensitive"] is False
     assert asked["filters_applied"]["include_sensitive"] is True
     assert plain["filters_applied"]["review_status"] == "affirmed_only"
+
+
+def test_pcp_yaml_default_scopes_are_checked_and_narrowed_with_the_grant() -> None:
+    import pytest
+
+    from pcp_cli.errors import InvalidInput
+    from pcp_cli.mcp.grants import resolve_grant
+
+    manifest = {"clients": {"agent": {"scopes": ["user:ada", "project:*"],
+                                      "default_scopes": ["project:tide"]}}}
+    assert resolve_grant(manifest, "agent").default_scopes == ("project:tide",)
+    # `pcp serve --scope` narrows the defaults with the grant; none left: none (and it says so)
+    narrowed = resolve_grant(manifest, "agent", ["user:ada"])
+    assert narrowed.default_scopes == ()
+    assert any("default scopes" in n for n in narrowed.notices)
+    assert resolve_grant(manifest, "agent", ["project:*"]).default_scopes == ("project:tide",)
+    bad = {"clients": {"agent": {"scopes": ["user:ada"], "default_scopes": ["project:tide"]}}}
+    with pytest.raises(InvalidInput, match="default_scopes 'project:tide' is not inside"):
+        resolve_grant(bad, "agent")
+    with pytest.raises(InvalidInput, match="default_scopes must be a list"):
+        resolve_grant({"clients": {"agent": {"scopes": ["*"], "default_scopes": "x"}}}, "agent")

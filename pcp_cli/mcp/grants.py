@@ -208,19 +208,8 @@ def resolve_grant(
                 f"clients.{client_id} has unknown key {unknown[0]!r}",
                 f"a grant may have: {', '.join(GRANT_KEYS)}",
             )
-        raw_scopes = entry.get("scopes", [])
-        if isinstance(raw_scopes, str) or not isinstance(raw_scopes, list):
-            raise _manifest_error(
-                f"clients.{client_id}.scopes must be a list",
-                'e.g. scopes: ["user:ada-lumen", "project:*"]',
-            )
-        bad = [s for s in raw_scopes if not is_scope_pattern(s)]
-        if bad:
-            raise _manifest_error(
-                f"clients.{client_id}.scopes has invalid entries: {bad!r}",
-                "a scope is a namespace (user:ada-lumen), a prefix pattern (project:*) or *",
-            )
-        scopes = tuple(dict.fromkeys(raw_scopes))
+        scopes = _scope_list(entry, client_id or "", "scopes",
+                             'e.g. scopes: ["user:ada-lumen", "project:*"]')
         defaults = _default_scopes(entry, client_id or "", scopes)
         actor = DEFAULT_ACTOR
         allow_sensitive = _flag(entry, "allow_sensitive", client_id or "")
@@ -257,26 +246,31 @@ def resolve_grant(
     )
 
 
+def _scope_list(entry: Mapping[str, Any], client_id: str, key: str,
+                example: str) -> tuple[str, ...]:
+    """A grant's list of scopes under `key`, checked, without repeats."""
+    raw = entry.get(key, [])
+    if isinstance(raw, str) or not isinstance(raw, list):
+        raise _manifest_error(f"clients.{client_id}.{key} must be a list", example)
+    bad = [s for s in raw if not is_scope_pattern(s)]
+    if bad:
+        raise _manifest_error(
+            f"clients.{client_id}.{key} has invalid entries: {bad!r}",
+            "a scope is a namespace (user:ada-lumen), a prefix pattern (project:*) or *",
+        )
+    return tuple(dict.fromkeys(raw))
+
+
 def _default_scopes(entry: Mapping[str, Any], client_id: str,
                     scopes: tuple[str, ...]) -> tuple[str, ...]:
     """A grant's `default_scopes`: what a search naming no scopes searches. Each must lie
     inside the grant's scopes (a default never widens what the client may see)."""
-    raw = entry.get("default_scopes", [])
-    if isinstance(raw, str) or not isinstance(raw, list):
-        raise _manifest_error(
-            f"clients.{client_id}.default_scopes must be a list",
-            'e.g. default_scopes: ["project:tidewatch"]',
-        )
-    bad = [s for s in raw if not is_scope_pattern(s)]
-    if bad:
-        raise _manifest_error(
-            f"clients.{client_id}.default_scopes has invalid entries: {bad!r}",
-            "a scope is a namespace (user:ada-lumen), a prefix pattern (project:*) or *",
-        )
-    outside = [s for s in raw if intersect_scopes(scopes, [s])[0] != (s,)]
+    defaults = _scope_list(entry, client_id, "default_scopes",
+                           'e.g. default_scopes: ["project:tidewatch"]')
+    outside = [s for s in defaults if intersect_scopes(scopes, [s])[0] != (s,)]
     if outside:
         raise _manifest_error(
             f"clients.{client_id}.default_scopes {outside[0]!r} is not inside its scopes",
             f"a default scope must be one of, or inside, {', '.join(scopes) or 'its scopes'}",
         )
-    return tuple(dict.fromkeys(raw))
+    return defaults
