@@ -74,13 +74,15 @@ def test_cursor_pages_agree_with_one_long_page(store):
 
 
 def test_bands_and_settled():
-    scores = [10.0, 9.8, 9.6, 9.0, 5.0, 0.0, 0.0]
+    eps = tiebreak.TIE_EPSILON
+    near, edge, out = 10 * (1 - eps / 2), 10 * (1 - eps), 10 * (1 - 3 * eps)
+    scores = [10.0, near, edge, out, 5.0, 0.0, 0.0]
     assert tiebreak.bands(scores) == [(0, 3), (3, 4), (4, 5), (5, 6), (6, 7)]
     assert not tiebreak.settled(scores[:3], 2)  # the band at position 1 may go on
     assert tiebreak.settled(scores[:4], 2)
     assert tiebreak.settled(scores[:2], 5)  # fewer than needed: nothing more exists
-    items = [("a", 10.0, "inferred", "2026"), ("b", 9.7, "user_stated", "2020"),
-             ("c", 9.6, "user_stated", "2024"), ("d", 4.0, "user_stated", "2026"),
+    items = [("a", 10.0, "inferred", "2026"), ("b", near, "user_stated", "2020"),
+             ("c", edge, "user_stated", "2024"), ("d", 4.0, "user_stated", "2026"),
              ("e", 0.0, "user_stated", "2026")]
     ordered = tiebreak.order(items, score=lambda i: i[1], origin=lambda i: i[2],
                              observed=lambda i: i[3])
