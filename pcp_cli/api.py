@@ -832,13 +832,17 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
              suppressed: frozenset[str] = frozenset(), cursor: str | None = None,
-             as_of: str | None = None,
-             sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
+             as_of: str | None = None, include_sensitive: bool = False,
+             include_unclassified: bool = True) -> dict[str, Any]:
     """`pcp timeline list` / `pcp_get_timeline`: `{schema_version, count, filters_applied,
-    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date (of the
-    `sensitivities` given only, None in it standing for unclassified pages; default: all)."""
+    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date. Sensitivity as
+    in `search`: `high` only with `include_sensitive`; unclassified events unless
+    `include_unclassified` is False (an AI client's read)."""
+    from pcp_cli.query.search import catalog_sensitivities
     from pcp_cli.query.timeline import check_request, collect
     from pcp_cli.query.timeline import timeline as run
+
+    sensitivities = catalog_sensitivities(include_sensitive, include_unclassified)
 
     view = as_of_view(store, as_of)
     collected = None
@@ -850,23 +854,25 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
                                 lambda: collect(view, scopes=scopes, sensitivities=sensitivities))
     data = run(view, from_=from_, to=to, query=query, limit=limit,
                scopes=scopes, suppressed=suppressed, cursor=cursor,
-               sensitivities=sensitivities, collected=collected)
+               include_sensitive=include_sensitive,
+               include_unclassified=include_unclassified, collected=collected)
     data["filters_applied"]["as_of"] = _stamp(as_of)
     return data
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset(), as_of: str | None = None,
-          statuses: Sequence[str] | None = None,
-          sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
+          statuses: Sequence[str] | None = None, include_sensitive: bool = False,
+          include_unclassified: bool = True) -> dict[str, Any]:
     """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range
-    (of pages in `statuses` and of `sensitivities` only, when given), counted in SQL."""
+    (of pages in `statuses` only, when given), counted in SQL, with the `filters_applied` of
+    what was counted. Sensitivity as in `search` and `timeline`."""
     from pcp_cli.query.stats import stats as run
 
     data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed,
-               statuses=statuses, sensitivities=sensitivities)
-    if as_of is not None:
-        data["filters_applied"] = {"as_of": _stamp(as_of)}
+               statuses=statuses, include_sensitive=include_sensitive,
+               include_unclassified=include_unclassified)
+    data["filters_applied"]["as_of"] = _stamp(as_of)
     return data
 
 

@@ -14,9 +14,10 @@ def run(root, *args):
 
 
 def test_stats_counts_and_time_range(example):
-    data = run(example, "stats")
+    data = run(example, "stats", "--include-sensitive")
     assert set(data) == {"schema_version", "total", "by_type", "by_origin", "by_namespace",
-                         "by_lifecycle", "time_range", "counted"}
+                         "by_lifecycle", "time_range", "counted",
+                         "filters_applied"}
     # 22 readable pages, but the proposal ks-p01 is not part of the read surface.
     assert data["total"] == 21
     assert data["by_type"] == {"conversation": 1, "keystone": 8, "note": 5, "profile": 1,
@@ -31,7 +32,8 @@ def test_stats_counts_and_time_range(example):
 def test_stats_count_only_what_the_caller_sees(example):
     with api.open_store(example, readonly=True) as store:
         scoped = api.stats(store, scopes=["project:tidewatch"])
-        hidden = api.stats(store, suppressed=frozenset({"health-notes", "ks-001"}))
+        hidden = api.stats(store, suppressed=frozenset({"health-notes", "ks-001"}),
+                           include_sensitive=True)
         nothing = api.stats(store, scopes=[])
     assert scoped["total"] == 2 and set(scoped["by_namespace"]) == {"project:tidewatch"}
     assert hidden["total"] == 19
@@ -40,8 +42,8 @@ def test_stats_count_only_what_the_caller_sees(example):
 
 def test_stats_follow_lifecycle_changes(example):
     cli("archive", "newsletter-ideas", "--store", str(example))
-    assert run(example, "stats")["by_lifecycle"] == {"active": 19, "archived": 1,
-                                                     "superseded": 1}
+    assert run(example, "stats", "--include-sensitive")["by_lifecycle"] == {
+        "active": 19, "archived": 1, "superseded": 1}
 
 
 def test_scopes_lists_namespaces_with_counts(example):
@@ -69,7 +71,7 @@ def test_scopes_do_not_read_page_content(example, monkeypatch):
     monkeypatch.setattr(Store, "current", refuse)
     with api.open_store(example, readonly=True) as store:
         assert api.list_scopes(store)["scopes"]
-        assert api.stats(store)["total"] == 21
+        assert api.stats(store, include_sensitive=True)["total"] == 21
 
 
 def test_capabilities(example):

@@ -25,6 +25,7 @@ from pcp_cli.errors import NotFound, UsageError
 from pcp_cli.mcp.grants import (
     GRANT_KEYS,
     check_client_id,
+    intersect_scopes,
     is_scope_pattern,
     resolve_grant,
 )
@@ -145,6 +146,7 @@ def _grant_view(root: Path, client_id: str, entry: Any) -> dict[str, Any]:
     return {
         "client_id": client_id,
         "scopes": list(entry.get("scopes") or []),
+        "default_scopes": list(entry.get("default_scopes") or []),
         "allow_sensitive": bool(entry.get("allow_sensitive", False)),
         "allow_write": bool(entry.get("allow_write", False)),
         "description": entry.get("description"),
@@ -177,8 +179,10 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
 
 def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
               scopes: Sequence[str], sensitive: bool, write: bool,
-              description: str | None) -> dict[str, Any]:
-    """Add a grant, or replace the one `client_id` has (its tokens keep working)."""
+              description: str | None,
+              default_scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """Add a grant, or replace the one `client_id` has (its tokens keep working).
+    `default_scopes`: what a search naming no scopes searches, each inside `scopes`."""
     check_client_id(client_id)
     if not scopes:
         raise UsageError("a grant needs at least one --scope",
@@ -189,8 +193,21 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         raise UsageError(f"--scope {bad[0][:80]!r} is not a namespace or pattern",
                          hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
                          "(project:*) or *")
+    bad = [s for s in default_scopes if not is_scope_pattern(s)]
+    if bad:
+        raise UsageError(f"--default-scope {bad[0][:80]!r} is not a namespace or pattern",
+                         hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
+                         "(project:*) or *")
+    outside = [s for s in default_scopes
+               if intersect_scopes(tuple(scopes), [s])[0] != (s,)]
+    if outside:
+        raise UsageError(f"--default-scope {outside[0][:80]} is not inside the grant's scopes",
+                         hint=f"a default scope is one of the --scope values, or inside one: "
+                         f"{', '.join(scopes)}")
     entry: dict[str, Any] = {"scopes": list(dict.fromkeys(scopes)),
                              "allow_sensitive": sensitive, "allow_write": write}
+    if default_scopes:
+        entry["default_scopes"] = list(dict.fromkeys(default_scopes))
     if description:
         entry["description"] = description
     assert set(entry) <= set(GRANT_KEYS)

@@ -298,12 +298,16 @@ class StoreBackend:
         suppressed: frozenset[str],
         cursor: str | None = None,
         as_of: str | None = None,
+        include_sensitive: bool = False,
     ) -> JSON:
+        # As in search: the grant permits AND the call asks; unclassified events go with high.
+        sensitive = include_sensitive and grant.allow_sensitive
         with self._reading() as store:
             hidden = frozenset(suppressed)  # sensitivity: in the catalog query, and each entry
             data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
                                 scopes=self._scopes(grant), suppressed=hidden, cursor=cursor,
-                                as_of=as_of, sensitivities=self._sensitivities(grant))
+                                as_of=as_of, include_sensitive=sensitive,
+                                include_unclassified=sensitive)
             events = [
                 e for e in data.get("events") or []
                 if isinstance(e, dict) and isinstance(e.get("id"), str)
@@ -314,13 +318,14 @@ class StoreBackend:
         return self._report_own(data, suppressed)
 
     def stats(self, grant: Grant, *, suppressed: frozenset[str],
-              as_of: str | None = None) -> JSON:
+              as_of: str | None = None, include_sensitive: bool = False) -> JSON:
+        sensitive = include_sensitive and grant.allow_sensitive  # as in search
         with self._reading() as store:
             # only what the client may read: a tombstoned page is withdrawn, not counted, nor
-            # a page of a sensitivity the grant does not show (counted in SQL)
+            # a page of a sensitivity the call does not show (counted in SQL)
             data = api.stats(store, scopes=self._scopes(grant), suppressed=frozenset(suppressed),
                              as_of=as_of, statuses=READABLE_STATUSES,
-                             sensitivities=self._sensitivities(grant))
+                             include_sensitive=sensitive, include_unclassified=sensitive)
         self._check_namespaces(grant, data.get("by_namespace"))
         return data
 

@@ -52,6 +52,9 @@ SCOPE_PATTERN = r"^(\*|[a-z0-9][a-z0-9_-]{0,63}(:[a-z0-9][a-z0-9._-]{0,63}){0,7}
 
 # SearchPages' modes (semantic and hybrid are accepted here and refused with a clear error by
 # the store, which has no semantic index yet) and the store's searchable lifecycle states.
+INCLUDE_SENSITIVE = ("include_sensitive", "boolean", "Also high-sensitivity and unclassified "
+                     "records (only if this client's grant allows it); filters_applied says "
+                     "which ran")
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph", "semantic", "hybrid")
 SEARCH_STATUSES = ("active", "superseded", "archived", "tombstoned")
 RELATION_PATTERN = "^(" + "|".join(RELATION_TYPES) + ")$|" + RELATION_TYPE_PATTERN
@@ -205,12 +208,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=len(PAGE_TYPES), unique=True),
             Param("include_superseded", "boolean", "Also return superseded or archived records",
                   default=False),
-            Param("include_sensitive", "boolean", "Also return high-sensitivity and unclassified "
-                  "records (only if this client's grant allows it)", default=False),
+            Param(*INCLUDE_SENSITIVE, default=False),
             Param("min_score", "number", "Relevance floor (0-1); score-less results are kept "
                   "and labelled", minimum=0, maximum=1),
             Param("scopes", "list", "Search only these namespaces (within this client's grant; "
-                  "see pcp_list_scopes)", pattern=SCOPE_PATTERN, min_len=1, max_len=20,
+                  "see pcp_list_scopes). Without it: the grant's default scopes, else all it "
+                  "grants; filters_applied.scopes names the namespaces searched",
+                  pattern=SCOPE_PATTERN, min_len=1, max_len=20,
                   item_max_len=200,
                   unique=True),
             Param("mode", "string", "auto (picks and reports which), text (ranked), exact (the "
@@ -257,14 +261,17 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=MAX_QUERY_CHARS),
             Param("limit", "integer", f"Maximum events (1-{TIMELINE_MAX_LIMIT})",
                   default=TIMELINE_DEFAULT_LIMIT, minimum=1, maximum=TIMELINE_MAX_LIMIT),
+            Param(*INCLUDE_SENSITIVE, default=False),
             Param(*CURSOR, min_len=1, max_len=400),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
         ),
         idempotent=True,
     ),
     ToolSpec("pcp_stats", "Context statistics",
-             "High-level counts and the time range covered, for orientation.",
-             (Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),), idempotent=True),
+             "High-level counts and the time range covered, for orientation; "
+             "filters_applied says what was counted.",
+             (Param(*INCLUDE_SENSITIVE, default=False),
+              Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)), idempotent=True),
     ToolSpec("pcp_describe_capabilities", "Describe capabilities",
              "What this server offers this client: tools, views, limits, and the client's grant.",
              idempotent=True),

@@ -62,14 +62,19 @@ def _count(entries: Iterable[Entry]) -> list[Group]:
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset(),
-          statuses: Sequence[str] | None = None,
-          sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
+          statuses: Sequence[str] | None = None, include_sensitive: bool = False,
+          include_unclassified: bool = True) -> dict[str, Any]:
     """`{schema_version, total, by_type, by_origin, by_namespace, by_lifecycle,
-    time_range: {earliest, latest}}` over every affirmed page the caller may see, in any
-    lifecycle state (or only `statuses`: an MCP client never counts a tombstoned page it may
-    not read; only `sensitivities`: nor one it may not see); the time range spans the pages'
-    observed times (when what they record happened: an imported conversation's own time, not
-    the import's; `query.observed`), not their storage times."""
+    time_range: {earliest, latest}, counted, filters_applied}` over every affirmed page the
+    caller may see, in any lifecycle state (or only `statuses`: an MCP client never counts a
+    tombstoned page it may not read); `high` pages only with `include_sensitive`, unclassified
+    ones with it or `include_unclassified`, as a search serves them; the time range spans the
+    pages' observed times (when what they record happened: an imported conversation's own
+    time, not the import's; `query.observed`), not their storage times. `filters_applied` says
+    what was counted."""
+    from pcp_cli.query.search import catalog_sensitivities, sensitivity_report
+
+    sensitivities = catalog_sensitivities(include_sensitive, include_unclassified)
     counters = {key: Counter[str]() for key in ("by_type", "by_origin", "by_namespace",
                                                "by_lifecycle")}
     total = 0
@@ -87,6 +92,13 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
         **{key: dict(sorted(counter.items())) for key, counter in counters.items()},
         "time_range": {"earliest": min(times, default=None), "latest": max(times, default=None)},
         "counted": STATS_COUNTED,
+        "filters_applied": {
+            "lifecycle_statuses": "all" if statuses is None else list(statuses),
+            "review_status": "affirmed_only",
+            **sensitivity_report(include_sensitive, include_unclassified),
+            "scopes": None if scopes is None else list(scopes),
+            **({"suppressed": len(suppressed)} if suppressed else {}),
+        },
     }
 
 

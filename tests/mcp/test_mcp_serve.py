@@ -257,7 +257,9 @@ async def test_sensitive_material_needs_a_grant_that_allows_it(mcp_session):
         assert data["results"][0]["sensitivity"] == "high"
         read = await ok(client, "pcp_read_pages", {"ids": [SENSITIVE_PAGE]})
         assert "check-up" in read["pages"][0]["payload"]
-        writer_stats = await ok(client, "pcp_stats")
+        unasked = await ok(client, "pcp_stats")  # counted only when the call asks, too
+        writer_stats = await ok(client, "pcp_stats", {"include_sensitive": True})
+    assert unasked["by_namespace"] == stats["by_namespace"]
     assert writer_stats["by_namespace"]["user:ada-lumen"] == \
         stats["by_namespace"]["user:ada-lumen"] + 1
 
