@@ -462,7 +462,9 @@ def add_keystone(
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
             epistemic_status="asserted" if proposed else "affirmed",
-            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES else "data_only",
+            # A proposal is data until the person accepts it (profile_ops.accept_proposal).
+            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES
+            and not proposed else "data_only",
             record=record,
             extensions=dict(extensions or {}),
         )
@@ -1184,6 +1186,12 @@ __all__ += [
     "review_queue",
     "write_agents_md",
 ]
+
+
+# -- proposals from the person's own words (pcp_cli/propose_ops.py) -------------------------
+from pcp_cli.propose_ops import propose  # noqa: E402
+
+__all__ += ["propose"]
 
 
 def profile_text(store: Store, format: str = "json", *,

@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.export",
     "pcp_cli.cli.review",
     "pcp_cli.cli.search",
+    "pcp_cli.cli.propose",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -60,6 +61,7 @@ COMMAND_MODULE = {
     "ingest": "pcp_cli.cli.ingest",
     "export": "pcp_cli.cli.export",
     "review": "pcp_cli.cli.review",
+    "propose": "pcp_cli.cli.propose",
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
 }
 
