@@ -169,7 +169,7 @@ def merge(found: Sequence[tuple[Source, Candidate]]) -> list[Proposal]:
             proposal.newest = max(proposal.newest, when)
         if not any(_same_span(evidence, e) for e in proposal.evidence):
             proposal.evidence.append(evidence)
-    merged = list(by_key.values())
+    merged = _fold_general(list(by_key.values()))
     for proposal in merged:  # said again and again: a little surer, never certain
         proposal.confidence = round(min(0.95, proposal.confidence
                                         + 0.05 * (len(proposal.evidence) - 1)), 2)
@@ -181,6 +181,24 @@ def merge(found: Sequence[tuple[Source, Candidate]]) -> list[Proposal]:
                 newest[proposal.slot] = proposal
     return [p for p in merged
             if not p.slot or p.kind != "keystone" or newest[p.slot] is p]
+
+
+def _fold_general(merged: list[Proposal]) -> list[Proposal]:
+    """A slot value whose words are all in a more specific value of the same slot ("designer"
+    and "UX designer") is the same fact: its evidence goes to the specific one."""
+    kept: list[Proposal] = []
+    for proposal in merged:
+        if proposal.slot and proposal.kind == "keystone":
+            mine = set(words(proposal.value))
+            wider = next((o for o in merged if o is not proposal and o.slot == proposal.slot
+                          and o.kind == proposal.kind and mine < set(words(o.value))), None)
+            if wider is not None:
+                wider.evidence.extend(e for e in proposal.evidence
+                                      if not any(_same_span(e, w) for w in wider.evidence))
+                wider.newest = max(wider.newest, proposal.newest)
+                continue
+        kept.append(proposal)
+    return kept
 
 
 def _same_span(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December")
 MONTHS = {name: i + 1 for i, name in enumerate(
     ("january", "february", "march", "april", "may", "june", "july", "august", "september",
      "october", "november", "december"))}
@@ -54,8 +56,11 @@ def _shift_month(year: int, month: int, back: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
-def date_in(text: str, when: str | None = None) -> tuple[str | None, bool]:
-    """(the date `text` gives, whether it was relative to `when`, the turn's YYYY-MM-DD)."""
+def date_in(text: str, when: str | None = None, *, future: bool = False
+            ) -> tuple[str | None, bool]:
+    """(the date `text` gives, whether it was relative to `when`, the turn's YYYY-MM-DD).
+    `future`: the text tells of something to come ("we're moving in September"), so a month
+    named without a year is the next one of that name."""
     if m := _ISO.search(text):
         return _check(int(m.group(1)), int(m.group(2)),
                       int(m.group(3)) if m.group(3) else None), False
@@ -84,6 +89,8 @@ def date_in(text: str, when: str | None = None) -> tuple[str | None, bool]:
         return _check(*_shift_month(year, month, 1)), True
     if m := _IN_MONTH.search(text):
         named = MONTHS[m.group(1).lower().rstrip(".")]
+        if future:
+            return _check(year if named >= month else year + 1, named), True
         return _check(year if named <= month else year - 1, named), True
     if _RECENT.search(text):
         return _check(year, month), True

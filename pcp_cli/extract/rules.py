@@ -52,14 +52,15 @@ _REPORTED = re.compile(
 
 _CLAUSE_SPLIT = re.compile(
     r"(?:,\s*|\s+)(?:and|but|so|plus|also|though)\s+(?=(?:I|I'm|I've|my|My)\b)|;\s*|\s+-{1,2}\s+|"
-    r"\s+\u2014\s*|:\s+(?=(?:I|I'm|My)\b)|,\s+(?=I(?:'m| am| live| work| use| have| moved)\b)")
+    r"\s+\u2014\s*|:\s+(?=(?:I|I'm|My)\b)|,\s+(?=I(?:'m|'ve)?\s)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _FILLER = re.compile(
     r"^(?:(?:also|and|but|so|well|ok|okay|oh|yeah|yes|no|hi|hey|hello|thanks|thank you|"
     r"honestly|basically|anyway|anyways|actually|btw|by the way|fwiw|for context|"
     r"for reference|for the record|as you know|just so you know|fyi|quick context|"
     r"some context|context|background|note|ps|p\.s\.|currently|these days|right now|"
     r"nowadays|at the moment|at present|today|now|lately|personally|for what it's worth|"
-    r"to be honest|tbh|in general|generally|as of (?:now|today))\b[,:!.]?\s*)+", re.I)
+    r"to be honest|tbh|in general|generally|as of (?:now|today)|"
+    r"i (?:already |honestly |really |just )?know(?: that)?)\b[,:!.]?\s*)+", re.I)
 _LEADING_TIME = re.compile(
     r"^(?:(?:in|since|back in|around|on|during|early|late|mid|last|this)\s+[\w-]+(?:\s+[\w-]+)?"
     r"(?:\s+(?:19|20)[0-9]{2})?|(?:a|one|two|three|four|five|six|[0-9]+)\s+(?:years?|months?|"
@@ -72,8 +73,8 @@ ADV = (r"(?:(?:really|actually|currently|now|still|also|mostly|mainly|usually|ge
        r"totally|absolutely|strongly|much|by far|largely|typically|normally|so|both|"
        r"officially|finally|happily|proudly|full-time|part-time)\s+)*")
 _STOP = re.compile(
-    r"\s*(?:[,.;:!?()\[\]]|\s{3,}|\s(?:and I|but|so that|so I|because|since|as|who|which|"
-    r"that's|where|when|while|although|though|until|unless|whereas|except|if|lol|haha)\b|$)")
+    r"\s*(?:[.;:!?,](?=\s|$)|[()\[\]]|\s{3,}|\s(?:and I|but|so that|so I|because|since|as|"
+    r"who|which|that's|where|when|while|although|though|until|unless|whereas|except|if|lol|haha)\b|$)")
 _TRAILING = re.compile(
     r"(?:\s+(?:too|as well|a lot|lately|right now|these days|now|anyway|anyways|currently|"
     r"at the moment|nowadays|for now|for years|for a while|for ages|mostly|honestly|"
@@ -190,14 +191,36 @@ def _keystone(category: str, content: str, sentence: Sentence, confidence: float
                      sensitivity=sensitivity)
 
 
-def _event(category: str, summary: str, sentence: Sentence, *, require_date: bool = True,
-           ) -> Candidate | None:
-    date, relative = date_in(sentence.work, sentence.when)
+_FUTURE = re.compile(r"\b(?:are|is|am|'re|'m)\s+(?:getting|moving|going|starting|leaving)\b|"
+                     r"\bwill\b|\bgonna\b", re.I)
+
+
+def _event(category: str, summary: str, sentence: Sentence) -> Candidate | None:
+    date, relative = date_in(sentence.work, sentence.when,
+                             future=bool(_FUTURE.search(sentence.work)))
     if date is None:
         return None
     return Candidate("timeline_event", category,
-                     _sentence_case(_third_person(summary)).rstrip(".") + ".",
+                     _sentence_case(_third_person(summary)).rstrip(".") + f" {said(date)}.",
                      0.6 if relative else 0.8, sentence, value=summary, date=date)
+
+
+def said(date: str) -> str:
+    """A partial date as words: "in 2019", "in September 2024", "on 15 June 2024"."""
+    from pcp_cli.extract.dates import MONTH_NAMES
+
+    parts = date.split("-")
+    if len(parts) == 1:
+        return f"in {parts[0]}"
+    month = MONTH_NAMES[int(parts[1]) - 1]
+    if len(parts) == 2:
+        return f"in {month} {parts[0]}"
+    return f"on {int(parts[2])} {month} {parts[0]}"
+
+
+def _short(value: str) -> str:
+    """A long liked or disliked thing cut at its first "and" (the rest is often a new claim)."""
+    return value.split(" and ")[0] if len(value.split()) > 6 else value
 
 
 def _role_ok(role: str) -> bool:
@@ -249,7 +272,7 @@ def _i_am_a(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 
 @rule(rf"^{I_AM}\s+{ADV}(?P<state>retired|self-employed|unemployed|between jobs|freelancing|"
-      r"a freelancer|on parental leave|on sabbatical|studying|a student)\b(?P<rest>.*)")
+      r"a freelancer|freelance|on parental leave|on sabbatical|studying|a student)\b(?P<rest>.*)")
 def _work_state(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     state = m.group("state")
     rest = _value(m.group("rest"))
@@ -299,7 +322,7 @@ def _work_style(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 @rule(rf"^I\s+{ADV}work\s+in\s+(?P<field>[a-z][\w -]+)")
 def _work_in(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     field_ = _value(m.group("field"))
-    if field_ and not _VAGUE.match(field_) and len(field_.split()) <= 5:
+    if field_ and not _VAGUE.match(re.sub(r"^both\s+", "", field_)) and len(field_.split()) <= 5:
         yield _keystone("identity", f"Works in {field_}", s, 0.7, slot="field", value=field_)
 
 
@@ -365,7 +388,8 @@ def _joined(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 @rule(rf"^I\s+{ADV}(?:left|quit)\s+(?:my\s+job\s+at\s+)?(?P<org>{ORG})")
 def _left(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
-    event = _event("job", f"Left {m.group('org')}", s)
+    went = " and went freelance" if re.search(r"\bfreelanc", s.work, re.I) else ""
+    event = _event("job", f"Left {m.group('org')}{went}", s)
     if event is not None:
         yield event
 
@@ -423,8 +447,9 @@ def _prefer(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 @rule(rf"^I\s+{ADV}(?P<verb>like|love|enjoy|adore)\s+(?P<v>.+)")
 def _like(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
-    value = _value(m.group("v"))
-    if value and not _VAGUE.match(value) and len(value.split()) <= 10:
+    value = _short(_value(m.group("v")))
+    if value and not _VAGUE.match(value) and not value.lower().startswith("the ") \
+            and len(value.split()) <= 10:
         yield _keystone("preference", f"Likes {value}", s, 0.6)
 
 
@@ -432,8 +457,9 @@ def _like(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       rf"do not like|don't enjoy|do not enjoy|can't bear)|{I_AM}\s+{ADV}(?:not a (?:big )?fan|"
       rf"no fan)\s+of)\s+(?P<v>.+)")
 def _dislike(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
-    value = _value(m.group("v"))
-    if value and not _VAGUE.match(value) and len(value.split()) <= 10:
+    value = _short(_value(m.group("v")))
+    if value and not _VAGUE.match(value) and not value.lower().startswith("the ") \
+            and len(value.split()) <= 10:
         yield _keystone("preference", f"Dislikes {value}", s, 0.65)
 
 
@@ -538,6 +564,13 @@ def _cannot(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     yield _keystone("constraint", f"{neg} {verb}{' ' + value if value else ''}", s, 0.75)
 
 
+@rule(r"^I\s+(?:only\s+(?:have|get)|can\s+only\s+(?:find|get))\s+time\b(?P<v>.*)")
+def _time_only(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = re.sub(r"^\s*for (?:this|that|it|things like this)\b", "", _value(m.group("v")))
+    if value.strip():
+        yield _keystone("constraint", f"Only has time {value.strip()}", s, 0.7)
+
+
 @rule(rf"^I\s+(?:only\s+have|can\s+only\s+(?:spend|give|work|do)|have\s+only)\s+"
       rf"(?P<v>(?:about\s+|around\s+)?{_NUMBER_WORDS}\s+(?:hours?|days?|evenings?|mornings?|"
       r"minutes?)\b.*)")
@@ -623,8 +656,8 @@ def _child(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
                     + (f", {name}" if name else ""), s, 0.65, value=f"has {who}")
 
 
-_GOAL_VERBS = (r"(?:learn|become|switch|transition|move|get|run|finish|write|publish|launch|"
-               r"start|build|buy|save|pass|earn|qualify|change|retire|quit|lose|improve|speak|"
+_GOAL_VERBS = (r"(?:design|teach|learn|become|switch|transition|move|get|run|finish|write|"
+               r"publish|launch|start|build|buy|save|pass|earn|qualify|change|retire|quit|lose|improve|speak|"
                r"master|apply|find|grow|make|reach|complete|open|travel|visit|read|train)")
 
 
@@ -646,7 +679,8 @@ def _trying(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 
 @rule(rf"^I\s+{ADV}(?:want|plan|hope|intend|aim)\s+to\s+(?P<v>(?:learn|become|switch|"
-      r"transition|get into|move into|move to|run a|finish my|publish|launch my|start my own|"
+      r"transition|get into|move into|move to|run a|design|teach|go back to school|"
+      r"work as|work in|write a book|finish my|publish|launch my|start my own|"
       r"retire|master|speak|change careers|quit my|buy a house|save for)\b.+)")
 def _want(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value(m.group("v"))
@@ -660,6 +694,186 @@ def _learning(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     if value and not _VAGUE.match(value) and len(value.split()) <= 6 and not value.lower(
             ).startswith(("to ", "about ", "how ", "that ")):
         yield _keystone("objective", f"Is learning {value}", s, 0.65)
+
+
+_NATIONALITIES = (
+    "American|Argentinian|Australian|Austrian|Belgian|Brazilian|British|Bulgarian|Canadian|"
+    "Chilean|Chinese|Colombian|Croatian|Czech|Danish|Dutch|Egyptian|English|Estonian|"
+    "Filipino|Finnish|French|German|Ghanaian|Greek|Hungarian|Icelandic|Indian|Indonesian|"
+    "Iranian|Irish|Israeli|Italian|Japanese|Kenyan|Korean|Latvian|Lebanese|Lithuanian|"
+    "Mexican|Moroccan|Nigerian|Norwegian|Pakistani|Peruvian|Polish|Portuguese|Romanian|"
+    "Russian|Scottish|Serbian|Slovak|Slovenian|South African|Spanish|Swedish|Swiss|Taiwanese|"
+    "Thai|Turkish|Ukrainian|Venezuelan|Vietnamese|Welsh")
+
+
+@rule(rf"^{I_AM}\s+{ADV}(?:half[- ])?(?P<nat>(?-i:{_NATIONALITIES}))\b")
+def _nationality(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("identity", f"Is {m.group('nat')}", s, 0.75, slot="nationality",
+                    value=m.group("nat"))
+
+
+@rule(rf"^{I_AM}\s+{ADV}on[- ]call\b(?P<v>.*)")
+def _on_call(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    yield _keystone("constraint", f"Is on call{' ' + value if value else ''}", s, 0.75)
+
+
+@rule(rf"^(?:we|my team|our team)\s+{ADV}(?:use|work with|run|are on)\s+(?P<v>.+)")
+def _we_use(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = re.sub(r"\s+(?:yeah|yes|yep|btw)$", "", _list_value(m.group("v")))
+    if value and _tool_ok(value) and len(value.split()) <= 10:
+        yield _keystone("preference", f"Their team uses {value}", s, 0.6,
+                        value=f"uses {value}")
+
+
+def _list_value(text: str) -> str:
+    """A value that may be a list ("docker, dbt, and neovim"): to the end of the clause."""
+    stop = re.search(r"\s*(?:[.;:!?](?=\s|$)|[()\[\]]|\s{3,}|\s(?:but|so|because|since|which|"
+                     r"while|although|though|if|lol|haha)\b|$)", text)
+    value = text[:stop.start()] if stop else text
+    return _TRAILING.sub("", value.strip()).strip(" ,-")
+
+
+@rule(rf"^I\s+{ADV}run\s+(?P<v>.+)")
+def _run_tools(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _list_value(m.group("v"))
+    first = value.split()[0].lower().strip(",") if value.split() else ""
+    if first in _KNOWN_TOOLS or first in ("docker", "arch", "nixos", "linux"):
+        yield _keystone("preference", f"Runs {value}", s, 0.65, value=f"uses {value}")
+
+
+@rule(rf"^{I_HAVE}\s+been\s+(?:on|using|running)\s+(?P<v>(?-i:[A-Z][\w+#.-]*(?:\s+[A-Z][\w+#.-]*)?))"
+      r"(?P<rest>.*)")
+def _been_on(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("preference", f"Uses {m.group('v')}", s, 0.7, value=f"uses {m.group('v')}")
+
+
+@rule(rf"^{I_AM}\s+{ADV}(?:not|never)\s+going\s+back\s+to\s+(?P<v>.+)")
+def _not_back(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if value and not _VAGUE.match(value):
+        yield _keystone("preference", f"Won't go back to {value}", s, 0.65)
+
+
+@rule(rf"^{I_HAVE}\s+{ADV}lived\s+in\s+(?P<place>{PLACE})\s+(?P<how>since|for)\b")
+def _lived_since(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    place = _trim_place(m.group("place"))
+    if not place or _VAGUE.match(place):
+        return
+    if m.group("how").lower() == "since":
+        event = _event("move", f"Moved to {place}", s)
+        if event is not None:
+            yield event
+    yield _keystone("identity", f"Lives in {place}", s, 0.8, slot="residence", value=place)
+
+
+@rule(r"^my\s+(?P<lang>(?-i:[A-Z][a-z]+))\s+is\s+(?:(?:only|about|at|at a|around|a|"
+      r"solid|weak|strong|decent)\s+)*(?P<level>(?-i:[ABC][12])\b(?:\s+level)?|native|fluent|"
+      r"basic|conversational|rusty|intermediate|beginner level|advanced)")
+def _language_level(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("identity", f"Their {m.group('lang')} is {m.group('level')}", s, 0.75,
+                    value=f"{m.group('lang')} level")
+
+
+@rule(r"^I\s+(?:also\s+)?speak\s+(?P<v>(?-i:[A-Z][a-z]+)(?:(?:,\s*|\s+and\s+)(?-i:[A-Z][a-z]+))*"
+      r"(?:\s+(?:fluently|natively|well))?)")
+def _speak(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("identity", f"Speaks {m.group('v')}", s, 0.75)
+
+
+@rule(r"^I\s+(?:have|bring)\s+(?P<n>(?:over\s+|about\s+|almost\s+|nearly\s+)?\S+)\s+years?\s+"
+      r"(?:of\s+)?(?:(?P<what>[\w -]{1,30}?)\s+)?experience(?P<rest>.*)")
+def _experience(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    what = m.group("what")
+    yield _keystone("identity", f"Has {m.group('n')} years of {what + ' ' if what else ''}"
+                    "experience", s, 0.75, slot=None)
+
+
+@rule(rf"^{I_HAVE}\s+(?:been\s+)?(?P<verb>taught|teaching|worked|working|coded|coding|"
+      r"designed|designing|programmed|programming|written|writing|been)\s+(?P<v>[\w ,&/+-]+?)"
+      r"\s+for\s+(?P<dur>(?:over\s+|about\s+|almost\s+|nearly\s+|more than\s+)?\S+\s+years?)")
+def _for_years(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    verb = m.group("verb").lower()
+    past = {"teaching": "taught", "working": "worked", "coding": "coded",
+            "designing": "designed", "programming": "programmed", "writing": "written"}
+    value = m.group("v").strip()
+    if verb == "been" and not _role_ok(re.sub(r"^(?:an?|the)\s+", "", value)):
+        return
+    yield _keystone("identity", f"Has {past.get(verb, verb)} {value} for {m.group('dur')}", s,
+                    0.75)
+
+
+@rule(rf"^I\s+{ADV}teach\s+(?P<v>.+)")
+def _teach(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if value and not _VAGUE.match(value) and len(value.split()) <= 10:
+        yield _keystone("identity", f"Teaches {value}", s, 0.75, slot="teaches", value=value)
+
+
+@rule(r"^(?:we|I)\s+(?:want|need|have|plan)\s+to\s+stay\s+(?P<v>(?:under|below|within)\s+.+)")
+def _stay_under(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if re.search(r"[0-9$€£]", value):
+        yield _keystone("constraint", f"Budget: {value}", s, 0.65)
+
+
+@rule(r"^(?:my\s+)?(?:\w+\s+)?budget\s+is\s+(?P<v>.+)")
+def _budget_any(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if re.search(r"[0-9$€£]", value):
+        yield _keystone("constraint", f"Budget is {value}", s, 0.7)
+
+
+@rule(r"^no\s+(?P<v>(?:calls|meetings|work|emails|messages|slack)\s+(?:before|after|on|during)"
+      r"\s+[\w: ]+?)(?:\s+for me)?(?=\s*(?:[,.;!]|\s(?:for me|please)\b|$))")
+def _no_calls(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("constraint", f"No {m.group('v')}", s, 0.65)
+
+
+@rule(r"^(?:please\s+)?(?P<v>(?:skip|no|avoid|don't use|never use|drop)\s+(?:the\s+)?"
+      r"(?:preamble|intros?|introductions?|emojis?|fluff|small talk|filler|exclamation marks|"
+      r"disclaimers|jargon|pleasantries)\b(?:(?:,\s*|\s+)(?:ever|always|please|at all))*)")
+def _style_rule(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("rule", _sentence_case(m.group("v").rstrip(", ")), s, 0.6)
+
+
+# Rules read anywhere in a sentence the person wrote, whatever its mood: naming one's partner
+# ("Sanna (my wife) thinks …") says they have one even in a question or a wish.
+ANYWHERE: list[tuple[re.Pattern[str], Rule]] = []
+
+
+def _named_partner(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    who = m.group("who").lower()
+    yield _keystone("relationship", f"Has a {who}, {m.group('name')}", s, 0.75, slot="partner",
+                    value=who)
+
+
+ANYWHERE.append((re.compile(rf"(?-i:\b(?P<name>[A-Z][a-z\u00e0-\u00ff]+))\s*\((?i:my)\s+"
+                            rf"(?P<who>{_PARTNER})\)", re.I), _named_partner))
+ANYWHERE.append((re.compile(rf"\bmy\s+(?P<who>{_PARTNER}),?\s+(?-i:(?P<name>[A-Z][a-z\u00e0-\u00ff]+))"
+                            r"(?=[\s,.)])", re.I), _named_partner))
+
+
+def _here_in(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    place = _trim_place(m.group("place"))
+    if place and not _VAGUE.match(place):
+        yield _keystone("identity", f"Lives in {place}", s, 0.6, slot="residence", value=place)
+
+
+def _getting_married(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    name = m.group("name")
+    event = _event("relationship", f"Getting married to {name}", s)
+    if event is not None:
+        yield event
+    yield _keystone("relationship", f"Is engaged to {name}", s, 0.7, slot="partner",
+                    value="partner")
+
+
+CLAIM_ANYWHERE: list[tuple[re.Pattern[str], Rule]] = [
+    (re.compile(rf"^I\b[^.]*?\bhere\s+in\s+(?P<place>{PLACE})"), _here_in),
+    (re.compile(r"^(?-i:(?P<name>[A-Z][a-z\u00e0-\u00ff]+))\s+and\s+I\s+(?:are|'re)\s+"
+                r"(?:getting|gonna get|going to get)\s+married\b", re.I), _getting_married),
+]
 
 
 # -- sentences to candidates --------------------------------------------------------------------
@@ -694,8 +908,16 @@ def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
     """Every candidate the rules find in `sentences`, in order."""
     found: list[Candidate] = []
     for sentence in sentences:
+        for pattern, function in ANYWHERE:
+            for match in pattern.finditer(sentence.work):
+                found.extend(function(match, sentence))
         if not is_claim(sentence):
             continue
+        whole = _FILLER.sub("", sentence.work.strip())
+        for pattern, function in CLAIM_ANYWHERE:
+            match = pattern.search(whole)
+            if match:
+                found.extend(function(match, sentence))
         for clause in clauses(sentence.work):
             for pattern, function in RULES:
                 match = pattern.match(clause)
