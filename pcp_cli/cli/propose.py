@@ -50,6 +50,9 @@ def register(app: typer.Typer) -> None:
             "--llm API key (never given on the command line).")] = None,
         max_calls: Annotated[int, typer.Option(
             "--max-calls", metavar="N", min=1, help="At most N model calls.")] = 50,
+        timeout: Annotated[float, typer.Option(
+            "--timeout", metavar="SECONDS", min=0.1, help="How long one model call may "
+            "take; a call that takes longer is counted as failed.")] = 60.0,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -71,7 +74,7 @@ def register(app: typer.Typer) -> None:
                     raise UsageError(f"the environment variable {api_key_env} is not set",
                                      hint="export it, or leave out --api-key-env")
             settings = LlmSettings(url=llm, model=model or "default", api_key=key,
-                                   max_calls=max_calls)
+                                   max_calls=max_calls, timeout=timeout)
             extractor = model_extractor(settings, on_plan=_plan_note)
         elif model is not None or api_key_env is not None:
             from pcp_cli.errors import UsageError
