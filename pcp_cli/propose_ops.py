@@ -29,7 +29,7 @@ from typing import Any
 from pcp_cli.errors import UsageError
 from pcp_cli.extract import EXTRACTOR_ID, Candidate, extract_sentences, person_sentences
 from pcp_cli.extract.fingerprint import fingerprint, normalize, same_fact, slot_of, words
-from pcp_cli.extract.segments import Sentence
+from pcp_cli.extract.segments import HEADING, Sentence
 from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, title_from
 from pcp_cli.store.store import Store
@@ -118,7 +118,8 @@ def sources(store: Store, pages: Sequence[str] = (), *, types: Sequence[str] = P
         if state.type in ("conversation",) and not pages and state.review_status != "affirmed":
             continue
         observed = revision.observed_at
-        if not _since_ok(observed, since):
+        if not _since_ok(observed, since) and not any(
+                _since_ok(m.group(2), since) for m in HEADING.finditer(state.content)):
             continue
         found.append(Source(state.page_id, revision.revision_id, state.type, state.content,
                             observed, state.sensitivity))
@@ -282,6 +283,9 @@ def propose(store: Store, pages: Sequence[str] = (), *, types: Sequence[str] = P
             extra: dict[str, int] = {}
         else:
             found, extra = extractor(read)
+        if since is not None:  # what was said before `since` (a turn's date, else the page's)
+            found = [(source, c) for source, c in found
+                     if _since_ok(_when(source, c.sentence), since)]
         merged = merge(found)
         known = _known(store)
         counts = {"pages_read": len(read), "candidates": len(found), "proposals": 0,
