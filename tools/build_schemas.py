@@ -289,6 +289,40 @@ SCHEMAS = {
 }
 
 
+def _proposal_variant(kind: str, categories: tuple[str, ...], date: dict) -> dict:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["kind", "category", "content", "date", "confidence", "evidence"],
+        "properties": {
+            "kind": {"const": kind},
+            "category": enum(categories),
+            "content": {"type": "string", "minLength": 1, "maxLength": 300},
+            "date": date,
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "evidence": {"type": "string", "minLength": 1, "maxLength": 600},
+        },
+    }
+
+
+# What a model behind `pcp propose --llm` must answer (pcp_cli/extract/llm.py).
+SCHEMAS["proposals"] = {
+    "title": "pcp propose --llm: a model's answer",
+    "description": "What a model behind `pcp propose --llm` must answer for one chunk of the "
+    "person's own text: the facts the person states about themselves, each with the exact "
+    "sentence it came from. Sent as the response_format json_schema and checked again on "
+    "every answer; anything else is dropped.",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["proposals"],
+    "properties": {"proposals": {"type": "array", "maxItems": 50, "items": {"anyOf": [
+        _proposal_variant("keystone", vocab.KEYSTONE_CATEGORIES, {"type": "null"}),
+        _proposal_variant("timeline_event", vocab.TIMELINE_CATEGORIES,
+                          {"type": "string", "pattern": vocab.PARTIAL_DATE_PATTERN}),
+    ]}}},
+}
+
+
 def main() -> None:
     """`build_schemas.py [FOLDER]`: write into FOLDER (default: the package's schemas)."""
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "pcp_cli" / "model" / "schemas"

@@ -54,13 +54,14 @@ _CLAUSE_SPLIT = re.compile(
     r"(?:,\s*|\s+)(?:and|but|so|plus|also|though)\s+(?=(?:I|I'm|I've|my|My)\b)|;\s*|\s+-{1,2}\s+|"
     r"\s+\u2014\s*|:\s+(?=(?:I|I'm|My)\b)|,\s+(?=I(?:'m|'ve)?\s)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _FILLER = re.compile(
-    r"^(?:(?:also|and|but|so|well|ok|okay|oh|yeah|yes|no|hi|hey|hello|thanks|thank you|"
-    r"honestly|basically|anyway|anyways|actually|btw|by the way|fwiw|for context|"
-    r"for reference|for the record|as you know|just so you know|fyi|quick context|"
-    r"some context|context|background|note|ps|p\.s\.|currently|these days|right now|"
-    r"nowadays|at the moment|at present|today|now|lately|personally|for what it's worth|"
-    r"to be honest|tbh|in general|generally|as of (?:now|today)|"
-    r"i (?:already |honestly |really |just )?know(?: that)?)\b[,:!.]?\s*)+", re.I)
+    r"^(?:(?:(?:ok|okay|oh|yeah|yes|yep|no|nope|hi|hey|hello|thanks|thank you|sure|right|"
+    r"cool|great|perfect|ugh|lol|haha)[,:!.]+\s*)|"
+    r"(?:(?:also|and|but|so|well|honestly|basically|anyway|anyways|actually|btw|by the way|"
+    r"fwiw|for context|for reference|for the record|as you know|just so you know|fyi|"
+    r"quick context|some context|context|background|note|ps|p\.s\.|currently|these days|"
+    r"right now|nowadays|at the moment|at present|today|now|lately|personally|"
+    r"for what it's worth|to be honest|tbh|in general|generally|as of (?:now|today)|"
+    r"i (?:already |honestly |really |just )?know(?: that)?)\b[,:!.]?\s*))+", re.I)
 _LEADING_TIME = re.compile(
     r"^(?:(?:in|since|back in|around|on|during|early|late|mid|last|this)\s+[\w-]+(?:\s+[\w-]+)?"
     r"(?:\s+(?:19|20)[0-9]{2})?|(?:a|one|two|three|four|five|six|[0-9]+)\s+(?:years?|months?|"
