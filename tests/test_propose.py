@@ -273,3 +273,20 @@ def test_human_output_says_what_happened(store: Path) -> None:
     result = cli("propose", "--store", str(store))
     assert result.code == 0 and "Lives in Porto." in result.stdout
     assert "proposed 1" in result.stdout and "pcp review" in result.stdout
+
+
+def test_the_readme_tour_works_on_the_bundled_example(example: Path) -> None:
+    before = cli("export", "--format", "micro_prompt", "--store", str(example)).stdout
+    assert "Lisbon" not in before
+    result = _propose(example)
+    assert _contents(result) == {"Lives in Lisbon.", "Moved to Lisbon in October 2025.",
+                                 "Has a partner, Inês.", "No calls before 11:00.",
+                                 "Uses Observable notebooks for quick sketches."}
+    assert all(e["page_id"] == "conv-weekly-rhythm"
+               for p in result["proposals"] for e in p["evidence"])
+    assert cli("export", "--format", "micro_prompt", "--store", str(example)).stdout == before
+    accepted = cli("review", "accept", "Lives in Lisbon.", "--store", str(example))
+    assert accepted.code == 0, accepted.stderr
+    assert "Lives in Lisbon." in cli("export", "--format", "micro_prompt", "--store",
+                                     str(example)).stdout
+    assert cli("validate", "--store", str(example)).code == 0

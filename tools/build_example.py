@@ -134,12 +134,11 @@ def main(archive_path: str) -> None:
         "Inês works nights, so my days start later now. No calls before 11:00 for me. "
         "Can you draft a weekly rhythm for client calls?\n\n"
         "### Assistant · 2026-01-12 09:11\n\n"
-        "Here is a draft: calls Tuesday and Thursday 14:00-17:00 Lisbon time, deep work every "
-        "morning. You said you live in Porto, so I assumed Western European Time.\n\n"
+        "Here is a draft: calls Tuesday and Thursday 14:00-17:00 Lisbon time, focused work every "
+        "day. You said you live in Porto, so I assumed Western European Time.\n\n"
         "### User · 2026-01-12 09:15\n\n"
-        "Lisbon, not Porto. I use Observable notebooks for quick sketches before anything goes "
-        "into Svelte. If I were a morning person I would take more calls, but mornings are for "
-        "deep work.\n"
+        "Lisbon, not Porto. I use Observable notebooks for quick sketches. If I were an early "
+        "bird I would take more calls.\n"
     )
     api.add_page(store, rhythm, page_type="conversation", title="Planning a weekly rhythm",
                  namespace="user:ada-lumen", origin="recorded", tags=["planning"],

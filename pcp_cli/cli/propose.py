@@ -9,9 +9,10 @@ import typer
 
 from pcp_cli.cli.output import JsonOpt, StoreOpt, api, complete_page, emit, examples, table, text
 
-PagesArg = Annotated[list[str] | None, typer.Argument(
-    metavar="[PAGE]...", help="Read only these pages (ids, prefixes or titles).",
-    autocompletion=complete_page, show_default=False)]
+# More pages come as extra arguments (a list-typed argument prints its Python type in --help).
+PagesArg = Annotated[str | None, typer.Argument(
+    metavar="[PAGE]...", help="Read only these pages (ids, prefixes or titles; several may "
+    "follow).", autocompletion=complete_page, show_default=False)]
 
 
 def _plan_note(plan: dict[str, Any]) -> None:
@@ -24,14 +25,24 @@ def _plan_note(plan: dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
+def _evidence(proposal: dict[str, Any], limit: int = 70) -> str:
+    if not proposal["evidence"]:
+        return ""
+    first = " ".join(str(proposal["evidence"][0]["text"]).split())
+    first = first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+    more = len(proposal["evidence"]) - 1
+    return f"“{first}”" + (f" (+{more})" if more else "")
+
+
 def register(app: typer.Typer) -> None:
-    @app.command(epilog=examples(
+    @app.command(context_settings={"allow_extra_args": True}, epilog=examples(
         "pcp propose --dry-run              # what it would propose, nothing written",
         "pcp propose --type conversation --since 2024-06",
         "pcp propose --llm http://127.0.0.1:11434/v1 --model llama3.2 --max-calls 20",
         "pcp review                         # then accept or reject each proposal"))
     def propose(
-        pages: PagesArg = None,
+        ctx: typer.Context,
+        page: PagesArg = None,
         page_type: Annotated[list[str] | None, typer.Option(
             "--type", metavar="TYPE", help="conversation or note (repeatable; default both).",
             show_default=False)] = None,
@@ -61,6 +72,12 @@ def register(app: typer.Typer) -> None:
         offline by default (English patterns); nothing is served until you accept it."""
         import os
 
+        from pcp_cli.errors import UsageError
+
+        pages = [page, *ctx.args] if page else list(ctx.args)
+        for extra in pages:
+            if extra.startswith("-"):
+                raise UsageError(f"no such option: {extra}")
         extractor = None
         if llm is not None:
             from pcp_cli.extract.llm import LlmSettings, model_extractor
@@ -69,16 +86,12 @@ def register(app: typer.Typer) -> None:
             if api_key_env:
                 key = os.environ.get(api_key_env)
                 if not key:
-                    from pcp_cli.errors import UsageError
-
                     raise UsageError(f"the environment variable {api_key_env} is not set",
                                      hint="export it, or leave out --api-key-env")
             settings = LlmSettings(url=llm, model=model or "default", api_key=key,
                                    max_calls=max_calls, timeout=timeout)
             extractor = model_extractor(settings, on_plan=_plan_note)
         elif model is not None or api_key_env is not None:
-            from pcp_cli.errors import UsageError
-
             raise UsageError("--model and --api-key-env go with --llm URL")
         with api.open_store(store_path) as store:
             names = [api.find_page(store, p) for p in pages or ()]
@@ -91,14 +104,13 @@ def register(app: typer.Typer) -> None:
             counts = result["counts"]
             verb = "would propose" if dry_run else "proposed"
             if items:
-                table(("id", "kind", "category", "claim", "date", "conf", "evidence"),
-                      ((p["id"] or "(new)", p["kind"], p["category"],
-                        p["content"] + (f"  [supersedes {p['supersedes']}]"
-                                        if p["supersedes"] else "")
-                        + ("  [+ evidence]" if p["status"] == "evidence_added" else ""),
-                        p["date"] or "", f"{p['confidence']:.2f}",
-                        p["evidence"][0]["text"] if p["evidence"] else "")
-                       for p in items))
+                table(("id", "category", "claim", "conf", "evidence"),
+                      ((p["id"] or "(new)",
+                        p["category"] if p["kind"] == "keystone" else f"timeline: {p['category']}",
+                        (f"{p['date']}: " if p["date"] else "") + p["content"]
+                        + (f"  [replaces {p['supersedes']}]" if p["supersedes"] else "")
+                        + ("  [more evidence]" if p["status"] == "evidence_added" else ""),
+                        f"{p['confidence']:.2f}", _evidence(p)) for p in items))
             text(f"{verb} {counts['proposals']}, more evidence for {counts['evidence_added']}; "
                  f"{counts['already_known']} already known, {counts['rejected_before']} "
                  f"rejected before ({counts['pages_read']} pages read)"

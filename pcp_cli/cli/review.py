@@ -29,9 +29,22 @@ from pcp_cli.cli.pages import write_result
 PageArg = Annotated[str, typer.Argument(
     metavar="PAGE", help="A proposal's id, a unique prefix of one, or its title.",
     autocompletion=complete_page)]
-PagesArg = Annotated[list[str], typer.Argument(
-    metavar="PAGE...", help="Proposals: ids, unique prefixes or titles.",
+# Several pages: the first is the argument, the rest come as extra arguments (a list-typed
+# argument would print its Python type in --help).
+PagesArg = Annotated[str, typer.Argument(
+    metavar="PAGE...", help="Proposals (one or more): ids, unique prefixes or titles.",
     autocompletion=complete_page)]
+SEVERAL = {"allow_extra_args": True}
+
+
+def _several(first: str, ctx: typer.Context) -> list[str]:
+    from pcp_cli.errors import UsageError
+
+    more = list(ctx.args)
+    for extra in more:
+        if extra.startswith("-"):
+            raise UsageError(f"no such option: {extra}")
+    return [first, *more]
 EVIDENCE_SHOWN = 160
 
 review_app = typer.Typer(
@@ -191,11 +204,12 @@ def _edited_claim(store: Any, page_id: str) -> str:
     return edited
 
 
-@review_app.command("accept", epilog=examples(
+@review_app.command("accept", context_settings=SEVERAL, epilog=examples(
     "pcp review accept pg_01M8R7A1", "pcp review accept pg_01M8R7A1 pg_01M8R7B2",
     "pcp review accept pg_01M8R7A1 --edit   # reword it in $EDITOR first"))
 def review_accept(
-    page_ids: PagesArg,
+    ctx: typer.Context,
+    page: PagesArg,
     edit: Annotated[bool, typer.Option("--edit", help="Open $EDITOR on the claim and accept "
                                        "the edited text (one proposal).")] = False,
     store_path: StoreOpt = None,
@@ -206,6 +220,7 @@ def review_accept(
     checked before any is accepted."""
     from pcp_cli.errors import UsageError
 
+    page_ids = _several(page, ctx)
     if edit and len(page_ids) != 1:
         raise UsageError("--edit takes one proposal at a time")
     with api.open_store(store_path) as store:
@@ -217,11 +232,12 @@ def review_accept(
     _report(results, as_json, "accepted")
 
 
-@review_app.command("reject", epilog=examples(
+@review_app.command("reject", context_settings=SEVERAL, epilog=examples(
     'pcp review reject pg_01M8R7A1 --reason "not true any more"',
     "pcp review reject pg_01M8R7A1 pg_01M8R7B2"))
 def review_reject(
-    page_ids: PagesArg,
+    ctx: typer.Context,
+    page: PagesArg,
     reason: Annotated[str | None, typer.Option("--reason", metavar="TEXT",
                                                help="Why (kept for audit).")] = None,
     store_path: StoreOpt = None,
@@ -229,6 +245,7 @@ def review_reject(
 ) -> None:
     """Reject proposals (kept for audit, never served, never proposed again by `pcp
     propose`). Every id is checked before any is rejected."""
+    page_ids = _several(page, ctx)
     with api.open_store(store_path) as store:
         ids = _checked(store, page_ids)
         results = [api.reject_proposal(store, page_id, reason=reason) for page_id in ids]
