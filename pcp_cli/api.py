@@ -1191,7 +1191,17 @@ __all__ += [
 # -- proposals from the person's own words (pcp_cli/propose_ops.py) -------------------------
 from pcp_cli.propose_ops import propose  # noqa: E402
 
-__all__ += ["propose"]
+__all__ += ["llm_extractor", "propose"]
+
+
+def llm_extractor(url: str, *, model: str | None = None, api_key: str | None = None,
+                  max_calls: int = 50, timeout: float = 60.0, on_plan: Any = None) -> Any:
+    """The `extractor` for `propose` that asks a model behind an OpenAI-compatible endpoint
+    (pcp_cli/extract/llm.py); `on_plan` is told the calls and input size before the first."""
+    from pcp_cli.extract.llm import LlmSettings, model_extractor
+
+    return model_extractor(LlmSettings(url=url, model=model or "default", api_key=api_key,
+                                       max_calls=max_calls, timeout=timeout), on_plan=on_plan)
 
 
 def profile_text(store: Store, format: str = "json", *,

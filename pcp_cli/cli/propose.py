@@ -80,17 +80,14 @@ def register(app: typer.Typer) -> None:
                 raise UsageError(f"no such option: {extra}")
         extractor = None
         if llm is not None:
-            from pcp_cli.extract.llm import LlmSettings, model_extractor
-
             key = None
             if api_key_env:
                 key = os.environ.get(api_key_env)
                 if not key:
                     raise UsageError(f"the environment variable {api_key_env} is not set",
                                      hint="export it, or leave out --api-key-env")
-            settings = LlmSettings(url=llm, model=model or "default", api_key=key,
-                                   max_calls=max_calls, timeout=timeout)
-            extractor = model_extractor(settings, on_plan=_plan_note)
+            extractor = api.llm_extractor(llm, model=model, api_key=key, max_calls=max_calls,
+                                          timeout=timeout, on_plan=_plan_note)
         elif model is not None or api_key_env is not None:
             raise UsageError("--model and --api-key-env go with --llm URL")
         with api.open_store(store_path) as store:
