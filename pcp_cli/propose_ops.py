@@ -115,8 +115,6 @@ def sources(store: Store, pages: Sequence[str] = (), *, types: Sequence[str] = P
     found = []
     for revision in revisions:
         state = revision.state
-        if state.type in ("conversation",) and not pages and state.review_status != "affirmed":
-            continue
         observed = revision.observed_at
         if not _since_ok(observed, since) and not any(
                 _since_ok(m.group(2), since) for m in HEADING.finditer(state.content)):
@@ -227,9 +225,7 @@ def _known(store: Store) -> _Known:
             record = entry.record or {}
             marks = record.get(PROPOSAL_KEY) if isinstance(record.get(PROPOSAL_KEY), dict) \
                 else {}
-            content = entry.title if page_type == "keystone" else entry.title
-            if page_type == "keystone":
-                content = store.read_body(entry).strip() or entry.title
+            content = store.read_body(entry).strip() or entry.title
             date = record.get("date") if page_type == "timeline_event" else None
             prints = {fingerprint(page_type, content, date=date if isinstance(date, str)
                                   else None)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pcp_cli.extract.dates import date_in
 from pcp_cli.extract.segments import Sentence
@@ -36,7 +36,6 @@ class Candidate:
     value: str = ""  # what identifies the fact within its slot (normalized by fingerprint)
     date: str | None = None
     sensitivity: str = "medium"
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 # -- what makes a sentence no claim -------------------------------------------------------------
@@ -44,7 +43,7 @@ _NOT_A_CLAIM = re.compile(
     r"\b(?:if|suppose|supposing|imagine|imagining|pretend|pretending|hypothetically|"
     r"let's say|lets say|what if|as if|as though|role-?play|roleplaying|my character|wish|"
     r"would|could|might|should|maybe|perhaps|probably|unless|whether|someday|one day|"
-    r"fictional|story|novel|scenario|example|e\.g|sample|template|persona|pretend)\b", re.I)
+    r"fictional|story|novel|scenario|example|e\.g|sample|template|persona)\b", re.I)
 _REPORTED = re.compile(
     r"\b(?:said|says|say|told|tells|tell|thinks|thought|think|asked|asks|wrote|writes|"
     r"claims|claimed|believes|believed|assume|assumes|assumed|joked|jokes|called me|"
@@ -410,14 +409,11 @@ def _promoted(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"studies|thesis|doctorate)|defended my (?:phd|thesis)|got my (?:phd|degree|masters?|"
       r"master's|bachelor's))(?P<rest>.*)")
 def _graduated(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
-    rest = _value(m.group("rest"))
     where = re.match(rf"\s*(?:from|at)\s+(?P<org>{ORG})", m.group("rest"))
-    what = m.group("what")
-    summary = _sentence_case(what) + (f" from {where.group('org')}" if where else "")
+    summary = _sentence_case(m.group("what")) + (f" from {where.group('org')}" if where else "")
     event = _event("milestone", summary, s)
     if event is not None:
         yield event
-    del rest
 
 
 @rule(rf"^(?:I|We)\s+{ADV}got\s+(?P<what>married|engaged|divorced)")

@@ -165,8 +165,7 @@ def sentences_in(body: str, start: int, end: int, when: str | None) -> Iterator[
                 continue
             lead = len(raw) - len(raw.lstrip())
             a, b = a + lead, a + len(raw.rstrip())
-            # a masked stretch inside a sentence cuts it: keep the part the person wrote
-            # only when nothing was masked inside it (a quote is not half a claim)
+            # a masked stretch stays spaces in `work`: a rule's value stops at it
             s, e = start + line_start + a, start + line_start + b
             yield Sentence(s, e, body[s:e], work[line_start + a:line_start + b], when)
 
