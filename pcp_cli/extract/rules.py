@@ -51,10 +51,10 @@ _REPORTED = re.compile(
 
 _CLAUSE_SPLIT = re.compile(
     r"(?:,\s*|\s+)(?:and|but|so|plus|also|though)\s+(?=(?:I|I'm|I've|my|My)\b)|;\s*|\s+-{1,2}\s+|"
-    r"\s+\u2014\s*|:\s+(?=(?:I|I'm|My)\b)|,\s+(?=I(?:'m|'ve)?\s)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
+    r"\s+\u2014\s*|:\s+(?=(?:I|I'm|My)\b)|,\s+(?=I(?:'m|'ve)?\s)|,?\s+(?:and\s+)?(?=please\b)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _FILLER = re.compile(
-    r"^(?:(?:(?:ok|okay|oh|yeah|yes|yep|no|nope|hi|hey|hello|thanks|thank you|sure|right|"
-    r"cool|great|perfect|ugh|lol|haha)[,:!.]+\s*)|"
+    r"^(?:(?:(?:no|nope)[,:!.]+\s*)|(?:(?:ok|okay|oh|yeah|yes|yep|hi|hey|hello|thanks|"
+    r"thank you|sure|right|cool|great|perfect|ugh|lol|haha)\b[,:!.]*\s*)|"
     r"(?:(?:also|and|but|so|well|honestly|basically|anyway|anyways|actually|btw|by the way|"
     r"fwiw|for context|for reference|for the record|as you know|just so you know|fyi|"
     r"quick context|some context|context|background|note|ps|p\.s\.|currently|these days|"
@@ -248,6 +248,8 @@ def _i_am_a(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
                         value=f"uses {tool.group('tool')}")
         return
     role_match = re.match(rf"(?P<role>[\w/+&'-]+(?:\s+[\w/+&'-]+){{0,5}}?)"
+                          rf"(?:\s+in\s+(?P<field>(?-i:[a-z][a-z-]*(?:\s+[a-z][a-z-]*){{0,3}}))"
+                          rf"(?=\s+at\b))?"
                           rf"(?:\s+(?:at|for|with)\s+(?P<org>{ORG}))?"
                           rf"(?:\s+(?:in|based in|from|living in)\s+(?P<place>{PLACE}))?"
                           rf"(?=\s*(?:[,.;:!()]|\s{{3,}}|\s(?:and|but|so|because|since|who|which|"
@@ -261,9 +263,10 @@ def _i_am_a(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         return
     article = m.group("article")
     org = role_match.group("org")
-    yield _keystone("identity", f"Is {article} {role}" + (f" at {org}" if org else ""), s, 0.8,
-                    slot="role", value=role)
-    if org:
+    field_ = role_match.group("field")
+    yield _keystone("identity", f"Is {article} {role}" + (f" in {field_}" if field_ else "")
+                    + (f" at {org}" if org else ""), s, 0.8, slot="role", value=role)
+    if org and not re.search(r"\b(?:student|phd|candidate|undergrad|postdoc)", role, re.I):
         yield _keystone("identity", f"Works at {org}", s, 0.75, slot="employer", value=org)
     place = role_match.group("place")
     if place:
@@ -481,11 +484,12 @@ def _tool_ok(tool: str) -> bool:
 
 
 @rule(rf"^(?:I\s+{ADV}(?:use|work with|code in|write code in|program in|develop in)|"
-      rf"{I_HAVE}\s+been\s+using)\s+(?P<v>.+)")
+      rf"{I_HAVE}\s+(?:been\s+using|used|always\s+used))\s+(?P<v>.+)")
 def _use(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value(m.group("v"))
     value = re.sub(r"\s+(?:for|since)\s+(?:about\s+)?(?:a|one|two|three|[0-9]+|many|several|"
-                   r"the (?:past|last))\b.*$", "", value)
+                   r"the (?:past|last)|my|their|high school|school|university|college)\b.*$",
+                   "", value)
     if value and _tool_ok(value) and len(value.split()) <= 10:
         yield _keystone("preference", f"Uses {value}", s, 0.7)
 
@@ -504,7 +508,7 @@ def _write_lang(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"text editor|database|framework|distro)\s+(?:is|of choice is)\s+(?P<v>.+)")
 def _my_tool(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value(m.group("v"))
-    if value and not _VAGUE.match(value):
+    if value and _tool_ok(value):
         kind = m.group("k").lower()
         kind = kind.upper() if kind in ("ide", "os") else kind
         yield _keystone("preference", f"Uses {value} ({kind})", s, 0.75, value=f"uses {value}")
@@ -834,6 +838,45 @@ def _style_rule(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     yield _keystone("rule", _sentence_case(m.group("v").rstrip(", ")), s, 0.6)
 
 
+@rule(rf"^{I_AM}\s+(?P<age>[1-9][0-9])(?:\s+years?\s+old)?(?=\s*(?:[,.;!]|\s+(?:and|but|so|now|"
+      r"this)\b|$))")
+def _age(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("identity", f"Is {m.group('age')}", s, 0.7, slot="age",
+                    value=m.group("age"))
+
+
+@rule(r"^I\s+(?:can't|cannot|can not)\s+(?:spend|afford|pay)\s+(?P<v>(?:more than|over|"
+      r"above)\s+.+)")
+def _spend_limit(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if re.search(r"[0-9$€£]", value):
+        yield _keystone("constraint", f"Can't spend {value}", s, 0.75)
+
+
+@rule(rf"^I\s+{ADV}(?:moved|switched|migrated|went)\s+(?:over\s+)?from\s+(?P<old>.+?)\s+to\s+"
+      rf"(?P<new>(?-i:[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?))(?P<rest>.*)")
+def _switched(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    old, new = m.group("old").strip(), m.group("new").strip()
+    tools = {t.replace(" ", "") for t in (old.lower(), new.lower())}
+    if tools & (_KNOWN_TOOLS | {"vscode", "vs", "sublimetext"}):
+        yield _keystone("preference", f"Uses {new} (moved from {old})", s, 0.75,
+                        value=f"uses {new}")
+        return
+    place = _trim_place(new)
+    event = _event("move", f"Moved from {old} to {place}", s)
+    if event is not None:
+        yield event
+    yield _keystone("identity", f"Lives in {place}", s, 0.7, slot="residence", value=place)
+
+
+@rule(rf"^{I_AM}\s+{ADV}(?:a\s+(?:bit|little)\s+)?(?P<how>obsessive|picky|particular|pedantic|"
+      r"fussy|strict)\s+about\s+(?P<v>.+)")
+def _particular(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if value and not _VAGUE.match(value):
+        yield _keystone("preference", f"Is {m.group('how')} about {value}", s, 0.65)
+
+
 # Rules read anywhere in a sentence the person wrote, whatever its mood: naming one's partner
 # ("Sanna (my wife) thinks …") says they have one even in a question or a wish.
 ANYWHERE: list[tuple[re.Pattern[str], Rule]] = []
@@ -866,7 +909,24 @@ def _getting_married(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
                     value="partner")
 
 
+def _my_home(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    place = _trim_place(m.group("place"))
+    if place and not _VAGUE.match(place):
+        yield _keystone("identity", f"Lives in {place}", s, 0.65, slot="residence", value=place)
+
+
+def _named_person(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("relationship", f"Their {m.group('who').lower()} is {m.group('name')}", s,
+                    0.7, value=f"{m.group('who').lower()} {m.group('name')}")
+
+
+ANYWHERE.append((re.compile(r"my\s+(?P<who>supervisor|advisor|adviser|manager|boss|mentor|"
+                            r"co-?founder|business partner)\s+(?-i:(?P<name>[A-Z][a-z]+"
+                            r"(?:\s+[A-Z][a-z]+)?))(?=[\s,.)])", re.I), _named_person))
+
 CLAIM_ANYWHERE: list[tuple[re.Pattern[str], Rule]] = [
+    (re.compile(rf"^my\s+(?:flat|apartment|house|place|home|studio)\s+in\s+(?P<place>{PLACE})",
+                re.I), _my_home),
     (re.compile(rf"^I\b[^.]*?\bhere\s+in\s+(?P<place>{PLACE})"), _here_in),
     (re.compile(r"^(?-i:(?P<name>[A-Z][a-z\u00e0-\u00ff]+))\s+and\s+I\s+(?:are|'re)\s+"
                 r"(?:getting|gonna get|going to get)\s+married\b", re.I), _getting_married),
