@@ -84,3 +84,25 @@ async def test_pcp_propose_is_served_nowhere_until_accepted(mcp_session, mcp_sto
     spans = page["source_spans"]["spans"]
     assert [s["text"] for s in spans] == [e["text"] for e in lisbon["evidence"]]
     assert spans[0]["page_id"] == "conv-weekly-rhythm"
+
+
+async def test_evidence_from_a_page_outside_the_grant_is_not_shown(mcp_session, mcp_store):
+    added = cli("add", "--type", "conversation", "--title", "side project", "--namespace",
+                "project:tidewatch", "--json", "--store", str(mcp_store), "-",
+                input="### User · 2026-01-20 10:00\n\nI use Zed for Rust.\n")
+    assert added.code == 0, added.stderr
+    result = cli("propose", added.json["page_id"], "--json", "--store", str(mcp_store))
+    [proposal] = result.json["proposals"]
+    assert cli("review", "accept", proposal["id"], "--store", str(mcp_store)).code == 0
+    reader = ["--client-id", "claude-desktop", "--scope", "user:ada-lumen"]
+    async with mcp_session(reader) as client:
+        read = await _ok(client, "pcp_read_pages", {"ids": [proposal["id"]],
+                                                    "views": ["source_spans", "facets"]})
+    [page] = read["pages"]
+    assert page["source_spans"]["spans"] == []
+    assert page["facets"]["source_spans"] == []
+    async with mcp_session(WRITER) as client:
+        read = await _ok(client, "pcp_read_pages", {"ids": [proposal["id"]],
+                                                    "views": ["source_spans"]})
+    assert [s["text"] for s in read["pages"][0]["source_spans"]["spans"]] == [
+        "I use Zed for Rust."]
