@@ -47,8 +47,8 @@ def register(app: typer.Typer) -> None:
             "--type", metavar="TYPE", help="conversation or note (repeatable; default both).",
             show_default=False)] = None,
         since: Annotated[str | None, typer.Option(
-            "--since", metavar="DATE", help="Only pages observed on or after DATE "
-            "(YYYY, YYYY-MM or YYYY-MM-DD).")] = None,
+            "--since", metavar="DATE", help="Only what was said on or after DATE (YYYY, "
+            "YYYY-MM or YYYY-MM-DD): a turn's own date, else its page's.")] = None,
         dry_run: Annotated[bool, typer.Option(
             "--dry-run", help="Show what would be proposed; write nothing.")] = False,
         llm: Annotated[str | None, typer.Option(
