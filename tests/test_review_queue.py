@@ -75,7 +75,8 @@ def test_an_unknown_or_settled_id_changes_nothing(queued) -> None:
     assert snapshot(store) == before
 
 
-EDITOR = "import sys; p = sys.argv[1]; t = open(p).read(); open(p, 'w').write({!r} + t[t.index('\\n'):])"
+EDITOR = ("import sys; p = sys.argv[1]; t = open(p).read(); "
+          "open(p, 'w').write({!r} + t[t.index('\\n'):])")
 
 
 def test_accept_edit_accepts_the_edited_claim(queued, monkeypatch, tmp_path: Path) -> None:
