@@ -516,10 +516,11 @@ def add_keystone(
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
             epistemic_status="asserted" if proposed else "affirmed",
-            # What the person states about how to work may guide a model; what a model or an
-            # importer proposes is data (the Paged seed: model-derived material is data).
+            # A proposal is data until the person accepts it (profile_ops.accept_proposal);
+            # what a model or an importer says is data (the Paged seed: model-derived material
+            # is data); what the person states about how to work may guide a model.
             instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES
-            and (actor is None or actor.actor_type == "user") else "data_only",
+            and not proposed and (actor is None or actor.actor_type == "user") else "data_only",
             record=record,
             extensions=dict(extensions or {}),
         )
@@ -1271,6 +1272,22 @@ def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
     about the old keystone until it is accepted.
     """
     return add_keystone(store, content, proposed=True, actor=actor, **options)
+
+
+# -- proposals from the person's own words (pcp_cli/propose_ops.py) -------------------------
+from pcp_cli.propose_ops import propose  # noqa: E402
+
+__all__ += ["llm_extractor", "propose"]
+
+
+def llm_extractor(url: str, *, model: str | None = None, api_key: str | None = None,
+                  max_calls: int = 50, timeout: float = 60.0, on_plan: Any = None) -> Any:
+    """The `extractor` for `propose` that asks a model behind an OpenAI-compatible endpoint
+    (pcp_cli/extract/llm.py); `on_plan` is told the calls and input size before the first."""
+    from pcp_cli.extract.llm import LlmSettings, model_extractor
+
+    return model_extractor(LlmSettings(url=url, model=model or "default", api_key=api_key,
+                                       max_calls=max_calls, timeout=timeout), on_plan=on_plan)
 
 
 def profile_text(store: Store, format: str = "json", *,

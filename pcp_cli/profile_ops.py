@@ -467,11 +467,14 @@ def review_item(revision: Revision) -> dict[str, Any]:
         "proposed_at": revision.created_at,
         "proposed_by": revision.created_by.to_dict(),
         "extensions": dict(state.extensions),
+        # The sentences a proposal came from (pcp propose): page, revision, span and text.
+        "source_spans": list(state.facets.get("source_spans") or []),
     }
 
 
-# Page types an importer or an AI client may propose; every one is reviewable in `pcp review`.
-REVIEWABLE_TYPES = ("keystone", "profile")
+# Page types an importer, `pcp propose` or an AI client may propose; every one is reviewable
+# in `pcp review`.
+REVIEWABLE_TYPES = ("keystone", "profile", "timeline_event")
 
 
 def profile_review_item(revision: Revision) -> dict[str, Any]:
@@ -494,8 +497,13 @@ def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, 
                            review=("proposed",))
         for entry in entries:
             revision = _load(store, entry)
-            items.append(profile_review_item(revision) if page_type == "profile"
-                         else {**review_item(revision), "kind": "keystone"})
+            if page_type == "profile":
+                items.append(profile_review_item(revision))
+            elif page_type == "timeline_event":
+                items.append({**review_item(revision), "kind": "timeline_event",
+                              "date": revision.state.record.get("date")})
+            else:
+                items.append({**review_item(revision), "kind": "keystone"})
     return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
 
 
@@ -557,16 +565,37 @@ def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResu
     return profile
 
 
-def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
-    """Affirm a proposed keystone: it joins the read surface, with who accepted it and when.
+def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
+                    content: str | None = None) -> WriteResult:
+    """Affirm a proposed keystone or timeline event: it joins the read surface, with who
+    accepted it and when; with `content`, the person's edited wording of it.
 
-    If the proposal supersedes an affirmed keystone, that one becomes superseded now.
+    If the proposal supersedes an affirmed keystone, that one becomes superseded now. A
+    proposal is `data_only` while it waits; an accepted rule or preference becomes `advisory`,
+    as one the person adds by hand.
     """
     actor = actor or store.user
     with store.locked():
         proposal = _proposal(store, page_id)
         if proposal.state.type == "profile":
             return _accept_profile(store, proposal, actor)
+        edited: dict[str, Any] = {}
+        if content is not None:
+            from pcp_cli.model.page import title_from
+
+            if not content.strip():
+                raise UsageError("the edited claim is empty", hint="nothing was accepted")
+            edited = {"content": content.strip() + "\n", "title": title_from(content),
+                      "integrity": "edited"}
+        if proposal.state.type == "timeline_event":
+            when = now_iso()
+            return store.revise(
+                page_id, changes={**edited, "review_status": "affirmed",
+                                  "epistemic_status": "affirmed",
+                                  "record": {"affirmed_by": actor.actor_id,
+                                             "affirmed_at": when}},
+                expected_revision_id=proposal.revision_id, actor=actor,
+                note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""))
         old: list[Revision] = []
         target = proposal.state.record.get("supersedes")
         if isinstance(target, str) and target and store.page_exists(target):
@@ -582,17 +611,21 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -
                 if candidate.state.lifecycle_status == "active":
                     old.append(candidate)
         when = now_iso()
+        category = proposal.state.record.get("category")
         result = store.revise(
             page_id,
             changes={
+                **edited,
                 "review_status": "affirmed",
                 "epistemic_status": "affirmed",
+                "instruction_policy": "advisory" if category in vocab.ADVISORY_CATEGORIES
+                else "data_only",
                 "record": {"last_confirmed_at": when, "affirmed_by": actor.actor_id,
                            "affirmed_at": when},
             },
             expected_revision_id=proposal.revision_id,
             actor=actor,
-            note=f"accepted by {actor.actor_id}",
+            note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""),
         )
         for superseded in old:
             store.supersede(page_id, superseded.page_id, actor=actor)

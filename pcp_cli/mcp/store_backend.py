@@ -444,9 +444,23 @@ class StoreBackend:
                     if self._visible_entry(store, grant, _other_end(rel, page_id), hidden)
                     is not None
                 ]
+            elif view in ("source_spans", "facets"):
+                page[view] = self._visible_spans(store, grant, view, data[view], hidden)
             else:
                 page[view] = data[view]
         return page
+
+    def _visible_spans(self, store: api.Store, grant: Grant, view: str, data: JSON,
+                       hidden: frozenset[str]) -> JSON:
+        """The evidence a proposal was accepted with quotes other pages (`page_id`): only the
+        spans of pages this grant may read are shown (event spans name no page)."""
+        spans = data.get("spans" if view == "source_spans" else "source_spans")
+        if not isinstance(spans, list):
+            return data
+        kept = [span for span in spans
+                if not isinstance(span, dict) or not isinstance(span.get("page_id"), str)
+                or self._visible_entry(store, grant, span["page_id"], hidden) is not None]
+        return {**data, ("spans" if view == "source_spans" else "source_spans"): kept}
 
     def related_pages(self, grant: Grant, *, page_id: str, relation_types: tuple[str, ...],
                       depth: int, suppressed: frozenset[str], as_of: str | None = None) -> JSON:
