@@ -22,6 +22,7 @@ from typing import IO, Any, Literal
 import ijson
 
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.jsonlimit import guarded_stream
 
 Format = Literal["archive", "chatgpt", "claude", "markdown", "claude_code", "codex"]
 ItemKind = Literal["page", "keystone_proposal", "profile_proposal"]
@@ -156,7 +157,10 @@ def clip(text: str, limit: int) -> str:
 
 
 def json_records(stream: io.BufferedReader) -> Iterator[Any]:
-    """The objects of a JSON file holding either a list of them or just one, streamed."""
+    """The objects of a JSON file holding either a list of them or just one, streamed.
+
+    `stream` must come from `ProgressTracker.wrap` (or `guarded_stream`), which refuses JSON
+    nested deeper than MAX_JSON_DEPTH before ijson sees it."""
     head = stream.peek(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     prefix = "" if head.startswith(b"{") else "item"
     # Not use_float: the C backend then rejects integers beyond 64 bits, which are valid JSON.
@@ -285,9 +289,10 @@ class ProgressTracker:
         if self._progress is not None:
             self._progress(self.done, self.total)
 
-    def wrap(self, raw: IO[bytes]) -> io.BufferedReader:
-        """A buffered (peekable) stream over `raw` that counts what is read."""
-        return io.BufferedReader(CountingReader(raw, self.add), buffer_size=64 * 1024)
+    def wrap(self, raw: IO[bytes], where: str | None = None) -> io.BufferedReader:
+        """A buffered (peekable) stream over `raw` that counts what is read and refuses JSON
+        nested too deep (DepthError naming `where`)."""
+        return guarded_stream(CountingReader(raw, self.add), where)
 
 
 # --- recognising a format from content ------------------------------------------------------
@@ -301,7 +306,7 @@ _HINT = (
 )
 
 
-def _sniff_json(stream: IO[bytes]) -> tuple[str, set[str], str | None]:
+def _sniff_json(stream: IO[bytes], where: str) -> tuple[str, set[str], str | None]:
     """Look at the start of a JSON document without reading all of it.
 
     Returns the top-level shape ('list' | 'object' | 'scalar' | 'invalid'), the keys seen in
@@ -312,7 +317,10 @@ def _sniff_json(stream: IO[bytes]) -> tuple[str, set[str], str | None]:
     keys: set[str] = set()
     kind: str | None = None
     try:
-        for count, (prefix, event, value) in enumerate(ijson.parse(stream)):
+        # The guard refuses a deep document before ijson builds its events (whose prefixes
+        # grow with the depth), so the sniff costs at most a buffer's worth.
+        for count, (prefix, event, value) in enumerate(ijson.parse(guarded_stream(stream,
+                                                                                 where))):
             if count == 0:
                 shape = {"start_array": "list", "start_map": "object"}.get(event, "scalar")
                 if shape == "scalar":
@@ -385,7 +393,7 @@ def detect_export(path: str | os.PathLike[str]) -> Format:
 def _detect_in(source: Source) -> Format | None:
     if not source.is_zip and not source.path.is_dir():
         with source.open(source.names[0]) as stream:  # one file, whatever its name
-            return _classify_json(*_sniff_json(stream))
+            return _classify_json(*_sniff_json(stream, source.label(source.names[0])))
     json_names = [n for n in source.names if n.lower().endswith(".json")]
     # Inside a zip or a folder: conversation files first, shallowest first.
     base = {n: PurePosixPath(n).name.lower() for n in json_names}
@@ -394,7 +402,7 @@ def _detect_in(source: Source) -> Format | None:
     others = [n for n in candidates if base[n] != "conversations.json"]
     for name in conversations + others[:20]:
         with source.open(name) as stream:
-            verdict = _classify_json(*_sniff_json(stream))
+            verdict = _classify_json(*_sniff_json(stream, source.label(name)))
         if verdict in ("chatgpt", "claude"):
             return verdict
     if any(base[n] in _CLAUDE_OTHER_FILES for n in json_names):

@@ -100,7 +100,8 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
                                     "(any pcp command adopts it)"))
             continue
         for error in errors_for("frontmatter", head.frontmatter):
-            problems.append(Problem(rel(path), error, _line_of(text, error)))
+            problems.append(Problem(rel(path), _said_by_yaml(error, head.frontmatter, text),
+                                    _line_of(text, error)))
         if path.stem != head.frontmatter.get("page_id", path.stem):
             problems.append(Problem(rel(path), "page_id does not match the file name",
                                     _line_of(text, "page_id")))
@@ -186,6 +187,19 @@ def _load_json_problem(exc: ValueError | OSError, shown: str, problems: list[Pro
         problems.append(Problem(shown, f"cannot read: {exc.strerror}"))
     else:
         problems.append(Problem(shown, f"not valid JSON: {exc}"))
+
+
+def _said_by_yaml(error: str, frontmatter: dict[str, Any], text: str) -> str:
+    """A top-level string field YAML read as something else says what YAML made of it."""
+    from pcp_cli.model.check import not_a_string
+
+    key, _, reason = error.partition(": ")
+    if reason.endswith("is not of type 'string'") and key in frontmatter:
+        number = _line_of(text, key)
+        line = text.splitlines()[number - 1] if number else ""
+        raw = line.partition(":")[2].strip()[:80] or None
+        return not_a_string(key, frontmatter[key], raw)
+    return error
 
 
 def _line_of(text: str, error: str) -> int | None:

@@ -80,7 +80,11 @@ def parse_head(
         match = re.search(rf"^{re.escape(key)}\s*:", block, re.MULTILINE)
         return block[: match.start()].count("\n") + 2 if match else (2 if data else None)
 
-    check_state(data, path=path, line_of=line_of)
+    def raw_of(key: str) -> str | None:
+        match = re.search(rf"^{re.escape(key)}\s*:[ \t]*(.*?)[ \t]*$", block, re.MULTILINE)
+        return match.group(1)[:80] if match and match.group(1) else None
+
+    check_state(data, path=path, line_of=line_of, raw_of=raw_of)
     page_id = data.get("page_id")
     if page_id is not None and file_page_id is not None and page_id != file_page_id:
         raise InvalidInput(
