@@ -3,6 +3,7 @@ and symlinks under pages/, an emptied head file, an edit that keeps the size and
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -388,3 +389,41 @@ def test_the_change_scan_and_validate_agree_on_what_a_head_file_is(store: Path,
     by_rel = dict(found)
     for rel in expected:
         assert by_rel[rel].st_ino == os.lstat(store / rel).st_ino
+
+
+# -- a head file ahead of its revision: damage, never an interrupted write ---------------------
+
+def _head_of(store: Path, page_id: str) -> Path:
+    return next((store / "pages").rglob(f"{page_id}.md"))
+
+
+@pytest.mark.parametrize("hand_edited", [False, True])
+def test_doctor_fix_keeps_the_newest_text_when_its_revision_file_is_lost(
+        store: Path, hand_edited: bool) -> None:
+    """pcp writes a revision before the head naming it, so a head whose revision is missing
+    holds the only copy of the newest text: --fix records it, never rolls it back."""
+    page_id = add(store, "# T\n\none")["page_id"]
+    assert cli("revise", page_id, "two", "--store", str(store)).code == 0
+    assert cli("revise", page_id, "three, the newest", "--store", str(store)).code == 0
+    head = _head_of(store, page_id)
+    named = next(line.split(": ", 1)[1] for line in head.read_text("utf-8").splitlines()
+                 if line.startswith("revision_id:"))
+    (store / "revisions" / page_id / f"{named}.json").unlink()
+    if hand_edited:
+        head.write_text(head.read_text("utf-8").replace("three, the newest", "three, edited"))
+    newest = "three, edited" if hand_edited else "three, the newest"
+    found = doctor_kinds(store)
+    kind = "hand_edit" if hand_edited else "missing_revision"
+    assert list(found) == [kind], found
+    if not hand_edited:
+        assert named in found[kind][0]["message"]
+    fixed = cli("doctor", "--fix", "--store", str(store), "--json")
+    assert fixed.code == 0 and fixed.json["findings"][0]["fixed"], fixed.stdout
+    shown = cli("show", page_id, "--store", str(store), "--json")
+    assert newest in shown.json["page"]["payload"]["content"], shown.stdout
+    assert newest in head.read_text("utf-8")
+    texts = [json.loads(p.read_text("utf-8"))["payload"]["content"]
+             for p in (store / "revisions" / page_id).glob("*.json")]
+    assert sum(newest in text for text in texts) == 1  # recorded once, as a revision
+    assert cli("doctor", "--store", str(store)).code == 0
+    assert cli("validate", "--store", str(store)).code == 0

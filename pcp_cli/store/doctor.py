@@ -39,6 +39,8 @@ class Finding:
 KINDS = {
     "temp_file": "a temporary file left by an interrupted write",
     "unfinished_write": "a head file one revision behind its page's newest revision",
+    "missing_revision": "a head file naming a revision whose file is missing (--fix records the "
+    "head's text as a new revision: it may be the only copy of the newest text)",
     "missing_head_file": "a page with revisions but no head file",
     "hand_edit": "a head file edited by hand, not yet recorded as a revision",
     "new_file": "a Markdown file dropped under pages/, not yet adopted as a page",
@@ -413,6 +415,11 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
             continue
         entry = entries[0]
         head_ids = {h.revision_id for h in heads}
+        if entry.problem is None and not entry.edited and entry.revision_id and \
+                entry.revision_id not in store.revision_ids(page_id):
+            found.append(_missing_revision(store, entry.path, page_id, entry.revision_id,
+                                           heads[-1].revision_id, fix))
+            continue
         if entry.problem is None and not entry.edited and entry.revision_id not in head_ids \
                 and len(heads) == 1:
             finding = Finding("unfinished_write", entry.path,
@@ -422,6 +429,26 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
                 finding.fixed = _roll_forward(store, page_id)
             found.append(finding)
     return found
+
+
+def _missing_revision(store: Store, rel: str, page_id: str, named: str, newest: str,
+                      fix: bool) -> Finding:
+    """A head file naming a revision whose file is gone. pcp writes the revision before the
+    head, so this is damage, not an interrupted write, and the head may hold the only copy of
+    the page's newest text: --fix records that text as a new revision after the newest one
+    left (never rolls the head back over it)."""
+    finding = Finding(
+        "missing_revision", rel,
+        f"names {named}, whose revision file is missing (newest left is {newest}); --fix "
+        "records the head file's text as a new revision, so nothing is lost", page_id)
+    if fix:
+        with store.locked():
+            note = f"recovered by `pcp doctor --fix` from {rel}: it named {named}, lost"
+            edit = store._record_hand_edit(rel, note=note)
+            finding.fixed = rel not in store.problems
+            if edit is not None:
+                finding.message += f" (recorded as {edit.revision_id})"
+    return finding
 
 
 def _roll_forward(store: Store, page_id: str) -> bool:

@@ -642,8 +642,9 @@ class Store:
         extra = tuple(e for pid in sorted(recorded) for e in self.catalog.by_page_id(pid))
         return Changes(extra + changes.changed, changes.removed)
 
-    def _record_hand_edit(self, rel: str) -> HandEdit | None:
-        """Turn an edited or new head file into a revision. Caller holds the lock."""
+    def _record_hand_edit(self, rel: str, *, note: str | None = None) -> HandEdit | None:
+        """Turn an edited or new head file into a revision (with `note`, else the hand-edit
+        note). Caller holds the lock."""
         path = self.root / rel
         try:
             raw = path.read_bytes()
@@ -653,12 +654,13 @@ class Store:
         folder_ns = self.layout.namespace_of(path) or self.default_namespace
         try:
             parsed = self._parse_head(raw, rel, name if is_safe_id(name) else None, folder_ns)
-            return self._record_parsed(rel, path, parsed, folder_ns)
+            return self._record_parsed(rel, path, parsed, folder_ns, note=note)
         except InvalidInput as exc:
             self.problems[rel] = exc.message
             return None
 
-    def _record_parsed(self, rel: str, path: Path, parsed: Any, folder_ns: str) -> HandEdit | None:
+    def _record_parsed(self, rel: str, path: Path, parsed: Any, folder_ns: str, *,
+                       note: str | None = None) -> HandEdit | None:
         if parsed.state is None:
             return self._adopt(rel, parsed.frontmatter, parsed.body, folder_ns)
         state = parsed.state
@@ -683,7 +685,7 @@ class Store:
                 return None
             revision = self._new_revision(
                 state, actor=self.user, operation="revise", parent=head,
-                note=f"hand edit recorded from {rel}",
+                note=note or f"hand edit recorded from {rel}",
                 input_revision_ids=(base_id,) if base_id != head.revision_id else (),
             )
             self._publish(revision, old_path=path)
