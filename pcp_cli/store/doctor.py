@@ -46,6 +46,8 @@ KINDS = {
     "new_file": "a Markdown file dropped under pages/, not yet adopted as a page",
     "conflict_markers": "a head file holding git conflict markers",
     "invalid_file": "a head file that cannot be read as a page",
+    "oversized_frontmatter": "a head file whose frontmatter is over the 262,144-byte limit "
+    "(--fix rewrites one exactly as earlier versions of pcp wrote it for a long conversation)",
     "emptied_head_file": "a page's head file emptied (--fix rewrites it from its revisions)",
     "diverged": "a page whose revision graph has more than one head",
     "broken_revision": "a revision file that cannot be read",
@@ -343,6 +345,9 @@ def _head_files(store: Store, fix: bool) -> list[Finding]:
             kind = "new_file"
         elif entry.problem and entry.problem.endswith(" is empty") and entry.page_id:
             kind = "emptied_head_file"
+        elif entry.problem and "frontmatter is over the" in entry.problem and entry.page_id:
+            found.append(_oversized(store, entry.path, entry.page_id, fix))
+            continue
         elif entry.problem:
             try:
                 conflicted = has_conflict_markers(path.read_text("utf-8", errors="replace"))
@@ -429,6 +434,41 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
                 finding.fixed = _roll_forward(store, page_id)
             found.append(finding)
     return found
+
+
+def _oversized(store: Store, rel: str, page_id: str, fix: bool) -> Finding:
+    """A head file whose frontmatter is over the limit. Earlier versions of pcp wrote every
+    event of a conversation into it (facets.source_spans); such a file, exactly as pcp rendered
+    it for a revision, is rewritten without them (they stay in the revision). Anything else is
+    a hand edit, left for the person."""
+    import re
+
+    from pcp_cli.store.headfile import render_head
+
+    path = store.root / rel
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Finding("oversized_frontmatter", rel, f"cannot read: {exc.strerror}", page_id,
+                       fixable=False)
+    named = re.search(rb"^revision_id: (\S+)$", raw[:4096], re.MULTILINE)
+    revision = None
+    if named and named.group(1).decode("ascii", "replace") in store.revision_ids(page_id):
+        revision = store.load_revision(page_id, named.group(1).decode("ascii"))
+    pristine = revision is not None and render_head(revision, spans=True).encode("utf-8") == raw
+    limit = "frontmatter over the 262,144-byte limit"
+    message = (f"{limit}, as earlier versions of pcp wrote a long conversation's head file; "
+               "--fix rewrites it without the per-event source_spans (the revision keeps them)"
+               if pristine else
+               f"{limit} and not as pcp wrote it: shorten it by hand (or move it aside and run "
+               "`pcp doctor --fix` to rewrite it from its revisions)")
+    finding = Finding("oversized_frontmatter", rel, message, page_id, fixable=pristine)
+    if fix and pristine:
+        with store.locked():
+            heads = store.graph_heads(page_id)
+            store.write_head(heads[-1], old_path=path)
+        finding.fixed = True
+    return finding
 
 
 def _missing_revision(store: Store, rel: str, page_id: str, named: str, newest: str,

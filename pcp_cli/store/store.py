@@ -612,7 +612,8 @@ class Store:
         frontmatter is that page's head file edited, never a new page. Emptied, it is refused
         (doctor --fix rewrites it from the revisions); with text left, the text is the edit."""
         parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
-                            folder_namespace=folder_ns, owner_id=self.owner_id)
+                            folder_namespace=folder_ns, owner_id=self.owner_id,
+                            load_revision=self.load_revision)
         if parsed.state is not None or file_page_id is None or parsed.frontmatter or \
                 not self.page_exists(file_page_id):
             return parsed
