@@ -211,7 +211,8 @@ def test_an_emptied_head_file_is_refused_never_a_new_junk_page(store: Path) -> N
     head = next((store / "pages").rglob(f"{page['page_id']}.md"))
     head.write_text("")
     listed = cli("ls", "--store", str(store), "--json").json
-    assert [p["page_id"] for p in listed] == []  # unreadable for now; no junk page either
+    # served from its last revision meanwhile (store_layout/README.md); no junk page either
+    assert [p["page_id"] for p in listed] == [page["page_id"]]
     assert len(list((store / "revisions").iterdir())) == 2  # .gitkeep + the one page
     kinds = doctor_kinds(store)
     assert [f["page_id"] for f in kinds["emptied_head_file"]] == [page["page_id"]]
@@ -427,3 +428,73 @@ def test_doctor_fix_keeps_the_newest_text_when_its_revision_file_is_lost(
     assert sum(newest in text for text in texts) == 1  # recorded once, as a revision
     assert cli("doctor", "--store", str(store)).code == 0
     assert cli("validate", "--store", str(store)).code == 0
+
+
+# -- damage that reads must not answer as "nothing" --------------------------------------------
+
+def _two_pages(store: Path) -> tuple[str, str]:
+    first = add(store, "# Alpha\n\nalpha words")["page_id"]
+    second = add(store, "# Beta\n\nbeta words", "--namespace", "project:x")["page_id"]
+    return first, second
+
+
+@pytest.mark.parametrize("damage", ["revision_folder", "namespace_folder", "pages"])
+def test_a_folder_replaced_by_a_file_is_damage_to_reads_and_doctor(store: Path,
+                                                                   damage: str) -> None:
+    import shutil
+
+    from tests.conftest import snapshot
+
+    first, second = _two_pages(store)
+    target = {"revision_folder": store / "revisions" / first,
+              "namespace_folder": store / "pages" / "project",
+              "pages": store / "pages"}[damage]
+    shutil.rmtree(target)
+    target.write_text("not a folder\n")
+    rel = target.relative_to(store).as_posix()
+    before = snapshot(store)
+    for args in (("ls",), ("search", "words"), ("show", first), ("show", second)):
+        done = cli(*args, "--store", str(store))
+        assert done.code == 8, (args, done.code, done.stdout, done.stderr)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and f"{rel}: not a folder" in errors[0], done.stderr
+    for fix in ((), ("--fix",)):
+        doctor = cli("doctor", *fix, "--store", str(store), "--json")
+        assert doctor.code == 8, doctor.stderr
+        found = [(f["kind"], f["path"], f["fixable"]) for f in doctor.json["findings"]]
+        assert found == [("not_a_folder", rel, False)], found
+    assert snapshot(store) == before
+
+
+def test_a_garbage_head_file_is_served_from_its_last_revision(store: Path) -> None:
+    first, _ = _two_pages(store)
+    head = next((store / "pages").rglob(f"{first}.md"))
+    head.write_bytes(os.urandom(3000).replace(b"<<<<<<<", b"") + b"\xff")
+    listed = cli("ls", "--store", str(store), "--json")
+    assert first in [p["page_id"] for p in listed.json]
+    assert "listed from its last revision" in listed.stderr
+    found = cli("search", "alpha", "--store", str(store), "--json").json["results"]
+    assert [r["id"] for r in found] == [first] and "alpha" in found[0]["snippet"]
+    shown = cli("show", first, "--store", str(store), "--json").json
+    assert "alpha words" in shown["page"]["payload"]["content"]
+    assert "invalid_file" in doctor_kinds(store)
+
+
+def test_a_broken_head_file_marking_the_page_more_sensitive_is_not_served(store: Path) -> None:
+    first, _ = _two_pages(store)
+    head = next((store / "pages").rglob(f"{first}.md"))
+    head.write_text(head.read_text("utf-8").replace("sensitivity: low", "sensitivity: high\n"
+                                                    "tags: [unclosed"), "utf-8")
+    assert first not in [p["page_id"] for p in cli("ls", "--store", str(store),
+                                                   "--json").json]
+
+
+def test_validate_sees_git_conflict_markers(store: Path) -> None:
+    first, _ = _two_pages(store)
+    head = next((store / "pages").rglob(f"{first}.md"))
+    head.write_text(head.read_text("utf-8").replace(
+        "alpha words", "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other"), "utf-8")
+    valid = cli("validate", "--store", str(store), "--json")
+    assert valid.code == 5
+    assert [p["message"][:21] for p in valid.json["problems"]] == ["git conflict markers "]
+    assert list(doctor_kinds(store)) == ["conflict_markers"]

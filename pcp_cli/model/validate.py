@@ -66,7 +66,13 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     from pcp_cli.render.portable import portable_object
     from pcp_cli.store.atomic import is_temp_name, writer_alive
     from pcp_cli.store.files import walk_pages
-    from pcp_cli.store.frontmatter import decode, load_mapping, split
+    from pcp_cli.store.frontmatter import (
+        CONFLICT_START,
+        decode,
+        has_conflict_markers,
+        load_mapping,
+        split,
+    )
     from pcp_cli.store.layout import Layout, is_foreign_root
 
     layout = Layout(root)
@@ -91,6 +97,13 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
             continue
         try:
             text = decode(path.read_bytes(), rel(path))
+            if has_conflict_markers(text):
+                marker = CONFLICT_START.search(text)
+                problems.append(Problem(rel(path), "git conflict markers (`pcp doctor --fix` "
+                                        "rebuilds the file from its revisions)",
+                                        text[: marker.start()].count("\n") + 1 if marker
+                                        else None))
+                continue
             head = split(text, rel(path))
         except InvalidInput as exc:
             problems.append(Problem(rel(path), exc.message.split(": ", 1)[-1], exc.line))

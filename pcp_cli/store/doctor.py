@@ -63,8 +63,10 @@ KINDS = {
     "recorded (the old keystone's revision or the relation is missing)",
     "unfinished_ingest": "ingested events stored, but their conversation page was not written "
     "(an interrupted `pcp ingest` or session import)",
-    "not_a_folder": "one of the store's folders (pages/, revisions/, relations/, events/) "
-    "replaced by a file: nothing else is checked until the folder is back",
+    "not_a_folder": "one of the store's folders (pages/, revisions/, relations/, events/), a "
+    "namespace folder under pages/ or a page's revision folder replaced by a file: put it back "
+    "from git or a backup (with pages/, revisions/, relations/ or events/ nothing else is "
+    "checked until it is back)",
 }
 
 
@@ -76,18 +78,26 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
                 for path in store.layout.not_folders()]
     if replaced:
         return replaced
+    from pcp_cli.store.damage import folder_damage
+
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
     findings += _odd_files(store)
     store.catalog.refresh("verify")  # content hashes, not only sizes and mtimes
+    damaged = folder_damage(store)  # after the refresh: it compares with the catalog
+    blocked = {page_id for damage in damaged for page_id in damage.page_ids}
+    findings += [Finding("not_a_folder", damage.path, damage.message,
+                         damage.page_ids[0] if len(damage.page_ids) == 1 else None,
+                         fixable=False) for damage in damaged]
     events = _stored_events(store)  # read once, for the three checks that look at events
     deletes = _unfinished_deletes(store, fix, events)
     if fix and deletes:
         store.catalog.refresh("full")
     deleting = {f.page_id for f in deletes}
-    later = _head_files(store, fix) + _revision_graphs(store, fix) + _relations(store)
+    later = _head_files(store, fix) + _revision_graphs(store, fix, blocked) + _relations(store)
     later += _unfinished_supersedes(store, fix) + _unfinished_ingests(store, fix, events)
-    findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
+    findings += deletes + [f for f in later if f.page_id not in deleting | blocked
+                           or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
     return findings + _validation(store, findings, events)
@@ -380,13 +390,14 @@ def _fix_head(store: Store, kind: str, rel: str, page_id: str | None) -> bool:
     return False
 
 
-def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
+def _revision_graphs(store: Store, fix: bool, blocked: set[str]) -> list[Finding]:
+    """`blocked`: pages behind a replaced folder (reported as not_a_folder), left alone."""
     found = []
     folder = store.layout.revisions
     names = sorted(os.listdir(folder)) if folder.exists() else []
     for page_id in names:
         page_dir = folder / page_id
-        if not page_dir.is_dir():
+        if page_id in blocked or not page_dir.is_dir():
             continue
         rel_dir = store.layout.rel(page_dir)
         if not store.revision_ids(page_id):
