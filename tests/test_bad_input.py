@@ -471,3 +471,51 @@ def test_a_title_yaml_reads_as_a_number_says_what_yaml_made_of_it(store: Path) -
     assert said in listing.stderr
     revise = cli("revise", page_id, "new", "--store", str(store))
     assert_clean_error(revise, 5, path.name, said)
+
+
+# -- amplification: a small input never costs gigabytes ----------------------------------------
+def test_a_zip_bomb_is_refused_before_it_is_unpacked(store: Path, tmp_path: Path) -> None:
+    import zipfile
+
+    bomb = tmp_path / "export.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("conversations.json", "[" + " " * (64 * 1024 * 1024) + "]")
+    assert bomb.stat().st_size < 200_000
+    before = snapshot(store)
+    result = cli("import", str(bomb), "--store", str(store))
+    assert_clean_error(result, 5, "export.zip", "conversations.json expands", "200x limit")
+    assert snapshot(store) == before
+
+
+def test_a_zip_that_expands_past_the_total_limit_is_refused(store: Path, tmp_path: Path,
+                                                            monkeypatch) -> None:
+    import zipfile
+
+    from pcp_cli.adapters import base
+
+    monkeypatch.setattr(base, "MAX_ZIP_BYTES", 1000)
+    export = tmp_path / "export.zip"
+    with zipfile.ZipFile(export, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("conversations.json", "[" + " " * 2000 + "]")
+    result = cli("import", str(export), "--store", str(store))
+    assert_clean_error(result, 5, "export.zip", "over the 1,000-byte limit")
+
+
+@pytest.mark.slow
+def test_searching_a_10_mb_single_line_page_has_bounded_memory(store: Path,
+                                                              tmp_path: Path) -> None:
+    """It took 43x the page's size; the index holds the first 2,000,000 characters and a
+    snippet looks at the first 2,000 matches."""
+    import random
+    import resource
+
+    words = "the quick brown fox jumps over a lazy dog while others watch".split()
+    rng = random.Random(7)
+    page = tmp_path / "big.md"
+    page.write_text("# Big\n\n" + " ".join(rng.choice(words) for _ in range(2_000_000))
+                    + " zebra\n", "utf-8")
+    assert page.stat().st_size > 10_000_000
+    assert run_pcp("add", "--file", str(page), "--store", str(store)).code == 0
+    found = run_pcp("search", "fox", "--store", str(store), "--json")
+    assert found.code == 0 and '"fox"' not in found.stderr
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 250 * 1024  # KiB

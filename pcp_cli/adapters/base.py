@@ -235,6 +235,13 @@ class Source:
                 if info.is_dir() or any(_hidden(p) for p in parts) or ".." in parts:
                     continue
                 self.sizes[info.filename] = info.file_size
+                _check_expansion(path, info)
+            total = sum(self.sizes.values())
+            if total > MAX_ZIP_BYTES:
+                self._zip.close()
+                raise InvalidInput(
+                    f"expands to {total:,} bytes, over the {MAX_ZIP_BYTES:,}-byte limit for one "
+                    "export", path=str(path), hint=_ZIP_HINT)
         else:
             self.sizes[path.name] = path.stat().st_size
 
@@ -270,6 +277,26 @@ class Source:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# A zip member may expand at most MAX_ZIP_RATIO times its compressed size (members under
+# 1 MiB aside), and a whole export to at most MAX_ZIP_BYTES: a zip bomb is refused before any
+# of it is inflated. Real exports' JSON compresses 5-20x. zipfile itself stops reading a member
+# at the size its header declares. Documented in docs/import.md (Input limits).
+MAX_ZIP_RATIO = 200
+MAX_ZIP_BYTES = 16 * 1024**3
+_ZIP_HINT = ("a real export expands 5-20x; unpack the zip yourself and import the folder if "
+             "you trust it")
+
+
+def _check_expansion(path: Path, info: zipfile.ZipInfo) -> None:
+    if info.file_size > 1024 * 1024 and info.file_size > MAX_ZIP_RATIO * max(
+            info.compress_size, 1):
+        ratio = info.file_size // max(info.compress_size, 1)
+        raise InvalidInput(
+            f"{info.filename} expands {ratio:,}x ({info.compress_size:,} to {info.file_size:,} "
+            f"bytes), over the {MAX_ZIP_RATIO}x limit: refused before unpacking",
+            path=str(path), hint=_ZIP_HINT)
 
 
 def _hidden(name: str) -> bool:
