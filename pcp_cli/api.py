@@ -137,6 +137,7 @@ def list_page_window(
         # The window alone, in SQL (one row more tells whether there is a next page): the
         # same rows in the same order as sorting every entry (list_pages), at any store size.
         _check_listing(types, statuses)
+        refuse_damaged(store)  # a replaced folder is damage, never "0 pages"
         rows = store.entry_window(
             limit=limit + 1, offset=position, types=types or None,
             namespaces=namespaces or None, statuses=statuses or None,

@@ -453,7 +453,8 @@ def test_a_folder_replaced_by_a_file_is_damage_to_reads_and_doctor(store: Path,
     target.write_text("not a folder\n")
     rel = target.relative_to(store).as_posix()
     before = snapshot(store)
-    for args in (("ls",), ("search", "words"), ("show", first), ("show", second)):
+    for args in (("ls",), ("ls", "--limit", "1"), ("search", "words"), ("show", first),
+                 ("show", second)):
         done = cli(*args, "--store", str(store))
         assert done.code == 8, (args, done.code, done.stdout, done.stderr)
         errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
