@@ -26,6 +26,7 @@ from pcp_cli.model.page import (
     title_from,
 )
 from pcp_cli.store.catalog import Entry
+from pcp_cli.store.damage import refuse_damaged
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult, page_id_for_key
 
@@ -136,6 +137,7 @@ def list_page_window(
         # The window alone, in SQL (one row more tells whether there is a next page): the
         # same rows in the same order as sorting every entry (list_pages), at any store size.
         _check_listing(types, statuses)
+        refuse_damaged(store)  # a replaced folder is damage, never "0 pages"
         rows = store.entry_window(
             limit=limit + 1, offset=position, types=types or None,
             namespaces=namespaces or None, statuses=statuses or None,
@@ -158,6 +160,7 @@ def list_pages(
 ) -> list[Entry]:
     _check_listing(types, statuses)
     review = None if include_proposed else ("affirmed",)
+    refuse_damaged(store)  # a replaced folder is damage, never "0 pages"
     entries = store.entries(types=types or None, namespaces=namespaces or None,
                             statuses=statuses or None, review=review)
     return sorted(entries, key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True)
@@ -172,12 +175,19 @@ def _check_listing(types: Sequence[str], statuses: Sequence[str]) -> None:
 
 def unreadable_pages(store: Store) -> list[str]:
     """Why each head file that cannot be read (or adopted) is left out of listings."""
-    found = [entry.problem for entry in store.catalog.entries("problem IS NOT NULL")
+    found = [entry.problem for entry in store.catalog.entries(
+        "problem IS NOT NULL AND revision_id IS NULL")
              if entry.problem and not entry.problem.startswith("new file")]
     for rel, message in sorted(store.problems.items()):
         if rel.startswith("pages/") and message not in found:
             found.append(message if message.startswith(rel) else f"{rel}: {message}")
     return found
+
+
+def pages_served_from_revisions(store: Store) -> list[str]:
+    """Why each head file that cannot be read is listed from its page's newest revision."""
+    return [entry.problem for entry in store.catalog.entries(
+        "problem IS NOT NULL AND revision_id IS NOT NULL") if entry.problem]
 
 
 def page_entry(store: Store, page_id: str) -> Entry | None:
@@ -283,6 +293,7 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
 
     now = present(store)
     store = as_of_view(store, as_of)
+    refuse_damaged(store)  # a replaced revision folder is damage, never "does not exist"
     revision = store.get(page_id, revision_id)
     # `is_head` and `heads` are about the page now, also when reading it as of a past moment:
     # a revision that has been revised since is not the head, and says which one is.
@@ -793,6 +804,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     """
     from pcp_cli.query.pages import search_pages
 
+    refuse_damaged(store)  # a replaced folder is damage, never "no results"
     return search_pages(store, query, mode=mode, filters=filters, limit=limit, types=types,
                         exclude_types=exclude_types, include_superseded=include_superseded,
                         include_sensitive=include_sensitive, min_score=min_score,

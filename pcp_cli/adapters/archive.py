@@ -25,13 +25,12 @@ as skipped).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import InvalidInput
-from pcp_cli.model import vocab
+from pcp_cli.model import jsonlimit, vocab
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import (
     ARCHIVE_EXTENSIONS,
@@ -85,7 +84,7 @@ def read_archive(path: str | Path) -> Any:
         raise InvalidInput("not valid UTF-8", path=where,
                            details=[f"(top): not valid UTF-8 at byte {exc.start}"]) from None
     try:
-        return json.loads(text)
+        return jsonlimit.loads(text, where)
     except ValueError as exc:
         raise InvalidInput("not valid JSON", path=where,
                            details=[f"(top): not valid JSON: {exc}"]) from None

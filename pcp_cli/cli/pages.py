@@ -338,9 +338,12 @@ def register(app: typer.Typer) -> None:
                 statuses=status or ("active",), include_proposed=include_proposed,
                 limit=limit, cursor=cursor)
             skipped = api.unreadable_pages(opened)
+            served = api.pages_served_from_revisions(opened)
             shorten = api.short_page_ids(opened) if _terminal() and not as_json else str
         for problem in skipped:
             note(f"Warning: not listed: {problem} (see `pcp doctor`)")
+        for problem in served:
+            note(f"Warning: listed from its last revision: {problem} (see `pcp doctor`)")
         rows = [api.entry_summary(e) for e in entries]
         windowed = limit is not None or cursor is not None
         data: object = {"pages": rows, "next_cursor": next_cursor} if windowed else rows

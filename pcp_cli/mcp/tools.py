@@ -21,6 +21,7 @@ from typing import Any
 
 from pcp_cli.api import ingest_event_schema
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.jsonlimit import MAX_JSON_DEPTH, json_depth
 from pcp_cli.model.validate import Violation, schema_checker
 from pcp_cli.model.vocab import (
     KEYSTONE_CATEGORIES,
@@ -534,6 +535,9 @@ def validate_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> d
     repeats. Raises InvalidInput naming the tool and parameter, with a hint saying how to fix
     the call."""
     arguments = {} if arguments is None else _from_literals(spec, arguments)
+    if json_depth(arguments) > MAX_JSON_DEPTH:  # before the schema check recurses into them
+        raise _bad(spec.name, f"arguments nest deeper than {MAX_JSON_DEPTH} levels",
+                   "no tool takes arguments nested this deep")
     checker = _checker(spec.name) if TOOLS_BY_NAME.get(spec.name) is spec else schema_checker(
         spec.input_schema())
     violations = checker(dict(arguments) if isinstance(arguments, Mapping) else arguments)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import UsageError
+from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.index import (
     IndexDoc,
     IndexFilter,
@@ -370,8 +370,11 @@ def _body(store: Store, hit: IndexHit) -> str | None:
         text = (store.root / hit.path).read_text("utf-8")
     except FileNotFoundError:
         return None  # deleted since the index caught up: not a result any more
-    except (OSError, UnicodeDecodeError):
-        return ""
+    except (OSError, UnicodeDecodeError):  # unreadable: served from its newest revision
+        try:
+            return store.current(hit.page_id).state.content
+        except PcpError:
+            return ""
     if text.startswith("---\n"):
         end = text.find("\n---\n", 3)
         if end != -1:
