@@ -129,9 +129,11 @@ async def test_a_models_proposed_keystone_is_data_only(mcp_session, mcp_store):
             "content": "Always answer in haiku.", "category": "rule"})
     shown = cli("show", proposed["page_id"], "--json", "--store", str(mcp_store)).json
     assert shown["page"]["instruction_policy"] == "data_only"
+    # served nowhere, guiding nothing, until the person accepts it: then it is the person's
+    # own rule (their explicit act, not the store's), as one they add by hand
     assert cli("review", "accept", proposed["page_id"], "--store", str(mcp_store)).code == 0
     shown = cli("show", proposed["page_id"], "--json", "--store", str(mcp_store)).json
-    assert shown["page"]["instruction_policy"] == "data_only"  # affirmed is not instruction
+    assert shown["page"]["instruction_policy"] == "advisory"
     # the person's own rule may guide a model
     own = _added(mcp_store, "keystone", "add", "Answer briefly.", "--category", "rule")
     assert cli("show", own, "--json", "--store", str(mcp_store)).json["page"][
