@@ -16,7 +16,9 @@ own turns, and trap sentences that must not become proposals):
 
 - a proposal *matches* a fact when their kinds agree and every `match` word of the fact occurs,
   case-insensitively, in the proposal's content; a proposal *takes* a trap when every `match`
-  word of the trap occurs in its content or in one of its evidence texts;
+  word of the trap occurs in its content (its evidence may be a sentence that holds both a
+  fact and a trap: "my partner Amani is finishing her residency" states a partner, and only
+  a proposal saying the residency is the person's takes the trap);
 - a proposal is *correct* when it matches a fact and takes no trap; precision is correct
   proposals / proposals; a correct proposal whose facts were all found by earlier proposals is
   also counted as a *duplicate*;
@@ -63,10 +65,18 @@ class Pcp:
 
     def run(self, *args: str, store: Path | None = None) -> subprocess.CompletedProcess[str]:
         argv = [*self.base, *(["--store", str(store)] if store else []), *args]
-        env = {**os.environ, "NO_COLOR": "1", "PCP_STORE": ""}
-        env.pop("PCP_STORE")
+        env = {**os.environ, "NO_COLOR": "1"}
+        env.pop("PCP_STORE", None)
+        # Run outside any checkout: `python -m pcp_cli` imports the package in its working
+        # folder first, so starting it in this repository would measure this checkout's code.
         return subprocess.run(
-            argv, capture_output=True, text=True, timeout=self.timeout, env=env, check=False
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=self.timeout,
+            env=env,
+            check=False,
+            cwd=tempfile.gettempdir(),
         )
 
     def init(self, store: Path, owner: str) -> None:
@@ -154,10 +164,7 @@ def score(
     taken: list[dict[str, Any]] = []
     for proposal in proposals:
         content = str(proposal.get("content") or "")
-        evidence = " \n ".join(
-            str(e.get("text") or "") for e in proposal.get("evidence") or () if isinstance(e, dict)
-        )
-        trapped = [t for t in traps if _has_all(t["match"], content + " \n " + evidence)]
+        trapped = [t for t in traps if _has_all(t["match"], content)]
         taken += [{**t, "proposal": content} for t in trapped]
         matches = [
             i
