@@ -105,7 +105,9 @@ class Pcp:
         try:
             data = json.loads(done.stdout)
         except json.JSONDecodeError as exc:
-            raise SystemExit(f"pcp propose --json printed no JSON ({exc}): {done.stdout[:300]}")
+            raise SystemExit(
+                f"pcp propose --json printed no JSON ({exc}): {done.stdout[:300]}"
+            ) from None
         if not isinstance(data, dict) or not isinstance(data.get("proposals"), list):
             raise SystemExit("pcp propose --json: no `proposals` list in its output")
         return data, took
@@ -209,8 +211,9 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
                 if fact["current"]:
                     total["found_current"] += 1
             else:
-                missed.append(f"{result['persona']}: [{fact['kind']}/{fact['category']}] "
-                              f"{fact['fact']}")
+                missed.append(
+                    f"{result['persona']}: [{fact['kind']}/{fact['category']}] {fact['fact']}"
+                )
         for row in scored["rows"]:
             proposal = row["proposal"]
             total["proposals"] += 1
@@ -353,6 +356,12 @@ def run_split(pcp: Pcp, split: str, repeat: int, work: Path, verbose: bool) -> d
             }
         )
     summary = summarise(results)
+    counts: Counter = Counter()
+    for result in results:
+        for key, value in (result["counts"] or {}).items():
+            if isinstance(value, int):
+                counts[key] += value
+    summary["counts"] = counts
     summary["conversations"] = conversations
     summary["personas"] = len(results)
     summary["wall"] = wall
@@ -364,39 +373,62 @@ def print_split(split: str, s: dict[str, Any], verbose: bool) -> None:
     print(f"\n## {split}: {s['conversations']} conversations, {s['personas']} personas\n")
     print("| measure | value |\n|---|---|")
     print(f"| proposals | {t['proposals']} |")
-    print(f"| precision (correct / proposals) | {_ratio(t['correct'], t['proposals'])} "
-          f"({t['correct']}/{t['proposals']}) |")
-    print(f"| recall (facts found / facts) | {_ratio(t['found'], t['facts'])} "
-          f"({t['found']}/{t['facts']}) |")
-    print(f"| recall, facts still current | {_ratio(t['found_current'], t['facts_current'])} "
-          f"({t['found_current']}/{t['facts_current']}) |")
-    other_langs = sorted(k[len("facts_"):] for k in t if k.startswith("facts_")
-                         and k not in ("facts_current", "facts_en"))
+    print(
+        f"| precision (correct / proposals) | {_ratio(t['correct'], t['proposals'])} "
+        f"({t['correct']}/{t['proposals']}) |"
+    )
+    print(
+        f"| recall (facts found / facts) | {_ratio(t['found'], t['facts'])} "
+        f"({t['found']}/{t['facts']}) |"
+    )
+    print(
+        f"| recall, facts still current | {_ratio(t['found_current'], t['facts_current'])} "
+        f"({t['found_current']}/{t['facts_current']}) |"
+    )
+    other_langs = sorted(
+        k[len("facts_") :]
+        for k in t
+        if k.startswith("facts_") and k not in ("facts_current", "facts_en")
+    )
     for lang in other_langs:
-        print(f"| recall, facts stated in `{lang}` | "
-              f"{_ratio(t[f'found_{lang}'], t[f'facts_{lang}'])} "
-              f"({t[f'found_{lang}']}/{t[f'facts_{lang}']}) |")
+        print(
+            f"| recall, facts stated in `{lang}` | "
+            f"{_ratio(t[f'found_{lang}'], t[f'facts_{lang}'])} "
+            f"({t[f'found_{lang}']}/{t[f'facts_{lang}']}) |"
+        )
     credited = t["correct"] - t["duplicates"]
     print(f"| duplicates (correct, fact already found) | {t['duplicates']} |")
-    print(f"| category agrees with the label | {_ratio(t['category_agrees'], credited)} "
-          f"({t['category_agrees']}/{credited}) |")
-    print(f"| timeline date agrees | {_ratio(t['date_agrees'], t['timeline_credited'])} "
-          f"({t['date_agrees']}/{t['timeline_credited']}) |")
+    print(
+        f"| category agrees with the label | {_ratio(t['category_agrees'], credited)} "
+        f"({t['category_agrees']}/{credited}) |"
+    )
+    print(
+        f"| timeline date agrees | {_ratio(t['date_agrees'], t['timeline_credited'])} "
+        f"({t['date_agrees']}/{t['timeline_credited']}) |"
+    )
     print(f"| proposals marked as superseding | {t['supersedes']} |")
     print(f"| traps taken | {t['taken']}/{t['traps']} |")
     print(f"| `pcp propose` wall, all personas (median per store) | {s['wall']:.2f} s |")
+    if s["counts"]:
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(s["counts"].items()))
+        print(f"| `counts` from pcp propose, summed | {shown} |")
     print("\n| kind / category | facts | found | recall | proposed | correct | precision |")
     print("|---|---|---|---|---|---|---|")
     for (kind, cat), c in sorted(s["by_category"].items()):
-        print(f"| {kind} / {cat} | {c['facts']} | {c['found']} | {_ratio(c['found'], c['facts'])}"
-              f" | {c['proposed']} | {c['proposed_correct']} "
-              f"| {_ratio(c['proposed_correct'], c['proposed'])} |")
+        print(
+            f"| {kind} / {cat} | {c['facts']} | {c['found']} | {_ratio(c['found'], c['facts'])}"
+            f" | {c['proposed']} | {c['proposed_correct']} "
+            f"| {_ratio(c['proposed_correct'], c['proposed'])} |"
+        )
     print("\n| trap kind | traps | taken |\n|---|---|---|")
     for kind, c in sorted(s["traps_by_kind"].items()):
         print(f"| {kind} | {c['traps']} | {c['taken']} |")
     if verbose:
-        for title, items in (("wrong proposals", s["wrong"]), ("traps taken", s["taken"]),
-                             ("facts missed", s["missed"])):
+        for title, items in (
+            ("wrong proposals", s["wrong"]),
+            ("traps taken", s["taken"]),
+            ("facts missed", s["missed"]),
+        ):
             print(f"\n{title} ({len(items)}):")
             for item in items:
                 print(f"  - {item}")
@@ -408,14 +440,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pcp", default="", help="the pcp to run (default: python -m pcp_cli)")
     parser.add_argument("--llm", help="passed to pcp propose: an OpenAI-compatible base URL")
     parser.add_argument("--model", help="passed to pcp propose with --llm")
-    parser.add_argument("--propose-arg", action="append", default=[],
-                        help="one more argument for pcp propose (repeatable)")
+    parser.add_argument(
+        "--propose-arg",
+        action="append",
+        default=[],
+        help="one more argument for pcp propose (repeatable)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="propose runs per store (median)")
-    parser.add_argument("--scale", type=int, default=1000,
-                        help="conversations in the timed scaled store (0: skip)")
+    parser.add_argument(
+        "--scale", type=int, default=1000, help="conversations in the timed scaled store (0: skip)"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0)
-    parser.add_argument("--verbose", "-v", action="store_true",
-                        help="list wrong proposals, traps taken and facts missed")
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list wrong proposals, traps taken and facts missed",
+    )
     parser.add_argument("--json", dest="json_out", help="also write the numbers to this file")
     args = parser.parse_args(argv)
     extra = list(args.propose_arg)
@@ -423,9 +464,11 @@ def main(argv: list[str] | None = None) -> int:
         extra += ["--llm", args.llm] + (["--model", args.model] if args.model else [])
     pcp = Pcp(args.pcp, extra, args.timeout)
     version = pcp.run("--version")
-    print(f"# pcp propose quality — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
-          f"{os.cpu_count()} cores, pcp {version.stdout.strip() or version.stderr.strip()}, "
-          f"{'--llm ' + args.llm if args.llm else 'offline extractor'}")
+    print(
+        f"# pcp propose quality — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"{os.cpu_count()} cores, pcp {version.stdout.strip() or version.stderr.strip()}, "
+        f"{'--llm ' + args.llm if args.llm else 'offline extractor'}"
+    )
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="pcp-propose-bench-") as tmp:
         work = Path(tmp)
@@ -436,8 +479,10 @@ def main(argv: list[str] | None = None) -> int:
                 "conversations": summary["conversations"],
                 "total": dict(summary["total"]),
                 "wall_s": summary["wall"],
-                "by_category": {f"{k[0]}/{k[1]}": dict(v)
-                                for k, v in summary["by_category"].items()},
+                "counts": dict(summary["counts"]),
+                "by_category": {
+                    f"{k[0]}/{k[1]}": dict(v) for k, v in summary["by_category"].items()
+                },
                 "traps_by_kind": {k: dict(v) for k, v in summary["traps_by_kind"].items()},
             }
         if args.scale:
@@ -454,16 +499,22 @@ def main(argv: list[str] | None = None) -> int:
                 times.append(took)
                 proposals = len(data["proposals"])
             median = statistics.median(times)
-            print(f"\n## scaled: {count} conversations in one store (the corpus repeated with "
-                  f"new ids and dates)\n")
+            print(
+                f"\n## scaled: {count} conversations in one store (the corpus repeated with "
+                f"new ids and dates)\n"
+            )
             print("| measure | value |\n|---|---|")
             print(f"| `pcp import` (all files, once) | {imported:.1f} s |")
             print(f"| `pcp propose --dry-run --json`, median of {args.repeat} | {median:.2f} s |")
             print(f"| runs | {', '.join(f'{x:.2f}' for x in times)} s |")
             print(f"| time per 1,000 conversations | {median * 1000 / count:.2f} s |")
             print(f"| proposals | {proposals} |")
-            report["scaled"] = {"conversations": count, "propose_s": times,
-                                "per_1000_s": median * 1000 / count, "proposals": proposals}
+            report["scaled"] = {
+                "conversations": count,
+                "propose_s": times,
+                "per_1000_s": median * 1000 / count,
+                "proposals": proposals,
+            }
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 0
