@@ -22,7 +22,7 @@ from typing import IO, Any, Literal
 import ijson
 
 from pcp_cli.errors import InvalidInput
-from pcp_cli.model.jsonlimit import guarded_stream
+from pcp_cli.model.jsonlimit import TapReader, guarded_stream
 
 Format = Literal["archive", "chatgpt", "claude", "markdown", "claude_code", "codex"]
 ItemKind = Literal["page", "keystone_proposal", "profile_proposal"]
@@ -183,32 +183,6 @@ def guarded(results: ParseResult, source: str, item: str) -> ParseResult:
 # --- opening a source: a zip, a folder or a single file -----------------------------------
 
 
-class CountingReader(io.RawIOBase):
-    """A read-only binary stream that reports bytes read so far to a progress callback."""
-
-    def __init__(self, raw: IO[bytes], progress: Callable[[int], None]) -> None:
-        self._raw = raw
-        self._progress = progress
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._raw.read(size)
-        if data:
-            self._progress(len(data))
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
 class Source:
     """The files of an export, by POSIX relative name, whether zipped, a folder or one file.
 
@@ -319,7 +293,7 @@ class ProgressTracker:
     def wrap(self, raw: IO[bytes], where: str | None = None) -> io.BufferedReader:
         """A buffered (peekable) stream over `raw` that counts what is read and refuses JSON
         nested too deep (DepthError naming `where`)."""
-        return guarded_stream(CountingReader(raw, self.add), where)
+        return guarded_stream(TapReader(raw, lambda data: self.add(len(data))), where)
 
 
 # --- recognising a format from content ------------------------------------------------------

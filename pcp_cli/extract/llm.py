@@ -30,6 +30,7 @@ from typing import Any
 from pcp_cli.extract.fingerprint import slot_of
 from pcp_cli.extract.rules import Candidate
 from pcp_cli.extract.segments import Sentence, person_sentences
+from pcp_cli.model.dates import date_problem
 
 SCHEMA_NAME = "proposals"
 SYSTEM_PROMPT = (
@@ -125,17 +126,6 @@ def _answer(raw: bytes) -> Any:
     return json.loads(content)
 
 
-def _valid_date(value: str) -> bool:
-    from datetime import date
-
-    parts = [int(p) for p in value.split("-")]
-    try:
-        date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
-    except ValueError:
-        return False
-    return True
-
-
 def _squash(text: str) -> str:
     return " ".join(text.replace("\u2019", "'").replace("\u201c", '"')
                     .replace("\u201d", '"').split())
@@ -161,7 +151,7 @@ def candidates_from(answer: Any, chunk: Chunk, counts: dict[str, int]) -> list[C
             counts["llm_dropped_evidence_not_found"] += 1
             continue
         date = item["date"]
-        if date is not None and not _valid_date(date):
+        if date is not None and date_problem(date) is not None:
             counts["llm_dropped_out_of_schema"] += 1
             continue
         content = " ".join(item["content"].split()).rstrip(".") + "."

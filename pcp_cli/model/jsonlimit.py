@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable
 from itertools import accumulate
 from typing import IO, Any
 
@@ -127,13 +128,13 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-class DepthGuard(io.RawIOBase):
-    """A read-only stream over `raw` that refuses JSON nested deeper than the limit as it is
-    read, so a parser reading through it never sees the deep part."""
+class TapReader(io.RawIOBase):
+    """A read-only binary stream over `raw` that shows every chunk read to `tap` before
+    handing it on (a progress count, a depth scan)."""
 
-    def __init__(self, raw: IO[bytes], where: str | None, limit: int = MAX_JSON_DEPTH) -> None:
+    def __init__(self, raw: IO[bytes], tap: Callable[[bytes], None]) -> None:
         self._raw = raw
-        self._scanner = DepthScanner(where, None, limit)
+        self._tap = tap
 
     def readable(self) -> bool:
         return True
@@ -141,7 +142,7 @@ class DepthGuard(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:
         data = self._raw.read(size)
         if data:
-            self._scanner.feed(data)
+            self._tap(data)
         return data
 
     def readinto(self, buffer: Any) -> int:
@@ -152,6 +153,14 @@ class DepthGuard(io.RawIOBase):
     def close(self) -> None:
         self._raw.close()
         super().close()
+
+
+class DepthGuard(TapReader):
+    """A read-only stream over `raw` that refuses JSON nested deeper than the limit as it is
+    read, so a parser reading through it never sees the deep part."""
+
+    def __init__(self, raw: IO[bytes], where: str | None, limit: int = MAX_JSON_DEPTH) -> None:
+        super().__init__(raw, DepthScanner(where, None, limit).feed)
 
 
 def guarded_stream(raw: IO[bytes], where: str | None,
