@@ -8,6 +8,7 @@ dicts that `--json` and the MCP tools print. Nothing here prints or exits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Sequence
@@ -715,14 +716,17 @@ def search_engine(store: Store) -> dict[str, Any]:
     """Which search engine this device uses for the store: `{engine, chosen_by, index}`, where
     `chosen_by` is "default", "PCP_INDEX_ENGINE" or the choice file's store-relative path, and
     `index` is what the index folder holds (`index.index_state`: which engine built it, and
-    whether this one can read it)."""
+    whether this one can read it), and `build` the build running now (`{running, pid,
+    engine, started_at, phase, documents_done, documents_total, percent}`) or None."""
     from pcp_cli.index import chosen_engine, index_state
+    from pcp_cli.query.index_build import current_build
     from pcp_cli.query.index_sync import index_dir
 
     name, where = chosen_engine(index_dir(store))
     if where not in ("default", "PCP_INDEX_ENGINE"):
         where = os.path.relpath(where, store.root).replace(os.sep, "/")
-    return {"engine": name, "chosen_by": where, "index": index_state(index_dir(store))}
+    return {"engine": name, "chosen_by": where, "index": index_state(index_dir(store)),
+            "build": current_build(store)}
 
 
 def merge_proposal(store: Store, page_id: str) -> str:
@@ -937,7 +941,10 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     `engine` ("whoosh" or "tantivy") records this device's search engine in the index folder
     and rebuilds the index with it when it is not already the one in use; UsageError for an
     unknown name, EngineUnavailable (exit status 7) when its package is not installed, both
-    before anything is written.
+    before anything is written. A build of the other engine in progress (the background one
+    the first search on a big store starts) is stopped and replaced, and the report says so
+    under `replaced_build`; while this builds, it holds the build lock and keeps the state
+    `pcp status` shows (query/index_build.py).
 
     Returns `{rebuilt, reason, updated, removed, stale, documents, engine, vectors}`: the text
     index's
@@ -949,30 +956,35 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     from pcp_cli.errors import IndexUnavailable
     from pcp_cli.semantic import INSTALL_HINT, installed
 
+    replaced = None
+    held: Any = contextlib.nullcontext()
     if engine is not None and text:
         from pcp_cli.index import choose_engine
+        from pcp_cli.query import index_build
         from pcp_cli.query.index_sync import close_all, index_dir
 
-        choose_engine(index_dir(store), engine)
+        engine = choose_engine(index_dir(store), engine)
         close_all()  # an index this process holds open may be the other engine's
-    # Comparing every file's content hash, not only its stat: an edit that kept size, mtime
-    # and ctime (only a clock change makes one) is picked up (and recorded) here.
-    store.refresh("verify")
-    data: dict[str, Any] = {}
-    if text:
-        from pcp_cli.index import engine_of
-        from pcp_cli.query.index_sync import catch_up, open_index
-
-        with open_index(store) as ix:
-            report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
-            engine_used = engine_of(ix)
-            if report.stale:
-                raise IndexUnavailable(
-                    "The search index is being written by another pcp process.",
-                    hint="Wait for it to finish and run `pcp index` again.")
-            report.documents = ix.doc_count()
-        data = report.to_dict()
-        data["engine"] = engine_used
+        # A build of the other engine in progress (the first search's, in the background) is
+        # stopped and replaced; one of this engine is waited for briefly, then exit 7.
+        running = index_build.current_build(store)
+        if running is not None and running.get("engine") != engine:
+            replaced = index_build.stop_build(store)
+        held = index_build.building(store, engine, wait=10.0)
+    with held as building:
+        # Comparing every file's content hash, not only its stat: an edit that kept size,
+        # mtime and ctime (only a clock change makes one) is picked up (and recorded) here.
+        if building is not None:
+            building.phase("catalog")
+        store.refresh("verify")
+        if building is not None:
+            building.phase("index", store.catalog.count())
+            progress = _both(progress, building.progress)
+        data = _index_text(store, rebuild, progress) if text else {}
+    if replaced is not None:
+        data["replaced_build"] = {key: replaced[key] for key in
+                                  ("pid", "engine", "started_at", "phase", "documents_done",
+                                   "documents_total", "percent")}
     if vectors is None:
         vectors = installed()
     if not vectors:
@@ -990,6 +1002,44 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
         raise IndexUnavailable("The vector index is being written by another pcp process.",
                                hint="Wait for it to finish and run `pcp index` again.")
     data["vectors"] = vreport.to_dict()
+    return data
+
+
+def describe_build(build: dict[str, Any]) -> str:
+    """A phrase for people about a build `search_engine()["build"]` or `replaced_build`
+    names."""
+    from pcp_cli.query.index_build import describe
+
+    return describe(build)
+
+
+def _both(first: Any, second: Any) -> Any:
+    """One progress callback calling two (the first may be None)."""
+    if first is None:
+        return second
+
+    def both(done: int) -> None:
+        first(done)
+        second(done)
+    return both
+
+
+def _index_text(store: Store, rebuild: bool, progress: Any) -> dict[str, Any]:
+    """The text index's part of `index_store`: its report and the engine that holds it."""
+    from pcp_cli.errors import IndexUnavailable
+    from pcp_cli.index import engine_of
+    from pcp_cli.query.index_sync import catch_up, open_index
+
+    with open_index(store) as ix:
+        report = catch_up(store, ix, force_rebuild=rebuild, progress=progress)
+        engine_used = engine_of(ix)
+        if report.stale:
+            raise IndexUnavailable(
+                "The search index is being written by another pcp process.",
+                hint="Wait for it to finish and run `pcp index` again.")
+        report.documents = ix.doc_count()
+    data = report.to_dict()
+    data["engine"] = engine_used
     return data
 
 

@@ -14,6 +14,7 @@ micro_prompt or the Markdown profile, and enter `json` and the archive only with
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -137,12 +138,82 @@ def _timeline(store: Store, *, scopes: Sequence[str] = (),
 
 # -- export -----------------------------------------------------------------------------------
 def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
-    """The §4.1 micro_prompt (no trailing newline), or the fixed empty-store sentence."""
+    """The §4.1 micro_prompt (no trailing newline), or the fixed empty-store sentence.
+
+    Kept in `.pcp/micro-prompt.json` while the catalog has not changed (its identity and
+    change number), nor the code that renders it: reading every keystone's revision costs
+    ~1 s at 9,000 keystones, and the text depends only on the catalog's rows and the
+    immutable revision files they name. Kept only when every page was read from the revision
+    its row names (no hand edit pending, no missing revision file)."""
+    from pcp_cli.render import select  # noqa: F401 - its code is part of the key
     from pcp_cli.render.micro_prompt import micro_prompt
 
-    keystones = current_keystones(store, scopes=scopes)
+    key = _micro_prompt_key(store, scopes)
+    if key is not None:
+        cached = _kept_text(store, key)
+        if cached is not None:
+            return cached
+    entries = _entries(store, "keystone", scopes=scopes)
+    keystones = [_load(store, e) for e in entries]
     profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
-    return micro_prompt(profile, keystones)
+    text = micro_prompt(profile, keystones)
+    named = {e.page_id: e.revision_id for e in entries + _entries(store, "profile", scopes=scopes)
+             if not e.edited}
+    if key is not None and all(named.get(r.page_id) == r.revision_id
+                               for r in [*keystones, *([profile] if profile else [])]):
+        _keep_text(store, key, text)
+    return text
+
+
+_KEPT_MICRO_PROMPT = "micro-prompt.json"
+
+
+def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
+    """What the kept micro_prompt depends on, or None where nothing is kept (a fresh clone's
+    view of the head files, a store without a catalog)."""
+    if not isinstance(store, Store) or not store.has_catalog():
+        return None
+    import sys
+
+    from pcp_cli import __version__
+
+    stamps = []
+    code = [sys.modules[name].__file__ for name in ("pcp_cli.render.micro_prompt",
+                                                     "pcp_cli.render.select", __name__)]
+    for path in (*code, store.root / "pcp.yaml"):
+        try:
+            st = os.stat(path)
+        except (OSError, TypeError):
+            return None
+        stamps.append(f"{st.st_mtime_ns}/{st.st_size}")
+    catalog = store.catalog
+    return "|".join([catalog.identity(), str(catalog.seq()), ",".join(sorted(scopes)),
+                     __version__, *stamps])
+
+
+def _kept_text(store: Store, key: str) -> str | None:
+    import json
+
+    try:
+        kept = json.loads((store.layout.local / _KEPT_MICRO_PROMPT).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("text"), str):
+        return str(kept["text"])
+    return None
+
+
+def _keep_text(store: Store, key: str, text: str) -> None:
+    import json
+
+    path = store.layout.local / _KEPT_MICRO_PROMPT
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({"key": key, "text": text}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a read-only .pcp/: computed again next time
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 # What the micro_prompt is made of: the only pages its fresh-clone path reads.

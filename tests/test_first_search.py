@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pcp_cli.query.first_answer import BUILD_LOCK, BUILD_LOG, MIN_PAGES_ENV
+from pcp_cli.query.first_answer import MIN_PAGES_ENV
+from pcp_cli.query.index_build import BUILD_LOCK, BUILD_LOG
 from tests.conftest import run_pcp
 
 LARGE = {MIN_PAGES_ENV: "1"}

@@ -195,3 +195,17 @@ def test_without_a_monitor_nothing_is_started_or_recorded(store: Path) -> None:
     assert cli("ls", "--store", str(store)).code == 0
     assert _token(store) is None
     assert not (store / ".pcp/monitor").exists()
+
+
+def test_status_asks_the_monitor_and_still_lists_an_edit_that_kept_its_stat(
+        watched: Path) -> None:
+    assert run_pcp("status", "--store", str(watched)).code == 0
+    token = _token(watched)
+    assert token is not None  # status took the monitor's token: it did not scan every file
+    head = _head(watched, "Note 3")
+    _edit_keeping_stat(head, "about kelp", "about cod!")
+    status = run_pcp("status", "--store", str(watched), "--json")
+    assert status.code == 0, status.stderr
+    assert [e["path"] for e in status.json["hand_edits"]] == [
+        head.relative_to(watched).as_posix()]
+    assert _token(watched) != token

@@ -184,7 +184,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Bring the search index (.pcp/index/) and, with the semantic extra, the vectors
         (.pcp/vectors/) up to date with the store's files."""
-        with api.open_store(store_path) as store:
+        # With --engine, a build in progress is stopped before this process reads every file.
+        with api.open_store(store_path, refresh=engine is None) as store:
             total = api.index_pages_count(store)
             with _progress_bar(total) as progress, _progress_bar(
                     total, "embedding") as vector_progress:
@@ -192,6 +193,8 @@ def register(app: typer.Typer) -> None:
                                          vector_progress=vector_progress, engine=engine)
         emit(report, as_json, lambda: text(_index_line(report) + "\n"
                                            + _vectors_line(report["vectors"])))
+        if report.get("replaced_build") and not as_json:
+            note(f"Stopped and replaced {api.describe_build(report['replaced_build'])}.")
 
     @app.command(epilog=examples("pcp stats", "pcp stats --json",
                                  "pcp stats --include-sensitive"))

@@ -129,6 +129,8 @@ def _print_status(data: dict[str, Any]) -> None:
         if index.get("exists") and not index.get("usable"):
             lines.append(f"The search index needs a rebuild: {index['reason']} "
                          "(the next search or `pcp index` rebuilds it).")
+        if engine.get("build"):
+            lines.append(f"Running: {api.describe_build(engine['build'])}.")
     text("\n".join(lines))
     rows: list[tuple[str, str, str]] = []
     for item in data["hand_edits"]:

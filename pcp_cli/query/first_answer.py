@@ -7,7 +7,8 @@ cursor, no filters beyond types, scopes, sensitivity and superseded pages), `pcp
 instead
 
 1. starts the build in a background process (one at a time: it holds the flock on
-   `.pcp/index-build.lock`; what it does goes to `.pcp/index-build.log`), and
+   `.pcp/index-build.lock`; what it does goes to `.pcp/index-build.log`; see
+   query/index_build.py), and
 2. answers from a bounded scan of the head files: the pages whose title or body holds the
    words as case-insensitive substrings (not the index's word analysis), those holding every
    word first, then those holding some, each group in path order; at most `limit`, reading
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
 from pcp_cli.model.page import observed_time
 from pcp_cli.query import search as text_search
+from pcp_cli.query.index_build import BUILD_LOG, start_build
 from pcp_cli.query.index_sync import index_missing
 
 if TYPE_CHECKING:
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
 SCAN_FIRST_MIN_PAGES = 1000
 MIN_PAGES_ENV = "PCP_SCAN_FIRST_MIN_PAGES"  # a different threshold (tests use 1)
 SCAN_BUDGET_S = 3.0
-BUILD_LOCK = "index-build.lock"
-BUILD_LOG = "index-build.log"
 # Words only (any script), separated by spaces: no operators, fields, phrases or wildcards.
 _PLAIN = re.compile(r"\s*\w+(?:\s+\w+)*\s*")
 _OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
@@ -191,65 +190,3 @@ def _result(store: Store, rel: str, fields: dict[str, Any], body: str, query: st
     if isinstance(confidence, int | float) and not isinstance(confidence, bool):
         ext["confidence"] = confidence
     return result
-
-
-# -- the background build -----------------------------------------------------------------------
-def start_build(store: Store) -> str:
-    """Start `build` in a process of its own unless one holds the build lock; say which."""
-    import fcntl
-    import subprocess
-
-    local = store.layout.local
-    local.mkdir(parents=True, exist_ok=True)
-    fd = os.open(local / BUILD_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return "in a background process started by an earlier search"
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-    with open(local / BUILD_LOG, "ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from pcp_cli.query.first_answer import "
-             "build; sys.exit(build(sys.argv[1]))", str(store.root)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=store.root,
-            start_new_session=True, close_fds=True)
-    return f"in a background process (pid {proc.pid}) started now"
-
-
-def build(root: str) -> int:
-    """The background build: the catalog's first scan and the index, under the build lock
-    (a second builder waits, then finds the index built). Returns an exit status."""
-    import fcntl
-
-    from pcp_cli.errors import PcpError
-    from pcp_cli.query.index_sync import close_all, ensure_current, open_index
-    from pcp_cli.store.store import Store
-
-    def say(text: str) -> None:
-        print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}: {text}", flush=True)
-
-    try:
-        store = Store.open(root)
-        local = store.layout.local
-        local.mkdir(parents=True, exist_ok=True)
-        fd = os.open(local / BUILD_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            say("building the catalog and the search index")
-            t0 = time.monotonic()
-            store.refresh()
-            with open_index(store) as ix:
-                report = ensure_current(store, ix)
-            say(f"done in {time.monotonic() - t0:.1f} s: {report.documents or report.updated} "
-                "documents" + (f" (rebuilt: {report.reason})" if report.rebuilt else ""))
-        finally:
-            os.close(fd)
-            close_all()
-            store.close()
-    except PcpError as exc:
-        say(f"failed: {exc.message}")
-        return int(exc.exit_status)
-    return 0

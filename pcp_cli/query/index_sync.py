@@ -245,10 +245,11 @@ def index_missing(store: Store) -> bool:
     return not (index_dir(store) / "meta.json").exists()
 
 
-def ensure_current(store: Store, ix: SearchIndex) -> SyncReport:
+def ensure_current(store: Store, ix: SearchIndex, *,
+                   progress: Callable[[int], None] | None = None) -> SyncReport:
     """`catch_up`, turning a failed rebuild into a clear IndexUnavailable."""
     try:
-        return catch_up(store, ix)
+        return catch_up(store, ix, progress=progress)
     except IndexNeedsRebuild as exc:  # a rebuild that did not take
         raise IndexUnavailable(
             f"The search index could not be rebuilt: {exc.reason}",

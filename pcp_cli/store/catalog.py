@@ -59,6 +59,12 @@ _LATE_INDEXES = {
     # (walked backwards: `path DESC` in the index is RECENT_ORDER's `path` ascending)
     "pages_recent": "CREATE INDEX IF NOT EXISTS pages_recent ON pages("
                     "COALESCE(updated_at, ''), COALESCE(page_id, ''), path DESC)",
+    # `pcp stats` / `pcp_stats` (`groups`) count from this index alone, in its GROUP BY order,
+    # instead of scanning the table and sorting (0.19 s -> 0.08 s of CPU at 100k pages): it
+    # covers every column that query and its filters read.
+    "pages_groups": "CREATE INDEX IF NOT EXISTS pages_groups ON pages(namespace, type, origin, "
+                    "lifecycle_status, review_status, sensitivity, created_at, updated_at, "
+                    "page_id) WHERE problem IS NULL AND page_id IS NOT NULL",
 }
 
 _COLUMNS = (

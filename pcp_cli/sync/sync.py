@@ -17,7 +17,9 @@ from pcp_cli.sync.setup import driver_registered
 def status(store: Store) -> dict[str, Any]:
     """Everything not yet settled: unrecorded hand edits, divergence, conflicts, git changes."""
     store.refuse_replaced_folders()
-    store.refresh("full")
+    # The store monitor may vouch for pages/ here as for every read (a full scan otherwise):
+    # what status lists comes from the catalog's unsettled rows, which either way are current.
+    store.refresh()
     graphs = summaries(store)
     report = head_file_report(store, graphs)
     data: dict[str, Any] = {

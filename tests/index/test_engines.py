@@ -206,7 +206,8 @@ def test_pcp_index_engine_switches_rebuilds_and_status_says_so(tmp_path: Path) -
     assert status.json["search_engine"] == {
         "engine": "tantivy", "chosen_by": ".pcp/index/.engine",
         "index": {"exists": True, "built_by": "tantivy", "format": "tantivy-2.2",
-                  "documents": 1, "usable": True, "reason": None}}
+                  "documents": 1, "usable": True, "reason": None},
+        "build": None}
     assert "Search engine: tantivy" in cli("status", "--store", str(root)).stdout
     again = cli("index", "--store", str(root))
     assert again.code == 0 and "tantivy search index is up to date" in again.stdout
