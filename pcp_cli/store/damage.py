@@ -13,6 +13,7 @@ revision and head file) is an interrupted write, left to doctor.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,13 +33,21 @@ class Damage:
     page_ids: tuple[str, ...] = ()
 
 
-def folder_damage(store: Store) -> list[Damage]:
-    """Every file (or other non-folder) standing where one of the store's folders must be."""
+def folder_damage(store: Store, *, remembered: bool = False) -> list[Damage]:
+    """Every file (or other non-folder) standing where one of the store's folders must be.
+
+    `remembered` (reads): skip the listing of `revisions/` while neither that folder nor the
+    catalog changed since a listing found nothing (`.pcp/folder-check`): a revision folder
+    replaced by a file changes `revisions/`, a namespace folder replaced by a file removes its
+    pages' catalog rows. So a read costs a stat here, not a listing of every page."""
     layout = store.layout
     replaced = layout.not_folders()
     if replaced:
         return [Damage(layout.rel(path), "not a folder: a file is where the store needs one; "
                        "put the folder back (from git or a backup)") for path in replaced]
+    key = _state_key(store) if remembered else None
+    if key is not None and _remembered_clean(store) == key:
+        return []
     found: list[Damage] = []
     with_revisions: list[str] = []
     try:
@@ -61,8 +70,10 @@ def folder_damage(store: Store) -> list[Damage]:
         if page_id in listed:
             continue
         try:
-            namespace = store.graph_heads(page_id)[-1].state.namespace
-            head = layout.head_path(namespace, page_id)
+            heads = store.graph_heads(page_id)
+            if not heads:
+                continue  # a first write cut short before its revision: doctor's to finish
+            head = layout.head_path(heads[-1].state.namespace, page_id)
         except PcpError:
             continue
         for parent in reversed(head.relative_to(layout.pages).parents[:-1]):
@@ -76,13 +87,45 @@ def folder_damage(store: Store) -> list[Damage]:
                             f"namespace {namespace} must be, so {len(page_ids)} page(s) in it "
                             "cannot be read (put the folder back from git or a backup)",
                             tuple(sorted(page_ids))))
+    if key is not None and not found:
+        _remember_clean(store, key)
     return found
+
+
+_CHECK_FILE = "folder-check"
+
+
+def _state_key(store: Store) -> str | None:
+    try:
+        st = os.stat(store.layout.revisions)
+    except OSError:
+        return None
+    catalog = store.catalog
+    return f"{st.st_mtime_ns}:{st.st_ino}:{catalog.identity()}:{catalog.seq()}"
+
+
+def _remembered_clean(store: Store) -> str | None:
+    try:
+        return (store.layout.local / _CHECK_FILE).read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+
+
+def _remember_clean(store: Store, key: str) -> None:
+    target = store.layout.local / _CHECK_FILE
+    temp = target.with_name(f".{_CHECK_FILE}.{os.getpid()}.tmp")
+    try:
+        temp.write_text(key + "\n", encoding="ascii")
+        os.replace(temp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temp.unlink()
 
 
 def refuse_damaged(store: Store) -> None:
     """StoreDamaged naming the first damaged folder, for reads that would otherwise answer
     with less than the store holds."""
-    found = folder_damage(store)
+    found = folder_damage(store, remembered=True)
     if found:
         raise StoreDamaged(f"{store.root / found[0].path}: {found[0].message}",
                            hint="`pcp doctor` lists the damage; reads resume once the folder "
