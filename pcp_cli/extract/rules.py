@@ -71,7 +71,8 @@ I_HAVE = r"(?:I've|I have)"
 ADV = (r"(?:(?:really|actually|currently|now|still|also|mostly|mainly|usually|generally|always|"
        r"definitely|primarily|honestly|just|basically|pretty much|kind of|sort of|very much|"
        r"totally|absolutely|strongly|much|by far|largely|typically|normally|so|both|"
-       r"officially|finally|happily|proudly|full-time|part-time)\s+)*")
+       r"officially|finally|happily|proudly|full-time|part-time|only|recently|newly|even|"
+       r"already|genuinely|seriously)\s+)*")
 _STOP = re.compile(
     r"\s*(?:[.;:!?,](?=\s|$)|[()\[\]]|\s{3,}|\s(?:and I|but|so that|so I|because|since|as|"
     r"who|which|that's|where|when|while|although|though|until|unless|whereas|except|if|lol|haha)\b|$)")
@@ -191,13 +192,20 @@ def _keystone(category: str, content: str, sentence: Sentence, confidence: float
                      sensitivity=sensitivity)
 
 
-_FUTURE = re.compile(r"\b(?:are|is|am|'re|'m)\s+(?:getting|moving|going|starting|leaving)\b|"
-                     r"\bwill\b|\bgonna\b", re.I)
+_FUTURE = re.compile(r"\b(?:are|is|am|'re|'m)\s+(?:getting|moving|going|starting|leaving|"
+                     r"relocating|joining|due)\b|\bwill\b|\bgonna\b|\b(?:I|we)\s+start\b|"
+                     r"\bnext\s+(?:week|month|year|spring|summer|autumn|fall|winter)\b", re.I)
 
 
-def _event(category: str, summary: str, sentence: Sentence) -> Candidate | None:
+def _event(category: str, summary: str, sentence: Sentence, *, announced: bool = False
+           ) -> Candidate | None:
+    """A timeline event dated by the sentence; `announced`: news told as it happens ("I got
+    the job!"), dated by the turn's month when the sentence names no date."""
     date, relative = date_in(sentence.work, sentence.when,
                              future=bool(_FUTURE.search(sentence.work)))
+    if date is None and announced and sentence.when and re.match(r"^[0-9]{4}-[0-9]{2}",
+                                                                 sentence.when):
+        date, relative = sentence.when[:7], True
     if date is None:
         return None
     return Candidate("timeline_event", category,
@@ -381,11 +389,14 @@ def _started_job(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"a|two|three|\w+ years?)\b|$))")
 def _joined(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     org = m.group("org")
-    event = _event("job", f"Joined {org}" + (f" as {m.group('role')}" if m.group("role")
-                                             else ""), s)
-    if event is None:
+    role = (m.group("role") or "").strip()
+    event = _event("job", f"Joined {org}" + (f" as {role}" if role else ""), s)
+    if event is None and not (role and _role_ok(role)):
         return
-    yield event
+    if event is not None:
+        yield event
+    if role and _role_ok(role):
+        yield _keystone("identity", f"Works as {role}", s, 0.7, slot="role", value=role)
     yield _keystone("identity", f"Works at {org}", s, 0.7, slot="employer", value=org)
 
 
@@ -397,12 +408,13 @@ def _left(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield event
 
 
-@rule(r"^I\s+(?:got|was)\s+promoted\s+to\s+(?:an?\s+)?(?P<role>[\w -]+)")
+@rule(rf"^(?:I\s+{ADV}(?:got|was|have been|'ve been)|{I_HAVE}\s+{ADV}been)\s+{ADV}promoted\s+"
+      r"to\s+(?:an?\s+|the\s+)?(?P<role>[\w -]+)")
 def _promoted(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     role = _value(m.group("role"))
     if not _role_ok(role):
         return
-    event = _event("job", f"Promoted to {role}", s)
+    event = _event("job", f"Promoted to {role}", s, announced=True)
     if event is not None:
         yield event
     yield _keystone("identity", f"Works as {role}", s, 0.7, slot="role", value=role)
@@ -453,8 +465,8 @@ def _like(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield _keystone("preference", f"Likes {value}", s, 0.6)
 
 
-@rule(rf"^(?:I\s+{ADV}(?:hate|dislike|detest|loathe|can't stand|cannot stand|don't like|"
-      rf"do not like|don't enjoy|do not enjoy|can't bear)|{I_AM}\s+{ADV}(?:not a (?:big )?fan|"
+@rule(rf"^(?:I\s+{ADV}(?:hate|dislike|detest|loathe|can't stand|cannot stand|can't bear|"
+      rf"(?:don't|do not|never)\s+{ADV}(?:like|enjoy)|(?:can't|cannot)\s+{ADV}(?:stand|bear))|{I_AM}\s+{ADV}(?:not a (?:big )?fan|"
       rf"no fan)\s+of)\s+(?P<v>.+)")
 def _dislike(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _short(_value(m.group("v")))
@@ -609,7 +621,8 @@ def _have_kin(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     count = m.group("n")
     rest = m.group("rest")
     named = re.match(r",?\s+(?:named|called)\s+(?P<name>[A-Z][\w-]+(?:\s+and\s+[A-Z][\w-]+)?)",
-                     rest)
+                     rest) or re.match(r"(?-i:,\s*(?P<name>[A-Z][\w-]+(?:\s+and\s+[A-Z][\w-]+)?))"
+                                       r"(?=\s*(?:[,.;!()]|\s(?:who|aged)\b|$))", rest)
     aged = re.match(r",?\s+(?:aged\s+)?(?P<age>[0-9]{1,2}(?:\s+and\s+[0-9]{1,2})?)"
                     r"(?:\s+years?\s+old)?\b", rest)
     tail = f" named {named.group('name')}" if named else (
@@ -961,6 +974,28 @@ def is_claim(sentence: Sentence) -> bool:
     return not (_NOT_A_CLAIM.search(work) or _REPORTED.search(work))
 
 
+_SCOPED = re.compile(
+    r"\b(?:if|suppose|supposing|imagine|imagining|pretend|pretending|hypothetically|let's say|"
+    r"lets say|what if|as if|as though|role-?play|roleplaying|my character|wish|would|could|"
+    r"unless|whether|someday|one day|fictional|story|novel|scenario|example|e\.g|sample|"
+    r"template|persona|quote|quoted)\b", re.I)
+_PIECES = re.compile(r",?\s+but\s+(?=I\b|I'm\b|I've\b|my\b)|;\s+|\s+[\u2014-]{1,2}\s+", re.I)
+
+
+def claim_pieces(sentence: Sentence) -> list[str]:
+    """The parts of a sentence that state something of the person. A whole claim, or, when
+    only a hedge or someone else's words ("my friend says I should …, but I …") keep it from
+    being one, its parts after a "but", ";" or a dash that are claims themselves. Nothing of a
+    question or a hypothetical ("if", "imagine", "would") is a claim, in any part."""
+    if is_claim(sentence):
+        return [sentence.work]
+    work = sentence.work.strip()
+    if not work or "?" in work or len(work) > 400 or _SCOPED.search(work):
+        return []
+    return [piece for piece in _PIECES.split(work)
+            if piece.strip() and not (_NOT_A_CLAIM.search(piece) or _REPORTED.search(piece))]
+
+
 def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
     """Every candidate the rules find in `sentences`, in order."""
     found: list[Candidate] = []
@@ -968,14 +1003,16 @@ def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
         for pattern, function in ANYWHERE:
             for match in pattern.finditer(sentence.work):
                 found.extend(function(match, sentence))
-        if not is_claim(sentence):
+        pieces = claim_pieces(sentence)
+        if not pieces:
             continue
-        whole = _FILLER.sub("", sentence.work.strip())
-        for pattern, function in CLAIM_ANYWHERE:
-            match = pattern.search(whole)
-            if match:
-                found.extend(function(match, sentence))
-        for clause in clauses(sentence.work):
+        if len(pieces) == 1 and pieces[0] == sentence.work:
+            whole = _FILLER.sub("", sentence.work.strip())
+            for pattern, function in CLAIM_ANYWHERE:
+                match = pattern.search(whole)
+                if match:
+                    found.extend(function(match, sentence))
+        for clause in (c for piece in pieces for c in clauses(piece)):
             for pattern, function in RULES:
                 match = pattern.match(clause)
                 if match:
