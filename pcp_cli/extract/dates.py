@@ -38,10 +38,10 @@ _RECENT = re.compile(r"\b(?:just|recently|last week|this week|a few (?:days|week
                      r"this afternoon|tonight|last weekend|this weekend|the other day|"
                      r"last (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
                      r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b", re.I)
-_DAY_MONTH = re.compile(r"\b(?:on\s+)?(?:the\s+)?([0-3]?[0-9])(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH
-                        + r"(?!\s*,?\s*[0-9])\b", re.I)
-_MONTH_DAY = re.compile(r"\b(?:on\s+)?" + _MONTH + r"\s+([0-3]?[0-9])(?:st|nd|rd|th)?\b(?!\s*,?\s*[0-9])",
-                        re.I)
+_DAY_MONTH = re.compile(r"\b(?:on\s+)?(?:the\s+)?([0-3]?[0-9])(?:st|nd|rd|th)?\s+(?:of\s+)?"
+                        + _MONTH + r"(?!\s*,?\s*[0-9])\b", re.I)
+_MONTH_DAY = re.compile(r"\b(?:on\s+)?" + _MONTH + r"\s+([0-3]?[0-9])(?:st|nd|rd|th)?\b"
+                        r"(?!\s*,?\s*[0-9])", re.I)
 _BARE_MONTH = re.compile(r"\b(?:in|since|last|this|from|back in|by|until|end of|early|late|mid)"
                          r"[\s-]+" + _MONTH + r"(?!\s*[0-9])", re.I)
 _SEASON = re.compile(r"\b(?P<which>last|this|in the|over the|during the)\s+"

@@ -30,7 +30,6 @@ from pcp_cli.extract.rules import (
     _role_ok,
     _sentence_case,
     _third_person,
-    _tool_ok,
     _trim_place,
     _value,
     rule,
@@ -40,7 +39,8 @@ from pcp_cli.extract.segments import Sentence
 WE = r"(?:we|my\s+(?:wife|husband|partner|spouse|girlfriend|boyfriend|family)\s+and\s+I)"
 WE_ARE = r"(?:we're|we are|my\s+(?:wife|husband|partner|spouse|family)\s+and\s+I\s+are)"
 ROLE = r"(?P<role>[\w/+&'-]+(?:\s+[\w/+&'-]+){0,5}?)"
-_ROLE_END = r"(?=\s*(?:[,.;:!()]|\s(?:at|for|with|in|on|from|starting|and|but|so|next|this|last)\b|$))"
+_ROLE_END = (r"(?=\s*(?:[,.;:!()]|\s(?:at|for|with|in|on|from|starting|and|but|so|next|this|"
+             r"last)\b|$))")
 
 
 def _org_ok(org: str | None) -> bool:
@@ -211,19 +211,17 @@ _NOT_HOBBY = frozenset((
 @rule(rf"^I\s+{ADV}(?:started|began|took up|picked up)\s+(?P<act>[a-z]+ing|[a-z]+)"
       r"(?P<rest>\b.*)")
 def _took_up(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    """"I started running in January 2024", "I took up pottery two years ago": a past start
+    with a date of its own (the turn's date alone says nothing of when)."""
     act = m.group("act").lower()
-    verb = m.group(0).split()[1].lower() if len(m.group(0).split()) > 1 else ""
-    if act in _NOT_HOBBY:
+    took = re.search(r"\b(?:took|picked) up\b", m.group(0), re.I)
+    if act in _NOT_HOBBY or not (act.endswith("ing") or took) or act in (
+            "a", "an", "the", "my", "it", "this", "that", "at", "as", "with", "on", "in"):
         return
-    if not act.endswith("ing") and "took up" not in m.group(0).lower() and \
-            "picked up" not in m.group(0).lower():
+    if not re.search(r"\b(?:19|20)[0-9]{2}\b|\bago\b|\blast\b|\bin\s+[A-Z]", s.work):
         return
-    if act in ("a", "an", "the", "my", "it", "this", "that", "at", "as", "with", "on", "in"):
-        return
-    del verb
     event = _event("milestone", f"Started {act}", s)
-    if event is not None and re.search(r"\b(?:19|20)[0-9]{2}\b|\bago\b|\blast\b|\bin\s+[A-Z]",
-                                       s.work):
+    if event is not None:
         yield event
 
 
@@ -340,7 +338,8 @@ def _into(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield _keystone("preference", f"Likes {value}", s, 0.6)
 
 
-@rule(rf"^(?:{I_AM}\s+{ADV}(?:not\s+(?:big|great|keen)\s+on|not\s+into|sick of|tired of|fed up with)|"
+@rule(rf"^(?:{I_AM}\s+{ADV}(?:not\s+(?:big|great|keen)\s+on|not\s+into|sick of|tired of|"
+      rf"fed up with)|"
       rf"I\s+{ADV}(?:avoid|can't deal with|cannot deal with))\s+(?P<v>.+)")
 def _not_into(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value(m.group("v"))
@@ -376,7 +375,8 @@ def _make_in(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 
 # -- goals, limits, their work ------------------------------------------------------------------
-@rule(r"^(?:my\s+|the\s+|main\s+|big\s+)?(?:goal|aim|target|plan)(?:\s+(?:for|this)\s+[\w ]{1,20}?)?"
+@rule(r"^(?:my\s+|the\s+|main\s+|big\s+)?(?:goal|aim|target|plan)"
+      r"(?:\s+(?:for|this)\s+[\w ]{1,20}?)?"
       r"\s*(?:is|:)\s+(?P<v>(?:a|an|to)\s+.+)")
 def _goal_is(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value_to_clause_end(m.group("v"))
@@ -478,7 +478,8 @@ def _research(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 @rule(rf"^I\s+(?:did|got|completed|finished|studied for)\s+my\s+(?P<what>undergrad(?:uate)?"
       rf"(?:\s+degree)?|bachelor'?s(?:\s+degree)?|master'?s(?:\s+degree)?|masters|phd|degree|"
-      rf"BSc|MSc|BA|MA|MBA)\s+(?:in\s+(?P<field>(?-i:[a-z][\w -]+?))\s+)?(?:in|at)\s+(?P<place>{PLACE})")
+      rf"BSc|MSc|BA|MA|MBA)\s+(?:in\s+(?P<field>(?-i:[a-z][\w -]+?))\s+)?(?:in|at)\s+"
+      rf"(?P<place>{PLACE})")
 def _studied_at(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     place = _trim_place(m.group("place"))
     if not place or _VAGUE.match(place):
@@ -543,13 +544,15 @@ def _dont_touch(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
                         0.6)
 
 
-@rule(r"^(?:please\s+)?(?:use|write in|stick to)\s+(?P<v>(?:British|American|Canadian|Australian|UK|"
+@rule(r"^(?:please\s+)?(?:use|write in|stick to)\s+(?P<v>(?:British|American|Canadian|"
+      r"Australian|UK|"
       r"US|Oxford)\s+(?:English\s+)?(?:spelling|english|conventions))")
 def _spelling(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     yield _keystone("rule", f"Use {m.group('v')}", s, 0.65)
 
 
-@rule(r"^I\s+(?:always\s+)?(?:want|need|prefer|like)\s+(?:(?:my|the)\s+\w+\s+(?:in|to use|to be in)\s+|"
+@rule(r"^I\s+(?:always\s+)?(?:want|need|prefer|like)\s+(?:(?:my|the)\s+\w+\s+"
+      r"(?:in|to use|to be in)\s+|"
       r"to\s+use\s+)?"
       r"(?P<v>(?:British|American|Canadian|Australian|UK|US|Oxford)\s+(?:English\s+)?spelling)")
 def _want_spelling(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:

@@ -466,7 +466,8 @@ def _like(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 
 @rule(rf"^(?:I\s+{ADV}(?:hate|dislike|detest|loathe|can't stand|cannot stand|can't bear|"
-      rf"(?:don't|do not|never)\s+{ADV}(?:like|enjoy)|(?:can't|cannot)\s+{ADV}(?:stand|bear))|{I_AM}\s+{ADV}(?:not a (?:big )?fan|"
+      rf"(?:don't|do not|never)\s+{ADV}(?:like|enjoy)|(?:can't|cannot)\s+{ADV}(?:stand|bear))|"
+      rf"{I_AM}\s+{ADV}(?:not a (?:big )?fan|"
       rf"no fan)\s+of)\s+(?P<v>.+)")
 def _dislike(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _short(_value(m.group("v")))
