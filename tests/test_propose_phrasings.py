@@ -172,3 +172,38 @@ def test_assistant_turns_give_nothing() -> None:
 def test_a_month_without_a_year_is_the_last_one_of_that_name() -> None:
     assert _found("I finished my first draft in December.", when="2024-03-10") == [
         ("Finished their first draft in December 2023.", "2023-12")]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("I've been at Kestrel Health since 2021.",
+     {("Joined Kestrel Health in 2021.", "2021"), ("Works at Kestrel Health.", None)}),
+    ("I quit my job in March.", {("Left their job in March 2024.", "2024-03")}),
+    ("I was laid off from Brightwell last month.",
+     {("Was laid off from Brightwell in October 2024.", "2024-10")}),
+    ("We had a baby girl!", {("Their baby girl was born in November 2024.", "2024-11"),
+                             ("Has a girl.", None)}),
+    ("I just turned 40.", {("Turned 40 in November 2024.", "2024-11"), ("Is 40.", None)}),
+    ("I can't work on weekends.", {("Can't work on weekends.", None)}),
+    ("I have to pick up my kids at 3.", {("Has to pick up their kids at 3.", None)}),
+    ("My deadline is 15 March.", {("Deadline is 15 March.", None)}),
+    ("I'm preparing for the IELTS exam.", {("Is preparing for the IELTS exam.", None)}),
+    ("I find open-plan offices exhausting.", {("Finds open-plan offices exhausting.", None)}),
+    ("I'm more of a tea person.", {("Is a tea person.", None)}),
+])
+def test_more_phrasing_is_read(sentence: str, expected: set[tuple[str, str | None]]) -> None:
+    assert set(_found(sentence)) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "My colleague has been at Kestrel Health since 2021.",
+    "My dad retired in 2020.",
+    "If I quit my job in March, what happens to my pension?",
+    "My sister had a baby girl!",
+    "He just turned 40.",
+    "My boss can't work on weekends.",
+    "I find this really helpful.",
+    "I'm preparing for the meeting.",
+    "Her deadline is 15 March.",
+])
+def test_more_traps_give_nothing(sentence: str) -> None:
+    assert _found(sentence) == []

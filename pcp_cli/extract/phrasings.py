@@ -559,3 +559,108 @@ def _want_spelling(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     yield _keystone("preference", f"Wants {m.group('v')}", s, 0.65)
 
 
+
+
+# -- more of the same: how long somewhere, leaving, family news, limits on time --------------
+@rule(rf"^{I_HAVE}\s+{ADV}been\s+(?:working\s+)?(?:at|with)\s+(?P<org>{ORG})\s+"
+      r"(?P<how>since|for)\b")
+def _been_at(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    org = m.group("org")
+    if not _org_ok(org):
+        return
+    if m.group("how").lower() == "since":
+        event = _event("job", f"Joined {org}", s)
+        if event is not None:
+            yield event
+    yield _keystone("identity", f"Works at {org}", s, 0.75, slot="employer", value=org)
+
+
+@rule(rf"^I\s+{ADV}(?:(?P<verb>left|quit)\s+my\s+(?:old\s+|day\s+|last\s+)?(?:job|position|role)"
+      rf"(?:\s+at\s+(?P<org>{ORG}))?|(?:was|got)\s+(?P<laid>laid off|made redundant|let go)"
+      rf"(?:\s+(?:from|at|by)\s+(?P<org2>{ORG}))?|(?P<retired>retired))\b")
+def _left_job(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    org = m.group("org") or m.group("org2")
+    org = org if _org_ok(org) else None
+    if m.group("retired"):
+        summary = "Retired"
+    elif m.group("laid"):
+        summary = f"Was {m.group('laid').lower()}" + (f" from {org}" if org else "")
+    else:
+        summary = "Left their job" + (f" at {org}" if org else "")
+    event = _event("job", summary, s)
+    if event is not None:
+        yield event
+
+
+@rule(rf"^(?:(?:we|I)\s+{ADV}had\s+(?:a|our|my)\s+(?:first\s+|second\s+)?(?P<baby>baby(?:\s+"
+      rf"(?:girl|boy))?|son|daughter)|my\s+(?P<child>son|daughter|baby)(?:,?\s+(?-i:[A-Z][a-z]+),?)?"
+      r"\s+was\s+born)\b")
+def _baby(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    who = (m.group("baby") or m.group("child")).lower()
+    event = _event("relationship", f"Their {who} was born", s, announced=True)
+    if event is not None:
+        yield event
+    yield _keystone("relationship", f"Has a {who.split()[-1] if who != 'baby' else 'baby'}", s,
+                    0.65, value=f"has {who}")
+
+
+@rule(r"^I\s+(?:just\s+)?turned\s+(?P<age>[1-9][0-9])\b")
+def _turned(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    event = _event("milestone", f"Turned {m.group('age')}", s, announced=True)
+    if event is not None:
+        yield event
+    yield _keystone("identity", f"Is {m.group('age')}", s, 0.65, slot="age",
+                    value=m.group("age"))
+
+
+@rule(r"^I\s+(?:can't|cannot|can not|don't|do not|never)\s+(?P<what>work|do calls|take calls|"
+      r"do meetings|meet|travel|work late)\s+(?P<v>(?:on|at|after|before|during|in|past|over)\s+"
+      r"(?:the\s+)?(?:weekends?|evenings?|nights?|mornings?|fridays?|mondays?|weekdays|"
+      r"[0-9]{1,2}(?::[0-9]{2})?\s*(?:am|pm)?|school holidays|holidays)\b)")
+def _cant_when(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    neg = "Doesn't" if m.group(0).lower().split()[1] in ("don't", "do", "never") else "Can't"
+    yield _keystone("constraint", f"{neg} {m.group('what')} {m.group('v')}", s, 0.7)
+
+
+@rule(r"^I\s+(?:have to|need to|must|'ve got to|have got to)\s+(?P<v>(?:pick up|collect|"
+      r"drop off)\s+"
+      r"(?:my|the)\s+(?:kids?|children|son|daughter)\b.*|(?:leave|log off|stop work|be home)\s+"
+      r"(?:by|at|before)\s+[0-9].*)")
+def _must_by(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if value:
+        yield _keystone("constraint", f"Has to {value}", s, 0.65)
+
+
+@rule(r"^(?:my|our)\s+(?:hard\s+|final\s+|submission\s+|thesis\s+)?deadline\s+is\s+(?P<v>.+)")
+def _deadline(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if value and not _VAGUE.match(value) and len(value.split()) <= 8:
+        yield _keystone("constraint", f"Deadline is {value}", s, 0.65)
+
+
+@rule(rf"^{I_AM}\s+{ADV}(?P<verb>applying|preparing|studying|training|revising)\s+for\s+"
+      r"(?P<v>(?:my|the|a|an)\s+.+)")
+def _preparing(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if value and len(value.split()) <= 10 and not re.search(
+            r"\b(?:this|that|it|your|the (?:meeting|call|interview question))\b", value, re.I):
+        yield _keystone("objective", f"Is {m.group('verb').lower()} for {value}", s, 0.6)
+
+
+@rule(rf"^I\s+{ADV}find\s+(?P<v>[\w' -]{{2,40}}?)\s+(?:really\s+|very\s+|super\s+|so\s+|"
+      r"incredibly\s+)?(?P<how>distracting|exhausting|draining|stressful|annoying|overwhelming|"
+      r"relaxing|calming|motivating|energi[sz]ing|helpful|useful)\b")
+def _find(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = m.group("v").strip()
+    if _VAGUE.match(value) or value.lower().startswith(("the ", "your ", "this ", "that ")):
+        return
+    yield _keystone("preference", f"Finds {value} {m.group('how').lower()}", s, 0.6)
+
+
+@rule(rf"^{I_AM}\s+{ADV}(?:more\s+of\s+)?an?\s+(?P<v>(?-i:[A-Z][\w+#.-]*)|cat|dog|tea|coffee|"
+      r"morning|night|mac|linux|windows|vim|emacs|pen-and-paper|paper|spreadsheet)\s+person\b")
+def _person(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = m.group("v")
+    article = "an" if value[0].lower() in "aeiou" else "a"
+    yield _keystone("preference", f"Is {article} {value} person", s, 0.65)
