@@ -207,3 +207,29 @@ def test_more_phrasing_is_read(sentence: str, expected: set[tuple[str, str | Non
 ])
 def test_more_traps_give_nothing(sentence: str) -> None:
     assert _found(sentence) == []
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("Got the job at Lindqvist Labs!", {("Got the job at Lindqvist Labs in November 2024.",
+                                         "2024-11"), ("Works at Lindqvist Labs.", None)}),
+    ("Moved to Porto in September!", {("Moved to Porto in September 2024.", "2024-09"),
+                                      ("Lives in Porto.", None)}),
+    ("Finally submitted my thesis!", {("Submitted their thesis in November 2024.", "2024-11")}),
+    ("I finished the first draft of my novel in August.",
+     {("Finished the first draft in August 2024.", "2024-08")}),
+    ("I live in Tartu, so I should probably get winter tyres.", {("Lives in Tartu.", None)}),
+])
+def test_said_without_i_or_beside_a_hedge(sentence: str,
+                                          expected: set[tuple[str, str | None]]) -> None:
+    assert set(_found(sentence)) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "Moved to Porto? Not yet.",
+    "She moved to Porto in September.",
+    "Got the job at Lindqvist Labs, if the reference check passes.",
+    "It's a story about a woman who moved to Porto in September.",
+    "If I live in Tartu, so I should get winter tyres.",
+])
+def test_subjectless_traps_give_nothing(sentence: str) -> None:
+    assert _found(sentence) == []

@@ -48,7 +48,7 @@ def _org_ok(org: str | None) -> bool:
 
 
 # -- jobs: news of one, a start date, a contract ----------------------------------------------
-@rule(rf"^I\s+{ADV}(?:got|landed|accepted|took|was offered|got offered|have accepted|"
+@rule(rf"^(?:I\s+)?{ADV}(?:got|landed|accepted|took|was offered|got offered|have accepted|"
       rf"'ve accepted)\s+(?:the|a|an|my)\s+(?:new\s+|dream\s+|first\s+)?(?:job|position|role|"
       rf"offer|job offer|post)\s+(?:at|with|from)\s+(?P<org>{ORG})(?:\s+as\s+(?:an?\s+|the\s+)?"
       rf"{ROLE}{_ROLE_END})?")
@@ -116,7 +116,7 @@ def _hired(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield _keystone("identity", f"Works as {role}", s, 0.65, slot="role", value=role)
 
 
-@rule(rf"^(?:I|we)\s+{ADV}(?:signed|have signed|'ve signed)\s+(?:the|a|my|our)\s+"
+@rule(rf"^(?:(?:I|we)\s+)?{ADV}(?:signed|have signed|'ve signed)\s+(?:the|a|my|our)\s+"
       r"(?:new\s+|book\s+|publishing\s+|first\s+)?(?P<what>contract|lease|deal|book deal|"
       rf"offer|papers|agreement)\s+(?:with|for|at)\s+(?P<org>{ORG})")
 def _signed(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
@@ -664,3 +664,26 @@ def _person(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = m.group("v")
     article = "an" if value[0].lower() in "aeiou" else "a"
     yield _keystone("preference", f"Is {article} {value} person", s, 0.65)
+
+
+@rule(rf"^(?:just|finally|officially|recently)?\s*(?:moved|relocated)\s+(?:back\s+)?to\s+"
+      rf"(?P<place>{PLACE})")
+def _moved_no_subject(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    """"Moved to Porto in September!": the person's own turn, told without "I"."""
+    place = _trim_place(m.group("place"))
+    if not place or _VAGUE.match(place):
+        return
+    event = _event("move", f"Moved to {place}", s)
+    if event is not None:
+        yield event
+    yield _keystone("identity", f"Lives in {place}", s, 0.65, slot="residence", value=place)
+
+
+@rule(rf"^(?:just|finally|officially)?\s*(?P<verb>finished|completed|submitted|passed|defended|"
+      rf"handed in|sent off)\s+(?P<what>(?:my|our)\s+(?:(?:very\s+)?first\s+|final\s+|full\s+|"
+      rf"complete\s+|rough\s+|[\w'-]+\s+){{0,3}}?{_MILESTONE_NOUN})\b")
+def _milestone_no_subject(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    event = _event("milestone", f"{_sentence_case(m.group('verb').lower())} {m.group('what')}",
+                   s, announced=True)
+    if event is not None:
+        yield event

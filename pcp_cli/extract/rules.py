@@ -43,7 +43,8 @@ _NOT_A_CLAIM = re.compile(
     r"\b(?:if|suppose|supposing|imagine|imagining|pretend|pretending|hypothetically|"
     r"let's say|lets say|what if|as if|as though|role-?play|roleplaying|my character|wish|"
     r"would|could|might|should|maybe|perhaps|probably|unless|whether|someday|one day|"
-    r"fictional|story|novel|scenario|example|e\.g|sample|template|persona)\b", re.I)
+    r"fictional|(?<!my )(?<!first )(?:story|novel)|scenario|example|e\.g|sample|template|"
+    r"persona)\b", re.I)
 _REPORTED = re.compile(
     r"\b(?:said|says|say|told|tells|tell|thinks|thought|think|asked|asks|wrote|writes|"
     r"claims|claimed|believes|believed|assume|assumes|assumed|joked|jokes|called me|"
@@ -978,9 +979,10 @@ def is_claim(sentence: Sentence) -> bool:
 _SCOPED = re.compile(
     r"\b(?:if|suppose|supposing|imagine|imagining|pretend|pretending|hypothetically|let's say|"
     r"lets say|what if|as if|as though|role-?play|roleplaying|my character|wish|would|could|"
-    r"unless|whether|someday|one day|fictional|story|novel|scenario|example|e\.g|sample|"
-    r"template|persona|quote|quoted)\b", re.I)
-_PIECES = re.compile(r",?\s+but\s+(?=I\b|I'm\b|I've\b|my\b)|;\s+|\s+[\u2014-]{1,2}\s+", re.I)
+    r"unless|whether|someday|one day|fictional|(?<!my )(?<!first )(?:story|novel)|scenario|"
+    r"example|e\.g|sample|template|persona|quote|quoted)\b", re.I)
+_PIECES = re.compile(r",?\s+(?:but|so|and|because)\s+(?=I\b|I'm\b|I've\b|my\b)|;\s+|"
+                     r"\s+[\u2014-]{1,2}\s+", re.I)
 
 
 def claim_pieces(sentence: Sentence) -> list[str]:
