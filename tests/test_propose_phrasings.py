@@ -233,3 +233,27 @@ def test_said_without_i_or_beside_a_hedge(sentence: str,
 ])
 def test_subjectless_traps_give_nothing(sentence: str) -> None:
     assert _found(sentence) == []
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("I'm based out of Rotterdam.", {("Lives in Rotterdam.", None)}),
+    ("Please keep answers short.", {("Keep answers short.", None)}),
+    ("Answer in English please.", {("Answer in English.", None)}),
+    ("I'm a big believer in test-driven development.",
+     {("Believes in test-driven development.", None)}),
+    ("I'd like to get better at Spanish.", {("Wants to get better at Spanish.", None)}),
+    ("I want to finish my thesis.", {("Wants to finish their thesis.", None)}),
+])
+def test_style_goals_and_places(sentence: str, expected: set[tuple[str, str | None]]) -> None:
+    assert set(_found(sentence)) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "My team is based out of Rotterdam.",
+    "Would you keep answers short?",
+    "My mum is a big believer in homeopathy.",
+    "I'd like to know why this fails.",
+    "Answer in Markdown.",
+])
+def test_style_goal_place_traps(sentence: str) -> None:
+    assert _found(sentence) == []

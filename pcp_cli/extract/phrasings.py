@@ -687,3 +687,34 @@ def _milestone_no_subject(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
                    s, announced=True)
     if event is not None:
         yield event
+
+
+@rule(rf"^(?:{I_AM}|I'm)\s+{ADV}based\s+out\s+of\s+(?P<place>{PLACE})")
+def _based_out_of(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    place = _trim_place(m.group("place"))
+    if place and not _VAGUE.match(place):
+        yield _keystone("identity", f"Lives in {place}", s, 0.7, slot="residence", value=place)
+
+
+@rule(r"^(?:please\s+)?keep\s+(?:your\s+|the\s+)?(?P<what>answers|replies|responses|"
+      r"explanations|summaries)\s+(?P<how>short|brief|concise|simple|to the point|under\s+[0-9]+\s+"
+      r"\w+)\b")
+def _keep_answers(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    yield _keystone("rule", f"Keep {m.group('what').lower()} {m.group('how')}", s, 0.6)
+
+
+@rule(r"^(?:please\s+)?(?:answer|reply|respond|talk to me)\s+(?:to me\s+)?in\s+"
+      r"(?P<lang>(?-i:[A-Z][a-z]+))(?:\s+(?:please|only|from now on))?(?=\s*(?:[,.;!]|$))")
+def _answer_in(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    lang = m.group("lang")
+    if lang in ("Markdown", "Bullet", "Bullets", "Code", "Detail", "Full", "Short"):
+        return
+    yield _keystone("rule", f"Answer in {lang}", s, 0.6)
+
+
+@rule(rf"^{I_AM}\s+{ADV}an?\s+(?:big\s+|firm\s+|strong\s+|huge\s+|great\s+)?believer\s+in\s+"
+      r"(?P<v>.+)")
+def _believer(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
+    value = _value(m.group("v"))
+    if value and not _VAGUE.match(value) and len(value.split()) <= 10:
+        yield _keystone("preference", f"Believes in {value}", s, 0.6)

@@ -694,7 +694,9 @@ def _trying(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield _keystone("objective", f"Wants to {value}", s, 0.65)
 
 
-@rule(rf"^I\s+{ADV}(?:want|plan|hope|intend|aim)\s+to\s+(?P<v>(?:learn|become|switch|"
+@rule(rf"^(?:I\s+{ADV}(?:want|plan|hope|intend|aim)|I'd\s+{ADV}(?:like|love))\s+to\s+"
+      r"(?P<v>(?:learn|become|switch|get better at|get fit|get back into|finish (?:my|the|a) "
+      r"(?:first\s+)?(?:draft|thesis|dissertation|book|novel|degree|marathon|course)|pass my|"
       r"transition|get into|move into|move to|run a|design|teach|go back to school|"
       r"work as|work in|write a book|finish my|publish|launch my|start my own|"
       r"retire|master|speak|change careers|quit my|buy a house|save for)\b.+)")
