@@ -257,3 +257,20 @@ def test_style_goals_and_places(sentence: str, expected: set[tuple[str, str | No
 ])
 def test_style_goal_place_traps(sentence: str) -> None:
     assert _found(sentence) == []
+
+
+@pytest.mark.parametrize("sentence", [
+    "I work on weekends.",
+    "I study at Edinburgh.",
+    "The goal is to make this function faster.",
+    "I want to finish the script by Friday.",
+    "Goal is to fix the failing tests.",
+])
+def test_a_task_or_a_schedule_is_no_goal_or_field(sentence: str) -> None:
+    assert all(c.category not in ("objective", "other") for c in extract_sentences(
+        person_sentences(f"### User · 2024-11-03 10:00\n\n{sentence}\n", "conversation")))
+
+
+def test_what_was_started_is_kept() -> None:
+    assert _found("I started learning Rust in 2023.") == [("Started learning Rust in 2023.",
+                                                           "2023")]

@@ -220,7 +220,12 @@ def _took_up(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         return
     if not re.search(r"\b(?:19|20)[0-9]{2}\b|\bago\b|\blast\b|\bin\s+[A-Z]", s.work):
         return
-    event = _event("milestone", f"Started {act}", s)
+    what = re.split(r"\s+(?:in|on|last|back|about|around|since|when|after|before|ago|at|"
+                    r"[0-9]+|a|one|two|three|four|five|six|this|and|but)\b", m.group("rest"))[0]
+    what = _value(what) if act.endswith("ing") else ""
+    if what and (len(what.split()) > 4 or _VAGUE.match(what)):
+        what = ""
+    event = _event("milestone", f"Started {act}" + (f" {what}" if what else ""), s)
     if event is not None:
         yield event
 
@@ -375,14 +380,20 @@ def _make_in(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 
 
 # -- goals, limits, their work ------------------------------------------------------------------
-@rule(r"^(?:my\s+|the\s+|main\s+|big\s+)?(?:goal|aim|target|plan)"
+_TASK = re.compile(r"\b(?:this|that|it|these|those|the|my)\s+(?:[\w-]+\s+)?(?:script|function|"
+                   r"module|code|bug|query|test|tests|file|class|page|component|endpoint|"
+                   r"pipeline|migration|refactor|PR|pull request|branch|notebook|cell|regex|"
+                   r"formula|spreadsheet|email|message|slide|slides)\b|\bthis\b", re.I)
+
+
+@rule(r"^(?:the\s+|main\s+|big\s+|the\s+main\s+)?(?:goal|aim|target)"
       r"(?:\s+(?:for|this)\s+[\w ]{1,20}?)?"
       r"\s*(?:is|:)\s+(?P<v>(?:a|an|to)\s+.+)")
 def _goal_is(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value_to_clause_end(m.group("v"))
     if not value or _VAGUE.match(re.sub(r"^(?:a|an|to)\s+", "", value)):
         return
-    if len(value.split()) > 14:
+    if len(value.split()) > 14 or _TASK.search(value):
         return
     if value.lower().startswith("to "):
         yield _keystone("objective", f"Wants to {value[3:]}", s, 0.65)
@@ -412,9 +423,7 @@ _AIMS = (r"(?:finish|complete|submit|pass|get|run|build|save|earn|hit|reach|move
       r"[0-9]{1,2}\s+\w+)\b.*)")
 def _aim_by(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value_to_clause_end(m.group("v"))
-    if value and len(value.split()) <= 16 and not re.search(r"\b(?:this|it|that)\s+(?:script|"
-                                                            r"function|code|bug|query)\b",
-                                                            value, re.I):
+    if value and len(value.split()) <= 16 and not _TASK.search(value):
         yield _keystone("objective", f"Wants to {value}", s, 0.65)
 
 
@@ -470,7 +479,10 @@ def _work_on(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
 def _research(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value(m.group("v"))
     if value and not _VAGUE.match(value) and 1 <= len(value.split()) <= 10 and not \
-            re.match(r"(?:a|an|the|this|that|it|my|your)\b", value, re.I):
+            re.match(r"(?:a|an|the|this|that|it|my|your|at|in|on|with|for|from|under|hard|late|"
+                     r"early|weekends?|weekdays|mornings?|evenings?|nights?|days?|full-time|"
+                     r"part-time|remotely|alone|best|together|every|each|most|mostly|"
+                     r"sometimes|often)\b", value, re.I):
         verb = m.group(0).split()[-len(m.group("v").split()) - 1].lower()
         lead = {"research": "Researches", "study": "Studies"}.get(verb, "Works on")
         yield _keystone("other", f"{lead} {value}", s, 0.6)
