@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from pcp_cli.extract.rules import (
     _KIN,
+    _KNOWN_TOOLS,
     _PARTNER,
     _VAGUE,
     ADV,
@@ -311,8 +312,6 @@ def _relocated_from(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"(?:\s+[A-Z][\w+#.-]*)?)|[a-z][\w+#.-]*)(?P<rest>.*)")
 def _using_now(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     tool = m.group("v").strip(" .,")
-    from pcp_cli.extract.rules import _KNOWN_TOOLS
-
     if tool.lower() not in _KNOWN_TOOLS and not re.search(
             r"\b(?:now|these days|full[- ]time|for everything|daily|every day|as my)\b",
             m.group("rest"), re.I):
@@ -365,8 +364,6 @@ def _rather(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"(?P<what>[a-z][\w -]{1,30}?)\s+(?:in|with|on|using)\s+(?P<tool>(?-i:[A-Z][\w+#.-]*"
       r"(?:\s+[A-Z][\w+#.-]*)?)|[a-z][\w+#.-]*)")
 def _make_in(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
-    from pcp_cli.extract.rules import _KNOWN_TOOLS
-
     tool = m.group("tool")
     if tool.lower() not in _KNOWN_TOOLS and not tool[0].isupper():
         return

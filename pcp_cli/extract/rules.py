@@ -2,8 +2,9 @@
 
 Each rule is anchored at the start of a clause whose subject is the person ("I …", "I'm …",
 "My partner …"), so "my sister lives in Lyon" or "he said I'm a natural" never match. A
-sentence is skipped whole when it is a question, a hypothetical or wish ("if", "suppose",
-"imagine", "would", "maybe", …), or reported speech ("said", "told", "thinks", …). Values stop
+sentence is skipped whole when it is a question or a hypothetical or wish ("if", "suppose",
+"imagine", "would", …); one with only a hedge ("maybe", "should") or reported speech ("said",
+"told", "thinks", …) in it gives just its parts free of them (`claim_pieces`). Values stop
 at the end of the clause and lose their trailing hedges; first-person words in them become
 third-person ("my" → "their").
 
@@ -990,7 +991,8 @@ _PIECES = re.compile(r",?\s+(?:but|so|and|because)\s+(?=I\b|I'm\b|I've\b|my\b)|;
 def claim_pieces(sentence: Sentence) -> list[str]:
     """The parts of a sentence that state something of the person. A whole claim, or, when
     only a hedge or someone else's words ("my friend says I should …, but I …") keep it from
-    being one, its parts after a "but", ";" or a dash that are claims themselves. Nothing of a
+    being one, its parts after a "but", "so", "and", "because" (before "I" or "my"), ";" or a
+    dash that are claims themselves. Nothing of a
     question or a hypothetical ("if", "imagine", "would") is a claim, in any part."""
     if is_claim(sentence):
         return [sentence.work]
