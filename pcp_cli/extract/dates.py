@@ -34,7 +34,18 @@ _AGO = re.compile(r"\b(a|one|two|three|four|five|six|seven|eight|nine|ten|[0-9]{
                   r"(years?|months?)\s+ago\b", re.I)
 _IN_MONTH = re.compile(r"\b(?:in|since|last)\s+" + _MONTH + r"(?!\s*[0-9])", re.I)
 _RECENT = re.compile(r"\b(?:just|recently|last week|this week|a few (?:days|weeks) ago|"
-                     r"this month|yesterday)\b", re.I)
+                     r"this month|earlier this month|yesterday|today|this morning|last night|"
+                     r"this afternoon|tonight|last weekend|this weekend|the other day|"
+                     r"last (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                     r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b", re.I)
+_DAY_MONTH = re.compile(r"\b(?:on\s+)?(?:the\s+)?([0-3]?[0-9])(?:st|nd|rd|th)?\s+(?:of\s+)?"
+                        + _MONTH + r"(?!\s*,?\s*[0-9])\b", re.I)
+_MONTH_DAY = re.compile(r"\b(?:on\s+)?" + _MONTH + r"\s+([0-3]?[0-9])(?:st|nd|rd|th)?\b"
+                        r"(?!\s*,?\s*[0-9])", re.I)
+_BARE_MONTH = re.compile(r"\b(?:in|since|last|this|from|back in|by|until|end of|early|late|mid)"
+                         r"[\s-]+" + _MONTH + r"(?!\s*[0-9])", re.I)
+_SEASON = re.compile(r"\b(?P<which>last|this|in the|over the|during the)\s+"
+                     r"(?P<season>spring|summer|autumn|fall|winter)\b", re.I)
 
 
 def _check(year: int, month: int | None = None, day: int | None = None) -> str | None:
@@ -87,11 +98,22 @@ def date_in(text: str, when: str | None = None, *, future: bool = False
         return _check(year), True
     if "last month" in lowered:
         return _check(*_shift_month(year, month, 1)), True
-    if m := _IN_MONTH.search(text):
+    for pattern, month_at, day_at in ((_DAY_MONTH, 2, 1), (_MONTH_DAY, 1, 2)):
+        if m := pattern.search(text):
+            named, day = MONTHS[m.group(month_at).lower().rstrip(".")], int(m.group(day_at))
+            if future:
+                return _check(year if named >= month else year + 1, named, day), True
+            return _check(year if named <= month else year - 1, named, day), True
+    if m := _IN_MONTH.search(text) or _BARE_MONTH.search(text):
         named = MONTHS[m.group(1).lower().rstrip(".")]
         if future:
             return _check(year if named >= month else year + 1, named), True
         return _check(year if named <= month else year - 1, named), True
+    if m := _SEASON.search(text):
+        if m.group("which").lower() == "last":
+            return _check(year - 1), True
+        return _check(year + 1 if future and month > 8 and m.group("season").lower() in (
+            "spring", "summer") else year), True
     if _RECENT.search(text):
         return _check(year, month), True
     return None, False

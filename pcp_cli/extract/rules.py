@@ -2,8 +2,9 @@
 
 Each rule is anchored at the start of a clause whose subject is the person ("I …", "I'm …",
 "My partner …"), so "my sister lives in Lyon" or "he said I'm a natural" never match. A
-sentence is skipped whole when it is a question, a hypothetical or wish ("if", "suppose",
-"imagine", "would", "maybe", …), or reported speech ("said", "told", "thinks", …). Values stop
+sentence is skipped whole when it is a question or a hypothetical or wish ("if", "suppose",
+"imagine", "would", …); one with only a hedge ("maybe", "should") or reported speech ("said",
+"told", "thinks", …) in it gives just its parts free of them (`claim_pieces`). Values stop
 at the end of the clause and lose their trailing hedges; first-person words in them become
 third-person ("my" → "their").
 
@@ -43,7 +44,8 @@ _NOT_A_CLAIM = re.compile(
     r"\b(?:if|suppose|supposing|imagine|imagining|pretend|pretending|hypothetically|"
     r"let's say|lets say|what if|as if|as though|role-?play|roleplaying|my character|wish|"
     r"would|could|might|should|maybe|perhaps|probably|unless|whether|someday|one day|"
-    r"fictional|story|novel|scenario|example|e\.g|sample|template|persona)\b", re.I)
+    r"fictional|(?<!my )(?<!first )(?:story|novel)|scenario|example|e\.g|sample|template|"
+    r"persona)\b", re.I)
 _REPORTED = re.compile(
     r"\b(?:said|says|say|told|tells|tell|thinks|thought|think|asked|asks|wrote|writes|"
     r"claims|claimed|believes|believed|assume|assumes|assumed|joked|jokes|called me|"
@@ -71,7 +73,8 @@ I_HAVE = r"(?:I've|I have)"
 ADV = (r"(?:(?:really|actually|currently|now|still|also|mostly|mainly|usually|generally|always|"
        r"definitely|primarily|honestly|just|basically|pretty much|kind of|sort of|very much|"
        r"totally|absolutely|strongly|much|by far|largely|typically|normally|so|both|"
-       r"officially|finally|happily|proudly|full-time|part-time)\s+)*")
+       r"officially|finally|happily|proudly|full-time|part-time|only|recently|newly|even|"
+       r"already|genuinely|seriously)\s+)*")
 _STOP = re.compile(
     r"\s*(?:[.;:!?,](?=\s|$)|[()\[\]]|\s{3,}|\s(?:and I|but|so that|so I|because|since|as|"
     r"who|which|that's|where|when|while|although|though|until|unless|whereas|except|if|lol|haha)\b|$)")
@@ -191,13 +194,20 @@ def _keystone(category: str, content: str, sentence: Sentence, confidence: float
                      sensitivity=sensitivity)
 
 
-_FUTURE = re.compile(r"\b(?:are|is|am|'re|'m)\s+(?:getting|moving|going|starting|leaving)\b|"
-                     r"\bwill\b|\bgonna\b", re.I)
+_FUTURE = re.compile(r"\b(?:are|is|am|'re|'m)\s+(?:getting|moving|going|starting|leaving|"
+                     r"relocating|joining|due)\b|\bwill\b|\bgonna\b|\b(?:I|we)\s+start\b|"
+                     r"\bnext\s+(?:week|month|year|spring|summer|autumn|fall|winter)\b", re.I)
 
 
-def _event(category: str, summary: str, sentence: Sentence) -> Candidate | None:
+def _event(category: str, summary: str, sentence: Sentence, *, announced: bool = False
+           ) -> Candidate | None:
+    """A timeline event dated by the sentence; `announced`: news told as it happens ("I got
+    the job!"), dated by the turn's month when the sentence names no date."""
     date, relative = date_in(sentence.work, sentence.when,
                              future=bool(_FUTURE.search(sentence.work)))
+    if date is None and announced and sentence.when and re.match(r"^[0-9]{4}-[0-9]{2}",
+                                                                 sentence.when):
+        date, relative = sentence.when[:7], True
     if date is None:
         return None
     return Candidate("timeline_event", category,
@@ -381,11 +391,14 @@ def _started_job(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"a|two|three|\w+ years?)\b|$))")
 def _joined(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     org = m.group("org")
-    event = _event("job", f"Joined {org}" + (f" as {m.group('role')}" if m.group("role")
-                                             else ""), s)
-    if event is None:
+    role = (m.group("role") or "").strip()
+    event = _event("job", f"Joined {org}" + (f" as {role}" if role else ""), s)
+    if event is None and not (role and _role_ok(role)):
         return
-    yield event
+    if event is not None:
+        yield event
+    if role and _role_ok(role):
+        yield _keystone("identity", f"Works as {role}", s, 0.7, slot="role", value=role)
     yield _keystone("identity", f"Works at {org}", s, 0.7, slot="employer", value=org)
 
 
@@ -397,12 +410,13 @@ def _left(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield event
 
 
-@rule(r"^I\s+(?:got|was)\s+promoted\s+to\s+(?:an?\s+)?(?P<role>[\w -]+)")
+@rule(rf"^(?:I\s+{ADV}(?:got|was|have been|'ve been)|{I_HAVE}\s+{ADV}been)\s+{ADV}promoted\s+"
+      r"to\s+(?:an?\s+|the\s+)?(?P<role>[\w -]+)")
 def _promoted(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     role = _value(m.group("role"))
     if not _role_ok(role):
         return
-    event = _event("job", f"Promoted to {role}", s)
+    event = _event("job", f"Promoted to {role}", s, announced=True)
     if event is not None:
         yield event
     yield _keystone("identity", f"Works as {role}", s, 0.7, slot="role", value=role)
@@ -453,8 +467,9 @@ def _like(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield _keystone("preference", f"Likes {value}", s, 0.6)
 
 
-@rule(rf"^(?:I\s+{ADV}(?:hate|dislike|detest|loathe|can't stand|cannot stand|don't like|"
-      rf"do not like|don't enjoy|do not enjoy|can't bear)|{I_AM}\s+{ADV}(?:not a (?:big )?fan|"
+@rule(rf"^(?:I\s+{ADV}(?:hate|dislike|detest|loathe|can't stand|cannot stand|can't bear|"
+      rf"(?:don't|do not|never)\s+{ADV}(?:like|enjoy)|(?:can't|cannot)\s+{ADV}(?:stand|bear))|"
+      rf"{I_AM}\s+{ADV}(?:not a (?:big )?fan|"
       rf"no fan)\s+of)\s+(?P<v>.+)")
 def _dislike(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _short(_value(m.group("v")))
@@ -609,7 +624,8 @@ def _have_kin(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     count = m.group("n")
     rest = m.group("rest")
     named = re.match(r",?\s+(?:named|called)\s+(?P<name>[A-Z][\w-]+(?:\s+and\s+[A-Z][\w-]+)?)",
-                     rest)
+                     rest) or re.match(r"(?-i:,\s*(?P<name>[A-Z][\w-]+(?:\s+and\s+[A-Z][\w-]+)?))"
+                                       r"(?=\s*(?:[,.;!()]|\s(?:who|aged)\b|$))", rest)
     aged = re.match(r",?\s+(?:aged\s+)?(?P<age>[0-9]{1,2}(?:\s+and\s+[0-9]{1,2})?)"
                     r"(?:\s+years?\s+old)?\b", rest)
     tail = f" named {named.group('name')}" if named else (
@@ -679,7 +695,9 @@ def _trying(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         yield _keystone("objective", f"Wants to {value}", s, 0.65)
 
 
-@rule(rf"^I\s+{ADV}(?:want|plan|hope|intend|aim)\s+to\s+(?P<v>(?:learn|become|switch|"
+@rule(rf"^(?:I\s+{ADV}(?:want|plan|hope|intend|aim)|I'd\s+{ADV}(?:like|love))\s+to\s+"
+      r"(?P<v>(?:learn|become|switch|get better at|get fit|get back into|finish (?:my|the|a) "
+      r"(?:first\s+)?(?:draft|thesis|dissertation|book|novel|degree|marathon|course)|pass my|"
       r"transition|get into|move into|move to|run a|design|teach|go back to school|"
       r"work as|work in|write a book|finish my|publish|launch my|start my own|"
       r"retire|master|speak|change careers|quit my|buy a house|save for)\b.+)")
@@ -961,6 +979,30 @@ def is_claim(sentence: Sentence) -> bool:
     return not (_NOT_A_CLAIM.search(work) or _REPORTED.search(work))
 
 
+_SCOPED = re.compile(
+    r"\b(?:if|suppose|supposing|imagine|imagining|pretend|pretending|hypothetically|let's say|"
+    r"lets say|what if|as if|as though|role-?play|roleplaying|my character|wish|would|could|"
+    r"unless|whether|someday|one day|fictional|(?<!my )(?<!first )(?:story|novel)|scenario|"
+    r"example|e\.g|sample|template|persona|quote|quoted)\b", re.I)
+_PIECES = re.compile(r",?\s+(?:but|so|and|because)\s+(?=I\b|I'm\b|I've\b|my\b)|;\s+|"
+                     r"\s+[\u2014-]{1,2}\s+", re.I)
+
+
+def claim_pieces(sentence: Sentence) -> list[str]:
+    """The parts of a sentence that state something of the person. A whole claim, or, when
+    only a hedge or someone else's words ("my friend says I should …, but I …") keep it from
+    being one, its parts after a "but", "so", "and", "because" (before "I" or "my"), ";" or a
+    dash that are claims themselves. Nothing of a
+    question or a hypothetical ("if", "imagine", "would") is a claim, in any part."""
+    if is_claim(sentence):
+        return [sentence.work]
+    work = sentence.work.strip()
+    if not work or "?" in work or len(work) > 400 or _SCOPED.search(work):
+        return []
+    return [piece for piece in _PIECES.split(work)
+            if piece.strip() and not (_NOT_A_CLAIM.search(piece) or _REPORTED.search(piece))]
+
+
 def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
     """Every candidate the rules find in `sentences`, in order."""
     found: list[Candidate] = []
@@ -968,14 +1010,16 @@ def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
         for pattern, function in ANYWHERE:
             for match in pattern.finditer(sentence.work):
                 found.extend(function(match, sentence))
-        if not is_claim(sentence):
+        pieces = claim_pieces(sentence)
+        if not pieces:
             continue
-        whole = _FILLER.sub("", sentence.work.strip())
-        for pattern, function in CLAIM_ANYWHERE:
-            match = pattern.search(whole)
-            if match:
-                found.extend(function(match, sentence))
-        for clause in clauses(sentence.work):
+        if len(pieces) == 1 and pieces[0] == sentence.work:
+            whole = _FILLER.sub("", sentence.work.strip())
+            for pattern, function in CLAIM_ANYWHERE:
+                match = pattern.search(whole)
+                if match:
+                    found.extend(function(match, sentence))
+        for clause in (c for piece in pieces for c in clauses(piece)):
             for pattern, function in RULES:
                 match = pattern.match(clause)
                 if match:
