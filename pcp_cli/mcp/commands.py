@@ -137,10 +137,14 @@ def audit_findings(store: api.Store) -> list[Any]:
 
 
 # -- grants -----------------------------------------------------------------------------------
-def _grant_view(root: Path, client_id: str, entry: Any) -> dict[str, Any]:
+def _grant_view(root: Path, client_id: str, entry: Any,
+                oauth: dict[str, Any] | None = None) -> dict[str, Any]:
     from pcp_cli.mcp.tokens import client_tokens
 
+    if oauth is None:
+        oauth = _oauth_grants(root)
     entry = entry if isinstance(entry, dict) else {}
+    made = oauth.get(client_id)
     return {
         "client_id": client_id,
         "scopes": list(entry.get("scopes") or []),
@@ -148,7 +152,17 @@ def _grant_view(root: Path, client_id: str, entry: Any) -> dict[str, Any]:
         "allow_write": bool(entry.get("allow_write", False)),
         "description": entry.get("description"),
         "tokens": [t.public() for t in client_tokens(root, client_id)],
+        # made by OAuth consent (`pcp serve --http`): which client, when, last used
+        "oauth": None if made is None else {
+            "client_id": made["oauth_client"], "client_name": made.get("client_name"),
+            "created_at": made.get("created_at"), "last_used": made.get("last_used")},
     }
+
+
+def _oauth_grants(root: Path) -> dict[str, Any]:
+    from pcp_cli.mcp.oauth_state import oauth_grants
+
+    return oauth_grants(root)
 
 
 def _no_grant(client_id: str) -> NotFound:
@@ -159,7 +173,8 @@ def _no_grant(client_id: str) -> NotFound:
 def grant_list(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
     with api.open_store(store_path, readonly=True, refresh=False) as store:
         clients = api.client_grants(store)
-        return [_grant_view(store.root, c, clients[c]) for c in sorted(clients)]
+        oauth = _oauth_grants(store.root)
+        return [_grant_view(store.root, c, clients[c], oauth) for c in sorted(clients)]
 
 
 def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
@@ -205,7 +220,9 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
 
 
 def grant_remove(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
-    """Remove the grant and every token of `client_id` (its requests fail at once)."""
+    """Remove the grant and every token of `client_id` (its requests fail at once), OAuth's
+    included."""
+    from pcp_cli.mcp.oauth_state import forget_grant
     from pcp_cli.mcp.tokens import revoke_tokens
 
     check_client_id(client_id)
@@ -217,7 +234,43 @@ def grant_remove(store_path: str | os.PathLike[str] | None, client_id: str) -> d
         with store.locked():
             revoked = revoke_tokens(store.root, client_id)
             api.set_client_grants(store, clients)
-    return {"client_id": client_id, "removed": True, "tokens_revoked": len(revoked)}
+        oauth_revoked = forget_grant(store.root, client_id)
+    return {"client_id": client_id, "removed": True,
+            "tokens_revoked": len(revoked) + oauth_revoked}
+
+
+def oauth_clients(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """`pcp grant oauth-clients`: the OAuth clients registered with `pcp serve --http`."""
+    from pcp_cli.mcp.oauth_state import list_clients
+
+    return list_clients(resolve_store_root(store_path))
+
+
+def oauth_remove_client(store_path: str | os.PathLike[str] | None,
+                        client_id: str) -> dict[str, Any]:
+    """`pcp grant remove-client`: forget the registration, its tokens and the grant made for
+    it in pcp.yaml."""
+    from pcp_cli.mcp.oauth_state import remove_client
+
+    with api.open_store(store_path, refresh=False) as store:
+        result = remove_client(store.root, client_id)
+        clients = api.client_grants(store)
+        if any(g in clients for g in result["grants"]):
+            api.set_client_grants(store, {k: v for k, v in clients.items()
+                                          if k not in result["grants"]})
+    return result
+
+
+def oauth_pending(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    from pcp_cli.mcp.oauth_state import pending_requests
+
+    return pending_requests(resolve_store_root(store_path))
+
+
+def oauth_approve(store_path: str | os.PathLike[str] | None, request_id: str) -> dict[str, Any]:
+    from pcp_cli.mcp.oauth_state import approve_request
+
+    return approve_request(resolve_store_root(store_path), request_id)
 
 
 def grant_token(store_path: str | os.PathLike[str] | None, client_id: str, *,
