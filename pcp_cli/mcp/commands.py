@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from pcp_cli import api
 from pcp_cli.config import resolve_store_root
@@ -70,7 +71,8 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
                scopes: Sequence[str] | None, allow_write: bool, allow_remote: bool,
                insecure_http: bool, tls_cert: str | None, tls_key: str | None,
                allowed_hosts: Sequence[str], allowed_origins: Sequence[str],
-               max_body_bytes: int, max_concurrent: int, call_timeout: float, log: Any) -> None:
+               max_body_bytes: int, max_concurrent: int, call_timeout: float, log: Any,
+               public_url: str | None = None) -> None:
     """`pcp serve --http [HOST:]PORT`: serve every client that has a token and a grant."""
     from pcp_cli.mcp.audit import AuditLog
     from pcp_cli.mcp.http import (
@@ -88,7 +90,16 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
     if max_body_bytes < 1024 or max_concurrent < 1 or call_timeout <= 0:
         raise UsageError("--max-body-bytes must be >= 1024, --max-concurrent >= 1 and "
                          "--call-timeout > 0", hint="or leave them at their defaults")
+    if public_url is not None:
+        parsed = urlparse(public_url)
+        if parsed.scheme != "https" or not parsed.hostname or parsed.path.strip("/") \
+                or parsed.query or parsed.fragment:
+            raise UsageError(f"--public-url {public_url[:80]!r} is not https://NAME[:PORT]",
+                             hint="e.g. --public-url https://pcp.example.net (the proxy's "
+                             "address, without /mcp)")
+        public_url = public_url.rstrip("/")
     options = HttpOptions(host=host, port=port, tls_cert=tls_cert, tls_key=tls_key,
+                          public_url=public_url,
                           allowed_hosts=tuple(allowed_hosts),
                           allowed_origins=tuple(allowed_origins), max_body_bytes=max_body_bytes,
                           max_concurrent_per_client=max_concurrent, call_timeout=call_timeout)
@@ -107,7 +118,8 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
               f"{', '.join(with_tokens) or 'none (run `pcp grant token CLIENT`)'}\n")
     sock = bind(options)
     app = build_app(root, StoreBackend(root), AuditLog(root), options,
-                    narrow_scopes=list(scopes or []) or None, allow_write=allow_write)
+                    narrow_scopes=list(scopes or []) or None, allow_write=allow_write,
+                    announce=log)
     run_http(app, options, sock, log)
 
 

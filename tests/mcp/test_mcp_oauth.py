@@ -471,3 +471,29 @@ def test_oversized_and_malformed_requests(server: Running, path: str) -> None:
                        headers={"content-type": "application/json"})
     assert 400 <= junk.status_code < 500, junk.text
     still_serving(server)
+
+
+def test_public_url_names_issuer_and_resource_behind_a_proxy(store: Path) -> None:
+    with running_server(store, "--public-url", "https://pcp.example.test/") as running:
+        proxied = {"host": "pcp.example.test"}  # what a proxy or tunnel passes on
+        prm = httpx2.get(running.base + "/.well-known/oauth-protected-resource/mcp",
+                         headers=proxied, timeout=30).json()
+        assert prm["resource"] == "https://pcp.example.test/mcp"
+        assert prm["authorization_servers"] == ["https://pcp.example.test"]
+        meta = httpx2.get(running.base + "/.well-known/oauth-authorization-server",
+                          headers=proxied, timeout=30).json()
+        assert meta["issuer"] == "https://pcp.example.test"
+        assert meta["token_endpoint"] == "https://pcp.example.test/token"
+        unauth = httpx2.post(running.url, json={}, headers=proxied, timeout=30)
+        assert "https://pcp.example.test/.well-known/oauth-protected-resource/mcp" in \
+            unauth.headers["www-authenticate"]
+        other = httpx2.get(running.base + "/.well-known/oauth-authorization-server",
+                           headers={"host": "evil.example"}, timeout=30)
+        assert other.status_code == 421
+
+
+def test_public_url_must_be_https_without_a_path(store: Path) -> None:
+    for bad in ("http://pcp.example.test", "https://pcp.example.test/mcp", "pcp.example"):
+        result = pcp(store, "serve", "--http", "127.0.0.1:0", "--public-url", bad, check=False)
+        assert result.returncode == 2, result.stderr
+        assert "--public-url" in result.stderr and "Traceback" not in result.stderr
