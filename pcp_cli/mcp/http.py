@@ -164,6 +164,8 @@ def _host_patterns(options: HttpOptions) -> list[str]:
 
 def _origin_patterns(options: HttpOptions) -> list[str]:
     origins = list(options.allowed_origins)
+    if options.public_url:  # the consent form, posted by a browser that reached us there
+        origins.append(options.public_url.rstrip("/"))
     if is_loopback(options.host):
         origins += [f"{scheme}://{name}:*" for scheme in ("http", "https")
                     for name in ("127.0.0.1", "localhost", "[::1]")]
