@@ -42,7 +42,9 @@ REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(oauth.S
                                          default_scopes=list(oauth.SCOPES))
 CSRF_COOKIE = "pcp_csrf"
 PAGE_HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY",
-                "Referrer-Policy": "no-referrer",
+                # not no-referrer: with it Chromium posts the form with `Origin: null`, which the
+                # Origin check refuses; same-origin keeps the URL from the redirect target
+                "Referrer-Policy": "same-origin",
                 "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
                                            "frame-ancestors 'none'"}
 
