@@ -25,7 +25,7 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "jsonschema": ("model/validate.py",),
     "mcp": ("mcp/",),
     "mcp_types": ("mcp/",),
-    "starlette": ("mcp/http.py",),
+    "starlette": ("mcp/http.py", "mcp/oauth_http.py"),  # the HTTP front: /mcp and OAuth
     "uvicorn": ("mcp/http.py",),
     "typer": ("cli/",),
     "rich": ("cli/",),
