@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextvars
 import hmac
 import html
+import json
 import os
 import re
 import secrets
@@ -126,6 +127,27 @@ class PcpAccessToken(AccessToken):
     kind: str = "access"
 
 
+METADATA_MAX = 5 * 1024  # the CIMD draft's suggested cap
+METADATA_TTL = 300.0
+
+
+def is_metadata_url(client_id: str) -> bool:
+    parsed = urlparse(client_id)
+    return parsed.scheme == "https" and bool(parsed.hostname) and parsed.path not in ("", "/")
+
+
+def _private_host(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False  # a DNS name: not resolved here (see docs/mcp.md)
+    return address.is_private or address.is_loopback or address.is_link_local
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "client"
 
@@ -147,6 +169,7 @@ class Provider:
         self._cache: dict[str, Any] = empty_state()
         self._lock = threading.Lock()
         self._last_used: dict[str, float] = {}
+        self._documents: dict[str, tuple[float, PcpClient]] = {}
 
     # -- the cached view the hot path reads -----------------------------------------------
     def _current(self) -> dict[str, Any]:
@@ -171,8 +194,73 @@ class Provider:
 
     # -- registration -----------------------------------------------------------------------
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if is_metadata_url(client_id):
+            return await self._metadata_document(client_id)
         found = self._current()["clients"].get(client_id)
         return PcpClient.model_validate(found["metadata"]) if found else None
+
+    async def _metadata_document(self, url: str) -> PcpClient | None:
+        """A client ID metadata document (the current MCP spec's preferred registration): the
+        client id is an https URL, fetched here (no redirects, at most METADATA_MAX bytes, five
+        seconds), kept METADATA_TTL seconds; its `client_id` must be that URL. Hosts that are
+        loopback or private IP literals are refused (PCP_OAUTH_METADATA_LOOPBACK=1 lets tests
+        serve one on 127.0.0.1)."""
+        cached = self._documents.get(url)
+        if cached is not None and time.monotonic() - cached[0] < METADATA_TTL:
+            return cached[1]
+        import ssl
+
+        import httpx2
+        from pydantic import ValidationError
+
+        host = urlparse(url).hostname or ""
+        if _private_host(host) and os.environ.get("PCP_OAUTH_METADATA_LOOPBACK") != "1":
+            note(f"client id metadata document at a private address ({host[:100]}) refused")
+            return None
+        try:
+            async with httpx2.AsyncClient(timeout=5.0, follow_redirects=False,
+                                          verify=ssl.create_default_context()) as http, \
+                    http.stream("GET", url, headers={"accept": "application/json"}) as answer:
+                if answer.status_code != 200:
+                    note(f"client id metadata document: HTTP {answer.status_code}")
+                    return None
+                body = bytearray()
+                async for chunk in answer.aiter_bytes():
+                    body.extend(chunk)
+                    if len(body) > METADATA_MAX:
+                        note(f"client id metadata document over {METADATA_MAX} bytes")
+                        return None
+            document = json.loads(body)
+            if not isinstance(document, dict) or document.get("client_id") != url:
+                note("client id metadata document: its client_id is not its URL")
+                return None
+            if document.get("client_secret") or document.get(
+                    "token_endpoint_auth_method", "none") != "none":
+                note("client id metadata document: only public clients (auth method none)")
+                return None
+            client = PcpClient.model_validate({
+                **document, "token_endpoint_auth_method": "none",
+                "grant_types": [g for g in document.get("grant_types") or
+                                ["authorization_code", "refresh_token"]
+                                if g in ("authorization_code", "refresh_token")],
+                "scope": " ".join(SCOPES)})
+            if not client.redirect_uris:
+                note("client id metadata document: no redirect_uris")
+                return None
+        except (httpx2.HTTPError, ValueError, ValidationError) as exc:
+            note(f"client id metadata document unreadable ({exc.__class__.__name__})")
+            return None
+        self._documents[url] = (time.monotonic(), client)
+        if url not in self._current()["clients"]:
+            name = (client.client_name or url)[:100]
+            with transaction(self.root) as data:
+                data["clients"][url] = {"client_name": name, "registered_at": now_iso(),
+                                        "metadata_document": True,
+                                        "metadata": client.model_dump(mode="json",
+                                                                      exclude_none=True)}
+            self.audit("oauth_register", url, {"client_name": name,
+                                               "client_id_metadata_document": True})
+        return client
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         # RFC 7591 §3.2.1: the server may replace requested metadata and says so in its

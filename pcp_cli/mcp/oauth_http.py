@@ -113,19 +113,23 @@ class Endpoint:
             return {"type": "http.request", "body": body, "more_body": False}
 
         status, location, chunks = 0, "", bytearray()
+        notes: list[str] = []
 
         async def watch(message: Message) -> None:
+            # a refusal is in the audit log before the client has the whole answer
             nonlocal status, location
             if message["type"] == "http.response.start":
                 status = message["status"]
                 for key, value in message.get("headers", []):
                     if key.lower() == b"location":
                         location = value.decode("latin-1")
-            elif message["type"] == "http.response.body" and len(chunks) < 4096:
-                chunks.extend(message.get("body", b"")[:4096])
+            elif message["type"] == "http.response.body":
+                if len(chunks) < 4096:
+                    chunks.extend(message.get("body", b"")[:4096])
+                if not message.get("more_body"):
+                    await self._audit(request, form, notes, status, location, bytes(chunks))
             await send(message)
 
-        notes: list[str] = []
         tokens = (oauth.request_base.set(self.guard.base_url(request)),
                   oauth.request_form.set(form), oauth.request_notes.set(notes))
         try:
@@ -134,12 +138,15 @@ class Endpoint:
             oauth.request_notes.reset(tokens[2])
             oauth.request_form.reset(tokens[1])
             oauth.request_base.reset(tokens[0])
-        error, description = self._error_of(status, location, bytes(chunks))
+
+    async def _audit(self, request: Request, form: dict[str, str], notes: list[str],
+                     status: int, location: str, body: bytes) -> None:
+        error, description = self._error_of(status, location, body)
         if error:
             params: dict[str, Any] = {"reason": "; ".join(notes) or description or error}
             client = form.get("client_id") or request.query_params.get("client_id")
             if client:
-                params["oauth_client"] = client[:100]
+                params["oauth_client"] = client[:200]
             await self._refused(request, params, error)
 
     @staticmethod
@@ -189,6 +196,7 @@ def routes(guard: Any, provider: oauth.Provider) -> list[Route]:
         document.token_endpoint_auth_methods_supported = ["none"]
         document.revocation_endpoint_auth_methods_supported = ["none"]
         document.authorization_response_iss_parameter_supported = True
+        document.client_id_metadata_document_supported = True
         body = json.loads(document.model_dump_json(exclude_none=True))
         body["issuer"] = base  # RFC 8414/9207 compare issuers as strings: no trailing slash
         return JSONResponse(body, headers={"Cache-Control": "max-age=300"})

@@ -497,3 +497,90 @@ def test_public_url_must_be_https_without_a_path(store: Path) -> None:
         result = pcp(store, "serve", "--http", "127.0.0.1:0", "--public-url", bad, check=False)
         assert result.returncode == 2, result.stderr
         assert "--public-url" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- client ID metadata documents (served here over https on 127.0.0.1) -----------------------
+@pytest.fixture
+def metadata_host(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, Any]]]:
+    """An https server on 127.0.0.1 (a self-signed certificate made with openssl) serving
+    whatever `documents` holds; yields (base URL, CA file, documents)."""
+    import http.server
+    import shutil
+    import ssl
+    import subprocess
+    import threading
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
+                   timeout=60)
+    documents: dict[str, Any] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = documents.get(self.path)
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            self.send_response(200 if body is not None else 404)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(data if body is not None else b"{}")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{httpd.server_address[1]}", cert, documents
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+async def test_client_id_metadata_document_instead_of_registration(
+        metadata_host: tuple[str, Path, dict[str, Any]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    base, cert, documents = metadata_host
+    url = base + "/oauth/client.json"
+    documents["/oauth/client.json"] = {
+        "client_id": url, "client_name": "Test Assistant", "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+        "token_endpoint_auth_method": "none"}
+    documents["/oauth/liar.json"] = {**documents["/oauth/client.json"],
+                                     "client_id": "https://elsewhere.example/c.json"}
+    documents["/oauth/huge.json"] = b"{" + b" " * 10_000 + b"}"
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    monkeypatch.setenv("PCP_OAUTH_METADATA_LOOPBACK", "1")
+    store = make_store(tmp_path / "store")
+    with running_server(store) as running:
+        meta = httpx2.get(running.base + "/.well-known/oauth-authorization-server",
+                          timeout=30).json()
+        assert meta["client_id_metadata_document_supported"] is True
+        storage = MemoryStorage()
+        auth = sdk_auth(running, storage)
+        auth.context.client_metadata_url = url
+        assert "pcp_search" in await list_tools(running, auth)
+        assert storage.client.client_id == url
+        clients = json.loads(pcp(store, "grant", "oauth-clients", "--json").stdout)
+        assert [c["client_id"] for c in clients] == [url] and clients[0]["grant"]
+        _, challenge = pkce()
+        for bad in ("liar", "huge", "missing"):
+            answer = httpx2.get(authorize_url(running, f"{base}/oauth/{bad}.json", challenge),
+                                timeout=30)
+            assert answer.status_code == 400, (bad, answer.text)
+            assert answer.json()["error"] == "invalid_request"
+        reasons = " ".join(r["params"].get("reason", "") for r in read_audit(store)
+                           if r["tool"] == "oauth_authorize" and r["outcome"] == "refused")
+        assert "not its URL" in reasons and "over" in reasons and "HTTP 404" in reasons
+    monkeypatch.delenv("PCP_OAUTH_METADATA_LOOPBACK")
+    with running_server(store) as running:  # without the test switch: a loopback URL is refused
+        _, challenge = pkce()
+        answer = httpx2.get(authorize_url(running, url, challenge), timeout=30)
+        assert answer.status_code == 400
