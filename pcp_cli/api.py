@@ -15,8 +15,18 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
-from pcp_cli.model.page import Actor, PageState, Revision, now_iso, observed_time, title_from
+from pcp_cli.model.lifecycle import supersedes_now
+from pcp_cli.model.page import (
+    Actor,
+    PageState,
+    Relation,
+    Revision,
+    now_iso,
+    observed_time,
+    title_from,
+)
 from pcp_cli.store.catalog import Entry
+from pcp_cli.store.damage import refuse_damaged
 from pcp_cli.store.frontmatter import MAX_FILE_BYTES
 from pcp_cli.store.store import Store, WriteResult, page_id_for_key
 
@@ -127,6 +137,7 @@ def list_page_window(
         # The window alone, in SQL (one row more tells whether there is a next page): the
         # same rows in the same order as sorting every entry (list_pages), at any store size.
         _check_listing(types, statuses)
+        refuse_damaged(store)  # a replaced folder is damage, never "0 pages"
         rows = store.entry_window(
             limit=limit + 1, offset=position, types=types or None,
             namespaces=namespaces or None, statuses=statuses or None,
@@ -149,6 +160,7 @@ def list_pages(
 ) -> list[Entry]:
     _check_listing(types, statuses)
     review = None if include_proposed else ("affirmed",)
+    refuse_damaged(store)  # a replaced folder is damage, never "0 pages"
     entries = store.entries(types=types or None, namespaces=namespaces or None,
                             statuses=statuses or None, review=review)
     return sorted(entries, key=lambda e: (e.updated_at or "", e.page_id or ""), reverse=True)
@@ -163,12 +175,19 @@ def _check_listing(types: Sequence[str], statuses: Sequence[str]) -> None:
 
 def unreadable_pages(store: Store) -> list[str]:
     """Why each head file that cannot be read (or adopted) is left out of listings."""
-    found = [entry.problem for entry in store.catalog.entries("problem IS NOT NULL")
+    found = [entry.problem for entry in store.catalog.entries(
+        "problem IS NOT NULL AND revision_id IS NULL")
              if entry.problem and not entry.problem.startswith("new file")]
     for rel, message in sorted(store.problems.items()):
         if rel.startswith("pages/") and message not in found:
             found.append(message if message.startswith(rel) else f"{rel}: {message}")
     return found
+
+
+def pages_served_from_revisions(store: Store) -> list[str]:
+    """Why each head file that cannot be read is listed from its page's newest revision."""
+    return [entry.problem for entry in store.catalog.entries(
+        "problem IS NOT NULL AND revision_id IS NOT NULL") if entry.problem]
 
 
 def page_entry(store: Store, page_id: str) -> Entry | None:
@@ -270,9 +289,15 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
               view: str | None = None, as_of: str | None = None) -> dict[str, Any]:
     """ReadPages for one page: the whole revision, or one view of it. Says which revision.
     With `as_of`, the page as it stood then (its head revision then, its relations then)."""
+    from pcp_cli.query.asof import present
+
+    now = present(store)
     store = as_of_view(store, as_of)
+    refuse_damaged(store)  # a replaced revision folder is damage, never "does not exist"
     revision = store.get(page_id, revision_id)
-    heads = [rev.revision_id for rev in store.graph_heads(page_id)]
+    # `is_head` and `heads` are about the page now, also when reading it as of a past moment:
+    # a revision that has been revised since is not the head, and says which one is.
+    heads = [rev.revision_id for rev in now.graph_heads(page_id)]
     data: dict[str, Any] = {
         "page_id": revision.page_id,
         "revision_id": revision.revision_id,
@@ -280,6 +305,8 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
         "heads": heads,
         "observed_at": revision.observed_at,
     }
+    if not data["is_head"] and heads:
+        data["head_revision_id"] = heads[0]
     if as_of is not None:
         data["as_of"] = store.as_of
     if view is None:
@@ -408,7 +435,30 @@ def revise_page(
 def link_pages(store: Store, from_id: str, relation_type: str, to_id: str, *,
                note: str | None = None, actor: Actor | None = None) -> dict[str, Any]:
     """LinkPages between the current revisions of two pages; returns the relation object."""
-    return store.link(from_id, relation_type, to_id, note=note, actor=actor).to_dict()
+    return link(store, from_id, relation_type, to_id, note=note, actor=actor)[0].to_dict()
+
+
+def link(store: Store, from_id: str, relation_type: str, to_id: str, *,
+         note: str | None = None, actor: Actor | None = None) -> tuple[Relation, bool]:
+    """LinkPages; returns the relation and whether it is new.
+
+    A `supersedes` relation that takes effect now (model/lifecycle.supersedes_now) supersedes
+    its target as `keystone add --supersedes` does: a new revision of the target, superseded
+    by the source, then the relation (model/lifecycle.py says why that is the one notion).
+    """
+    with store.locked():
+        source, target = store.get(from_id), store.get(to_id)
+        if relation_type == "supersedes" and supersedes_now(source, target):
+            # the relation names the revision that was superseded (the parent, if done before)
+            old = target.revision_id if target.state.lifecycle_status == "active" else \
+                target.parent_revision_id or target.revision_id
+            before = store.find_relation(relation_type, source.revision_id, old)
+            relation = store.finish_supersede(source.page_id, target.page_id, actor=actor,
+                                              note=note)
+            return relation, before is None
+        before = store.find_relation(relation_type, source.revision_id, target.revision_id)
+        relation = store.link(from_id, relation_type, to_id, note=note, actor=actor)
+        return relation, before is None
 
 
 def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None = None,
@@ -477,7 +527,11 @@ def add_keystone(
             origin=origin,
             review_status="proposed" if proposed else "affirmed",
             epistemic_status="asserted" if proposed else "affirmed",
-            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES else "data_only",
+            # A proposal is data until the person accepts it (profile_ops.accept_proposal);
+            # what a model or an importer says is data (the Paged seed: model-derived material
+            # is data); what the person states about how to work may guide a model.
+            instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES
+            and not proposed and (actor is None or actor.actor_type == "user") else "data_only",
             record=record,
             extensions=dict(extensions or {}),
         )
@@ -750,6 +804,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     """
     from pcp_cli.query.pages import search_pages
 
+    refuse_damaged(store)  # a replaced folder is damage, never "no results"
     return search_pages(store, query, mode=mode, filters=filters, limit=limit, types=types,
                         exclude_types=exclude_types, include_superseded=include_superseded,
                         include_sensitive=include_sensitive, min_score=min_score,
@@ -790,13 +845,17 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              query: str | None = None, limit: int | None = None,
              scopes: Sequence[str] | None = None,
              suppressed: frozenset[str] = frozenset(), cursor: str | None = None,
-             as_of: str | None = None,
-             sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
+             as_of: str | None = None, include_sensitive: bool = False,
+             include_unclassified: bool = True) -> dict[str, Any]:
     """`pcp timeline list` / `pcp_get_timeline`: `{schema_version, count, filters_applied,
-    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date (of the
-    `sensitivities` given only, None in it standing for unclassified pages; default: all)."""
+    events, next_cursor}`, v1 timeline_event objects ordered by (partial) date. Sensitivity as
+    in `search`: `high` only with `include_sensitive`; unclassified events unless
+    `include_unclassified` is False (an AI client's read)."""
+    from pcp_cli.query.search import catalog_sensitivities
     from pcp_cli.query.timeline import check_request, collect
     from pcp_cli.query.timeline import timeline as run
+
+    sensitivities = catalog_sensitivities(include_sensitive, include_unclassified)
 
     view = as_of_view(store, as_of)
     collected = None
@@ -808,23 +867,25 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
                                 lambda: collect(view, scopes=scopes, sensitivities=sensitivities))
     data = run(view, from_=from_, to=to, query=query, limit=limit,
                scopes=scopes, suppressed=suppressed, cursor=cursor,
-               sensitivities=sensitivities, collected=collected)
+               include_sensitive=include_sensitive,
+               include_unclassified=include_unclassified, collected=collected)
     data["filters_applied"]["as_of"] = _stamp(as_of)
     return data
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset(), as_of: str | None = None,
-          statuses: Sequence[str] | None = None,
-          sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
+          statuses: Sequence[str] | None = None, include_sensitive: bool = False,
+          include_unclassified: bool = True) -> dict[str, Any]:
     """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range
-    (of pages in `statuses` and of `sensitivities` only, when given), counted in SQL."""
+    (of pages in `statuses` only, when given), counted in SQL, with the `filters_applied` of
+    what was counted. Sensitivity as in `search` and `timeline`."""
     from pcp_cli.query.stats import stats as run
 
     data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed,
-               statuses=statuses, sensitivities=sensitivities)
-    if as_of is not None:
-        data["filters_applied"] = {"as_of": _stamp(as_of)}
+               statuses=statuses, include_sensitive=include_sensitive,
+               include_unclassified=include_unclassified)
+    data["filters_applied"]["as_of"] = _stamp(as_of)
     return data
 
 
@@ -1223,6 +1284,22 @@ def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
     about the old keystone until it is accepted.
     """
     return add_keystone(store, content, proposed=True, actor=actor, **options)
+
+
+# -- proposals from the person's own words (pcp_cli/propose_ops.py) -------------------------
+from pcp_cli.propose_ops import propose  # noqa: E402
+
+__all__ += ["llm_extractor", "propose"]
+
+
+def llm_extractor(url: str, *, model: str | None = None, api_key: str | None = None,
+                  max_calls: int = 50, timeout: float = 60.0, on_plan: Any = None) -> Any:
+    """The `extractor` for `propose` that asks a model behind an OpenAI-compatible endpoint
+    (pcp_cli/extract/llm.py); `on_plan` is told the calls and input size before the first."""
+    from pcp_cli.extract.llm import LlmSettings, model_extractor
+
+    return model_extractor(LlmSettings(url=url, model=model or "default", api_key=api_key,
+                                       max_calls=max_calls, timeout=timeout), on_plan=on_plan)
 
 
 def profile_text(store: Store, format: str = "json", *,

@@ -22,6 +22,7 @@ from typing import Any
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import (
+    ARCHIVE_EXTENSIONS,
     PROFILE_PAGE_ID,
     V1_ID,
     V1_SUPERSEDES,
@@ -64,13 +65,15 @@ def _entries(
     statuses: Sequence[str] = ("active",),
     include_sensitive: bool = False,
     review: Sequence[str] | None = ("affirmed",),
+    include_unclassified: bool = False,
 ) -> list[Entry]:
     found = store.entries(types=(page_type,), statuses=statuses, review=review)
     return [
         e
         for e in found
         if in_scope(e.namespace, scopes)
-        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES)
+        and (include_sensitive or e.sensitivity in vocab.SERVED_SENSITIVITIES
+             or (include_unclassified and e.sensitivity is None))
     ]
 
 
@@ -254,9 +257,11 @@ def export_archive(
     from pcp_cli.render.portable import archive
     from pcp_cli.render.select import instant
 
+    # The person's own export: unclassified keystones too (the person's reads include them),
+    # exported without a sensitivity, so a round trip classifies nothing (under-claim).
     keystone_entries = _entries(
         store, "keystone", scopes=scopes, include_sensitive=include_sensitive,
-        statuses=("active", "superseded", "archived"),
+        statuses=("active", "superseded", "archived"), include_unclassified=True,
     )
     keystones = [_load(store, e) for e in keystone_entries]
     profile = profile_page(store, scopes=scopes, include_sensitive=include_sensitive)
@@ -292,7 +297,9 @@ def export_archive(
         data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
     # Who these ids belong to: importing this file elsewhere maps them per source, and
     # importing it back here finds the same pages (adapters/archive.py).
-    data["extensions"] = {vocab.EXT_NS: {"store_id": store.manifest.store_id}}
+    kept = profile.state.record.get(ARCHIVE_EXTENSIONS) if profile is not None else None
+    data["extensions"] = {**(kept if isinstance(kept, dict) else {}),
+                          vocab.EXT_NS: {"store_id": store.manifest.store_id}}
     return data
 
 
@@ -460,11 +467,14 @@ def review_item(revision: Revision) -> dict[str, Any]:
         "proposed_at": revision.created_at,
         "proposed_by": revision.created_by.to_dict(),
         "extensions": dict(state.extensions),
+        # The sentences a proposal came from (pcp propose): page, revision, span and text.
+        "source_spans": list(state.facets.get("source_spans") or []),
     }
 
 
-# Page types an importer or an AI client may propose; every one is reviewable in `pcp review`.
-REVIEWABLE_TYPES = ("keystone", "profile")
+# Page types an importer, `pcp propose` or an AI client may propose; every one is reviewable
+# in `pcp review`.
+REVIEWABLE_TYPES = ("keystone", "profile", "timeline_event")
 
 
 def profile_review_item(revision: Revision) -> dict[str, Any]:
@@ -487,8 +497,13 @@ def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, 
                            review=("proposed",))
         for entry in entries:
             revision = _load(store, entry)
-            items.append(profile_review_item(revision) if page_type == "profile"
-                         else {**review_item(revision), "kind": "keystone"})
+            if page_type == "profile":
+                items.append(profile_review_item(revision))
+            elif page_type == "timeline_event":
+                items.append({**review_item(revision), "kind": "timeline_event",
+                              "date": revision.state.record.get("date")})
+            else:
+                items.append({**review_item(revision), "kind": "keystone"})
     return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
 
 
@@ -550,37 +565,70 @@ def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResu
     return profile
 
 
-def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
-    """Affirm a proposed keystone: it joins the read surface, with who accepted it and when.
+def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
+                    content: str | None = None) -> WriteResult:
+    """Affirm a proposed keystone or timeline event: it joins the read surface, with who
+    accepted it and when; with `content`, the person's edited wording of it.
 
-    If the proposal supersedes an affirmed keystone, that one becomes superseded now.
+    If the proposal supersedes an affirmed keystone, that one becomes superseded now. A
+    proposal is `data_only` while it waits; an accepted rule or preference becomes `advisory`,
+    as one the person adds by hand.
     """
     actor = actor or store.user
     with store.locked():
         proposal = _proposal(store, page_id)
         if proposal.state.type == "profile":
             return _accept_profile(store, proposal, actor)
-        old: Revision | None = None
+        edited: dict[str, Any] = {}
+        if content is not None:
+            from pcp_cli.model.page import title_from
+
+            if not content.strip():
+                raise UsageError("the edited claim is empty", hint="nothing was accepted")
+            edited = {"content": content.strip() + "\n", "title": title_from(content),
+                      "integrity": "edited"}
+        if proposal.state.type == "timeline_event":
+            when = now_iso()
+            return store.revise(
+                page_id, changes={**edited, "review_status": "affirmed",
+                                  "epistemic_status": "affirmed",
+                                  "record": {"affirmed_by": actor.actor_id,
+                                             "affirmed_at": when}},
+                expected_revision_id=proposal.revision_id, actor=actor,
+                note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""))
+        old: list[Revision] = []
         target = proposal.state.record.get("supersedes")
         if isinstance(target, str) and target and store.page_exists(target):
             candidate = store.current(target)
             if candidate.state.type == "keystone" and candidate.state.lifecycle_status == "active":
-                old = candidate
+                old.append(candidate)
+        # `pcp link PROPOSAL supersedes X` waited for this acceptance too (api.link)
+        for relation in store.relations(page_id):
+            if relation.relation_type == "supersedes" and relation.from_page_id == page_id \
+                    and store.page_exists(relation.to_page_id) \
+                    and all(o.page_id != relation.to_page_id for o in old):
+                candidate = store.current(relation.to_page_id)
+                if candidate.state.lifecycle_status == "active":
+                    old.append(candidate)
         when = now_iso()
+        category = proposal.state.record.get("category")
         result = store.revise(
             page_id,
             changes={
+                **edited,
                 "review_status": "affirmed",
                 "epistemic_status": "affirmed",
+                "instruction_policy": "advisory" if category in vocab.ADVISORY_CATEGORIES
+                else "data_only",
                 "record": {"last_confirmed_at": when, "affirmed_by": actor.actor_id,
                            "affirmed_at": when},
             },
             expected_revision_id=proposal.revision_id,
             actor=actor,
-            note=f"accepted by {actor.actor_id}",
+            note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""),
         )
-        if old is not None:
-            store.supersede(page_id, old.page_id, actor=actor)
+        for superseded in old:
+            store.supersede(page_id, superseded.page_id, actor=actor)
         return result
 
 

@@ -60,7 +60,7 @@ def test_the_published_example_imports_cleanly(store):
     assert exported["timeline_events"] == original["timeline_events"]
     by_id = {k["id"]: k for k in exported["keystones"]}
     for ks in original["keystones"]:
-        assert by_id[ks["id"]] == {**ks, "sensitivity": "low"}  # our export always says it
+        assert by_id[ks["id"]] == ks  # never classified: no sensitivity is made up
     pages = {p["page_id"]: p for p in cli("ls", "--json", "--store", store).json}
     assert pages["ks-001"]["review_status"] == "affirmed"  # the person's own export
     assert cli("review", "--json", "--store", store).json == []
@@ -94,6 +94,9 @@ def test_local_revisions_survive_reimporting_the_same_file(store):
 
 def test_importing_a_changed_file_revises_what_changed(store, tmp_path):
     do_import(store, EXAMPLE_ARCHIVE)
+    # unclassified in the file, so out of the micro_prompt until the person classifies it; a
+    # newer file that still says nothing keeps the person's classification
+    assert cli("revise", "ks-003", "--sensitivity", "low", "--store", store).code == 0
     data = json.loads(EXAMPLE_ARCHIVE.read_text("utf-8"))
     data["keystones"][2]["content"] = "Prefers Svelte 5 and D3."
     data["timeline_events"].append({"id": "tl-007", "date": "2026-01",
@@ -103,7 +106,7 @@ def test_importing_a_changed_file_revises_what_changed(store, tmp_path):
     summary = do_import(store, write_json(tmp_path / EXAMPLE_ARCHIVE.name, data))
     assert counts(summary) == (1, 2, 12, 0, 0)
     history = cli("history", "ks-003", "--json", "--store", store).json["revisions"]
-    assert len(history) == 2 and history[-1]["operation"] == "import"
+    assert len(history) == 3 and history[-1]["operation"] == "import"
     assert history[-1]["created_by"] == {"actor_type": "tool", "actor_id": "pcp-import-archive"}
     assert "Prefers Svelte 5 and D3." in cli("export", "--format", "micro_prompt",
                                              "--store", store).stdout
@@ -198,10 +201,11 @@ def test_unsafe_and_clashing_ids_are_mapped_and_given_back(store, tmp_path):
     data = {
         "schema_version": "1.0", "kind": "pcp.full-archive", "generated_at": "2026-01-01T00:00:00Z",
         "keystones": [
-            {"id": "../etc/passwd", "content": "Unsafe id.", "extensions": {}},
+            {"id": "../etc/passwd", "content": "Unsafe id.", "sensitivity": "low",
+             "extensions": {}},
             {"id": "KS-1", "content": "Upper case.", "extensions": {}},
             {"id": "ks-1", "content": "Lower case.", "supersedes": "../etc/passwd",
-             "extensions": {}},
+             "sensitivity": "low", "extensions": {}},
             {"id": "profile", "content": "Named like the profile page.", "extensions": {}},
         ],
         "timeline_events": [{"id": "KS-1", "date": "2020", "summary": "Same id, other type.",

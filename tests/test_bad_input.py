@@ -131,8 +131,10 @@ def test_ls_warns_about_a_bad_head_file_and_changes_nothing(store: Path, case: s
     before = snapshot(store)
     result = cli("ls", "--json", "--store", str(store))
     assert result.code == 0
-    assert [e["page_id"] for e in result.json] == [other]
+    # served from its last revision meanwhile (store_layout/README.md), with a warning
+    assert sorted(e["page_id"] for e in result.json) == sorted([page_id, other])
     assert path.relative_to(store).as_posix() in result.stderr
+    assert "listed from its last revision" in result.stderr
     assert "Traceback" not in result.stderr
     assert snapshot(store) == before
 
@@ -332,3 +334,188 @@ def test_git_conflict_markers_in_a_head_file(store: Path) -> None:
     assert cli("doctor", "--fix", "--store", str(store)).code == 0
     assert "<<<<<<<" not in path.read_text("utf-8")
     assert cli("revise", page_id, "new", "--store", str(store)).code == 0
+
+
+# -- nesting: every JSON pcp reads is refused past MAX_JSON_DEPTH, early and by name -----------
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_a_250_byte_export_nested_50000_deep_is_refused_early(store: Path,
+                                                             tmp_path: Path) -> None:
+    """It used to take 6.2 GB: ijson built a prefix per event for a whole buffer."""
+    import resource
+    import zipfile
+
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("conversations.json", _deep(50_000))
+    assert bomb.stat().st_size < 1000
+    before = snapshot(store)
+    result = run_pcp("import", str(bomb), "--store", str(store))
+    assert_clean_error(result, 5, "bomb.zip!conversations.json", "nested deeper than 128")
+    assert snapshot(store) == before
+    # the child's peak memory (Linux: KiB), far from the gigabytes it took
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 400 * 1024
+
+
+@pytest.mark.parametrize("shape", ["chatgpt_after_a_good_one", "claude", "archive", "bare"])
+def test_a_deeply_nested_export_file_is_invalid_input_naming_it(store: Path, tmp_path: Path,
+                                                                shape: str) -> None:
+    good = ('{"id": "c1", "title": "t", "mapping": {"a": {"id": "a", "message": {"author": '
+            '{"role": "user"}, "content": {"content_type": "text", "parts": ["hi"]}}, '
+            '"children": []}}, "current_node": "a"}')
+    text = {
+        "chatgpt_after_a_good_one": f"[{good}, " + "{\"x\": " * 200 + "1" + "}" * 200 + "]",
+        "claude": '[{"uuid": "u", "chat_messages": ' + _deep(300) + "}]",
+        "archive": '{"kind": "pcp.full-archive", "schema_version": "1.0", "x": '
+                   + _deep(129) + "}",
+        "bare": _deep(100_000),
+    }[shape]
+    path = tmp_path / ("conversations.json" if shape != "archive" else "archive.json")
+    path.write_text(text, "utf-8")
+    before = snapshot(store)
+    result = cli("import", str(path), "--store", str(store))
+    assert_clean_error(result, 5, path.name, "nested deeper than 128")
+    assert snapshot(store) == before
+
+
+def test_an_ingest_line_nested_100000_deep_names_file_and_line(store: Path,
+                                                              tmp_path: Path) -> None:
+    """It used to exit 1 (RecursionError from json.loads)."""
+    events = tmp_path / "deep.jsonl"
+    events.write_text('{"type": "message", "conversation_id": "c", "role": "user", '
+                      f'"content": "hi"}}\n{_deep(100_000)}\n', "utf-8")
+    before = snapshot(store)
+    result = cli("ingest", str(events), "--store", str(store))
+    assert_clean_error(result, 5, "deep.jsonl:2", "nested deeper than 128")
+    assert snapshot(store) == before
+
+
+def test_a_session_log_line_nested_too_deep_is_a_skipped_line(store: Path,
+                                                             tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    log.write_text(
+        '{"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": '
+        '"2026-05-01T10:00:00Z", "cwd": "/w", "message": {"role": "user", "content": "hi"}}\n'
+        + _deep(100_000) + "\n", "utf-8")
+    result = cli("import", str(log), "--store", str(store), "--json")
+    assert "Traceback" not in result.stderr and result.code != 1, result.stderr
+    assert "nested deeper than 128" in result.stdout + result.stderr
+
+
+def test_json_nested_exactly_to_the_limit_is_read(store: Path, tmp_path: Path) -> None:
+    events = tmp_path / "ok.jsonl"
+    nested = "{\"a\": " * 126 + "1" + "}" * 126  # 128 levels with the event and `data`
+    events.write_text('{"type": "note", "content": "deep but fine", "data": '
+                      f'{nested}}}\n', "utf-8")
+    result = cli("ingest", str(events), "--store", str(store))
+    assert result.code == 0, result.stderr
+
+
+def test_the_depth_scan_agrees_with_a_parser_on_any_split() -> None:
+    """Strings holding brackets, quotes and backslashes, cut anywhere between two reads."""
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pcp_cli.model.jsonlimit import DepthError, DepthScanner, json_depth
+
+    text = st.text(alphabet='[]{}"\\ab,:', max_size=6)
+    values = st.recursive(st.none() | st.integers() | text,
+                          lambda inner: st.lists(inner, max_size=3)
+                          | st.dictionaries(text, inner, max_size=3), max_leaves=30)
+
+    @settings(max_examples=300, deadline=None)
+    @given(values, st.integers(0, 8), st.lists(st.integers(1, 9), min_size=1, max_size=40))
+    def check(value: object, limit: int, cuts: list[int]) -> None:
+        raw = json.dumps(value).encode()
+        scanner = DepthScanner(limit=limit)
+        pos = 0
+        try:
+            for size in cuts * (len(raw) // len(cuts) + 1):
+                if pos >= len(raw):
+                    break
+                scanner.feed(raw[pos:pos + size])
+                pos += size
+        except DepthError:
+            assert json_depth(value) > limit
+        else:
+            assert json_depth(value) <= limit and scanner.depth == 0
+
+    check()
+
+
+def test_mcp_arguments_nested_too_deep_are_refused_before_the_schema_check() -> None:
+    from pcp_cli.errors import InvalidInput
+    from pcp_cli.mcp.tools import TOOLS_BY_NAME, validate_arguments
+
+    deep: object = "x"
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(InvalidInput, match="nest deeper than 128"):
+        validate_arguments(TOOLS_BY_NAME["pcp_search"], {"query": deep})
+
+
+# -- what YAML made of an unquoted value ------------------------------------------------------
+def test_a_title_yaml_reads_as_a_number_says_what_yaml_made_of_it(store: Path) -> None:
+    page_id, path = add(store)
+    text = path.read_text("utf-8")
+    path.write_text(re.sub(r"^title:.*$", "title: 0755", text, count=1, flags=re.M), "utf-8")
+    said = "title: YAML read 0755 as the integer 493; quote it"
+    validate = cli("validate", "--store", str(store))
+    assert validate.code == 5 and said in validate.stderr, validate.stderr
+    assert "is not of type" not in validate.stderr
+    listing = cli("ls", "--store", str(store))
+    assert said in listing.stderr
+    revise = cli("revise", page_id, "new", "--store", str(store))
+    assert_clean_error(revise, 5, path.name, said)
+
+
+# -- amplification: a small input never costs gigabytes ----------------------------------------
+def test_a_zip_bomb_is_refused_before_it_is_unpacked(store: Path, tmp_path: Path) -> None:
+    import zipfile
+
+    bomb = tmp_path / "export.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("conversations.json", "[" + " " * (64 * 1024 * 1024) + "]")
+    assert bomb.stat().st_size < 200_000
+    before = snapshot(store)
+    result = cli("import", str(bomb), "--store", str(store))
+    assert_clean_error(result, 5, "export.zip", "conversations.json expands", "200x limit")
+    assert snapshot(store) == before
+
+
+def test_a_zip_that_expands_past_the_total_limit_is_refused(store: Path, tmp_path: Path,
+                                                            monkeypatch) -> None:
+    import zipfile
+
+    from pcp_cli.adapters import base
+
+    monkeypatch.setattr(base, "MAX_ZIP_BYTES", 1000)
+    export = tmp_path / "export.zip"
+    with zipfile.ZipFile(export, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("conversations.json", "[" + " " * 2000 + "]")
+    result = cli("import", str(export), "--store", str(store))
+    assert_clean_error(result, 5, "export.zip", "over the 1,000-byte limit")
+
+
+@pytest.mark.slow
+def test_searching_a_10_mb_single_line_page_has_bounded_memory(store: Path,
+                                                              tmp_path: Path) -> None:
+    """It took 43x the page's size; the index holds the first 2,000,000 characters and a
+    snippet looks at the first 2,000 matches."""
+    import random
+    import resource
+
+    words = "the quick brown fox jumps over a lazy dog while others watch".split()
+    rng = random.Random(7)
+    page = tmp_path / "big.md"
+    page.write_text("# Big\n\n" + " ".join(rng.choice(words) for _ in range(2_000_000))
+                    + " zebra\n", "utf-8")
+    assert page.stat().st_size > 10_000_000
+    assert run_pcp("add", "--file", str(page), "--store", str(store)).code == 0
+    found = run_pcp("search", "fox", "--store", str(store), "--json")
+    assert found.code == 0 and '"fox"' not in found.stderr
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 250 * 1024  # KiB

@@ -133,6 +133,13 @@ def test_every_file_is_written_to_a_temp_file_fsynced_renamed_then_its_folder_fs
         for op, path in steps:
             if op == "write":
                 assert ".pcp-tmp-" in Path(path).name, f"written in place: {path}"
+        # Every open for writing in the process (audit hooks), not only the atomic module's:
+        # a plain write_bytes of a head file is caught here.
+        opened = [path for op, path in steps if op == "open-write"]
+        assert any(".pcp-tmp-" in p for p in opened), steps  # the hook saw the real writes
+        for path in opened:
+            if path.startswith("STORE/") and not path.startswith(("STORE/.pcp/", "STORE/.git/")):
+                assert ".pcp-tmp-" in Path(path).name, f"opened for writing in place: {path}"
         for target in renames:
             where = steps.index(("rename", target))
             folder = str(Path(target).parent)

@@ -411,3 +411,66 @@ def test_a_broken_head_file_stops_the_batch_before_any_event_is_stored(store, tm
     result = cli("ingest", str(write(tmp_path, [later], "later.jsonl")), "--store", str(store))
     assert result.code == 5 and "Traceback" not in result.stderr
     assert set(event_files(store)) == before
+
+
+# -- long conversations: what pcp writes is always valid ---------------------------------------
+def _conversation_lines(count: int, start: int = 0) -> str:
+    return "".join(
+        json.dumps({"type": "message", "conversation_id": "long",
+                    "role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}",
+                    "timestamp": f"2026-05-14T{9 + i // 3600:02d}:{i // 60 % 60:02d}:"
+                                 f"{i % 60:02d}Z"}) + "\n"
+        for i in range(start, start + count))
+
+
+@pytest.mark.parametrize("count", [5_000, pytest.param(20_000, marks=pytest.mark.slow)])
+def test_a_conversation_of_thousands_of_messages_makes_a_valid_store(
+        store: Path, tmp_path: Path, count: int) -> None:
+    """5,000 messages used to put 262 KiB of source_spans in the head file's frontmatter
+    (`pcp validate` exit 5); the spans now stay in the revision."""
+    events = tmp_path / "long.jsonl"
+    events.write_text(_conversation_lines(count), "utf-8")
+    assert cli("ingest", str(events), "--store", str(store)).code == 0
+    assert cli("validate", "--store", str(store)).code == 0
+    assert cli("doctor", "--store", str(store)).code == 0
+    head = next((store / "pages").rglob("*.md"))
+    frontmatter = head.read_text("utf-8").split("\n---\n", 1)[0]
+    assert len(frontmatter) < 2_000 and "source_spans" not in frontmatter
+    page_id = head.stem
+    spans = cli("show", page_id, "--view", "source_spans", "--store", str(store), "--json")
+    assert len(spans.json["source_spans"]["spans"]) == count
+    more = tmp_path / "more.jsonl"
+    more.write_text(_conversation_lines(1, start=count), "utf-8")
+    assert cli("ingest", str(more), "--store", str(store)).code == 0
+    spans = cli("show", page_id, "--view", "source_spans", "--store", str(store), "--json")
+    assert len(spans.json["source_spans"]["spans"]) == count + 1
+    shown = cli("show", page_id, "--store", str(store), "--json").json
+    assert "message 0\n" in shown["page"]["payload"]["content"]
+    assert f"message {count}\n" in shown["page"]["payload"]["content"]
+    assert cli("validate", "--store", str(store)).code == 0
+
+
+def test_doctor_fix_mends_an_oversized_head_file_an_earlier_pcp_wrote(store: Path,
+                                                                       tmp_path: Path) -> None:
+    from pcp_cli.store.headfile import render_head
+    from pcp_cli.store.store import Store
+
+    events = tmp_path / "long.jsonl"
+    events.write_text(_conversation_lines(5_000), "utf-8")
+    assert cli("ingest", str(events), "--store", str(store)).code == 0
+    head = next((store / "pages").rglob("*.md"))
+    revision = Store(store).graph_heads(head.stem)[-1]
+    head.write_text(render_head(revision, spans=True), "utf-8")  # as pcp wrote it before
+    assert cli("validate", "--store", str(store)).code == 5
+    found = cli("doctor", "--store", str(store), "--json").json["findings"]
+    assert [(f["kind"], f["fixable"]) for f in found] == [("oversized_frontmatter", True)]
+    assert cli("doctor", "--fix", "--store", str(store)).code == 0
+    assert cli("validate", "--store", str(store)).code == 0
+    assert "source_spans" not in head.read_text("utf-8").split("\n---\n", 1)[0]
+    # a hand-edited oversized file is the person's: reported, never rewritten
+    head.write_text(render_head(revision, spans=True).replace("message 7\n", "mine\n"), "utf-8")
+    found = cli("doctor", "--fix", "--store", str(store), "--json")
+    assert found.code == 8
+    assert [(f["kind"], f["fixed"]) for f in found.json["findings"]] == [
+        ("oversized_frontmatter", False)]
+    assert "mine\n" in head.read_text("utf-8")

@@ -3,6 +3,7 @@ and symlinks under pages/, an emptied head file, an edit that keeps the size and
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -210,7 +211,8 @@ def test_an_emptied_head_file_is_refused_never_a_new_junk_page(store: Path) -> N
     head = next((store / "pages").rglob(f"{page['page_id']}.md"))
     head.write_text("")
     listed = cli("ls", "--store", str(store), "--json").json
-    assert [p["page_id"] for p in listed] == []  # unreadable for now; no junk page either
+    # served from its last revision meanwhile (store_layout/README.md); no junk page either
+    assert [p["page_id"] for p in listed] == [page["page_id"]]
     assert len(list((store / "revisions").iterdir())) == 2  # .gitkeep + the one page
     kinds = doctor_kinds(store)
     assert [f["page_id"] for f in kinds["emptied_head_file"]] == [page["page_id"]]
@@ -388,3 +390,112 @@ def test_the_change_scan_and_validate_agree_on_what_a_head_file_is(store: Path,
     by_rel = dict(found)
     for rel in expected:
         assert by_rel[rel].st_ino == os.lstat(store / rel).st_ino
+
+
+# -- a head file ahead of its revision: damage, never an interrupted write ---------------------
+
+def _head_of(store: Path, page_id: str) -> Path:
+    return next((store / "pages").rglob(f"{page_id}.md"))
+
+
+@pytest.mark.parametrize("hand_edited", [False, True])
+def test_doctor_fix_keeps_the_newest_text_when_its_revision_file_is_lost(
+        store: Path, hand_edited: bool) -> None:
+    """pcp writes a revision before the head naming it, so a head whose revision is missing
+    holds the only copy of the newest text: --fix records it, never rolls it back."""
+    page_id = add(store, "# T\n\none")["page_id"]
+    assert cli("revise", page_id, "two", "--store", str(store)).code == 0
+    assert cli("revise", page_id, "three, the newest", "--store", str(store)).code == 0
+    head = _head_of(store, page_id)
+    named = next(line.split(": ", 1)[1] for line in head.read_text("utf-8").splitlines()
+                 if line.startswith("revision_id:"))
+    (store / "revisions" / page_id / f"{named}.json").unlink()
+    if hand_edited:
+        head.write_text(head.read_text("utf-8").replace("three, the newest", "three, edited"))
+    newest = "three, edited" if hand_edited else "three, the newest"
+    found = doctor_kinds(store)
+    kind = "hand_edit" if hand_edited else "missing_revision"
+    assert list(found) == [kind], found
+    if not hand_edited:
+        assert named in found[kind][0]["message"]
+    fixed = cli("doctor", "--fix", "--store", str(store), "--json")
+    assert fixed.code == 0 and fixed.json["findings"][0]["fixed"], fixed.stdout
+    shown = cli("show", page_id, "--store", str(store), "--json")
+    assert newest in shown.json["page"]["payload"]["content"], shown.stdout
+    assert newest in head.read_text("utf-8")
+    texts = [json.loads(p.read_text("utf-8"))["payload"]["content"]
+             for p in (store / "revisions" / page_id).glob("*.json")]
+    assert sum(newest in text for text in texts) == 1  # recorded once, as a revision
+    assert cli("doctor", "--store", str(store)).code == 0
+    assert cli("validate", "--store", str(store)).code == 0
+
+
+# -- damage that reads must not answer as "nothing" --------------------------------------------
+
+def _two_pages(store: Path) -> tuple[str, str]:
+    first = add(store, "# Alpha\n\nalpha words")["page_id"]
+    second = add(store, "# Beta\n\nbeta words", "--namespace", "project:x")["page_id"]
+    return first, second
+
+
+@pytest.mark.parametrize("damage", ["revision_folder", "namespace_folder", "pages"])
+def test_a_folder_replaced_by_a_file_is_damage_to_reads_and_doctor(store: Path,
+                                                                   damage: str) -> None:
+    import shutil
+
+    from tests.conftest import snapshot
+
+    first, second = _two_pages(store)
+    target = {"revision_folder": store / "revisions" / first,
+              "namespace_folder": store / "pages" / "project",
+              "pages": store / "pages"}[damage]
+    shutil.rmtree(target)
+    target.write_text("not a folder\n")
+    rel = target.relative_to(store).as_posix()
+    before = snapshot(store)
+    for args in (("ls",), ("ls", "--limit", "1"), ("search", "words"), ("show", first),
+                 ("show", second)):
+        done = cli(*args, "--store", str(store))
+        assert done.code == 8, (args, done.code, done.stdout, done.stderr)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and f"{rel}: not a folder" in errors[0], done.stderr
+    for fix in ((), ("--fix",)):
+        doctor = cli("doctor", *fix, "--store", str(store), "--json")
+        assert doctor.code == 8, doctor.stderr
+        found = [(f["kind"], f["path"], f["fixable"]) for f in doctor.json["findings"]]
+        assert found == [("not_a_folder", rel, False)], found
+    assert snapshot(store) == before
+
+
+def test_a_garbage_head_file_is_served_from_its_last_revision(store: Path) -> None:
+    first, _ = _two_pages(store)
+    head = next((store / "pages").rglob(f"{first}.md"))
+    head.write_bytes(os.urandom(3000).replace(b"<<<<<<<", b"") + b"\xff")
+    listed = cli("ls", "--store", str(store), "--json")
+    assert first in [p["page_id"] for p in listed.json]
+    assert "listed from its last revision" in listed.stderr
+    found = cli("search", "alpha", "--store", str(store), "--json").json["results"]
+    assert [r["id"] for r in found] == [first] and "alpha" in found[0]["snippet"]
+    shown = cli("show", first, "--store", str(store), "--json").json
+    assert "alpha words" in shown["page"]["payload"]["content"]
+    assert "invalid_file" in doctor_kinds(store)
+
+
+def test_a_broken_head_file_marking_the_page_more_sensitive_is_not_served(store: Path) -> None:
+    first, _ = _two_pages(store)
+    head = next((store / "pages").rglob(f"{first}.md"))
+    head.write_text(head.read_text("utf-8").replace("sensitivity: low", "sensitivity: high\n"
+                                                    "tags: [unclosed"), "utf-8")
+    assert first not in [p["page_id"] for p in cli("ls", "--store", str(store),
+                                                   "--json").json]
+
+
+def test_validate_sees_git_conflict_markers(store: Path) -> None:
+    first, _ = _two_pages(store)
+    head = next((store / "pages").rglob(f"{first}.md"))
+    head.write_text(head.read_text("utf-8").replace(
+        "alpha words", "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other"), "utf-8")
+    valid = cli("validate", "--store", str(store), "--json")
+    assert valid.code == 5
+    assert [p["message"][:21] for p in valid.json["problems"]] == ["git conflict markers "]
+    assert list(doctor_kinds(store)) == ["conflict_markers"]

@@ -171,7 +171,8 @@ def test_freshness_of_imported_material_is_not_the_import_time(
     monkeypatch.setenv("PCP_NOW", "2026-11-30T09:00:00.000Z")
     keystones = tmp_path / "old.json"
     keystones.write_text(json.dumps([{"id": "old-1", "content": "Ada is a marine biologist.",
-                                      "category": "identity", "source": "imported"}]))
+                                      "category": "identity", "source": "imported",
+                                      "sensitivity": "low"}]))
     ok("import", str(keystones), "--store", s)
     text = cli("export", "--format", "micro_prompt", "--store", s).stdout
     assert "marine biologist" in text

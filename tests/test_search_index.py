@@ -109,14 +109,14 @@ def test_after_import_catches_the_index_up(example, tmp_path):
 def test_pcp_index_updates_and_rebuilds(example):
     first = cli("index", "--store", str(example), "--json")
     assert first.code == 0 and first.json["rebuilt"] is True
-    assert first.json["documents"] == 22  # every readable page, proposals and superseded too
+    assert first.json["documents"] == 23  # every readable page, proposals and superseded too
     again = cli("index", "--store", str(example), "--json").json
     assert again["rebuilt"] is False and again["updated"] == again["removed"] == 0
     cli("add", "One more page about narwhals.", "--store", str(example))
     update = cli("index", "--store", str(example), "--json").json
-    assert update["rebuilt"] is False and update["updated"] == 1 and update["documents"] == 23
+    assert update["rebuilt"] is False and update["updated"] == 1 and update["documents"] == 24
     full = cli("index", "--rebuild", "--store", str(example), "--json").json
-    assert full["rebuilt"] is True and full["reason"] == "asked for" and full["documents"] == 23
+    assert full["rebuilt"] is True and full["reason"] == "asked for" and full["documents"] == 24
     human = cli("index", "--store", str(example))
     assert human.code == 0 and "up to date" in human.stdout
 
@@ -127,7 +127,7 @@ def test_missing_index_is_rebuilt(example):
     shutil.rmtree(example / ".pcp/index")
     out = cli("search", "tidewatch", "--store", str(example))
     assert "tidewatch-architecture" in out.stdout
-    assert "Building the search index for 22 pages" in out.stderr
+    assert "Building the search index for 23 pages" in out.stderr
     again = cli("--traceback", "search", "tidewatch", "--store", str(example))
     assert again.code == 0 and again.stderr == ""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pcp_cli import api
+from pcp_cli.query.stats import SCOPES_COUNTED
 from tests.conftest import cli
 
 
@@ -13,16 +14,17 @@ def run(root, *args):
 
 
 def test_stats_counts_and_time_range(example):
-    data = run(example, "stats")
+    data = run(example, "stats", "--include-sensitive")
     assert set(data) == {"schema_version", "total", "by_type", "by_origin", "by_namespace",
-                         "by_lifecycle", "time_range"}
-    # 22 readable pages, but the proposal ks-p01 is not part of the read surface.
-    assert data["total"] == 21
-    assert data["by_type"] == {"conversation": 1, "keystone": 8, "note": 5, "profile": 1,
+                         "by_lifecycle", "time_range", "counted",
+                         "filters_applied"}
+    # 23 readable pages, but the proposal ks-p01 is not part of the read surface.
+    assert data["total"] == 22
+    assert data["by_type"] == {"conversation": 2, "keystone": 8, "note": 5, "profile": 1,
                                "timeline_event": 6}
-    assert data["by_namespace"] == {"project:tidewatch": 2, "user:ada-lumen": 19}
-    assert data["by_lifecycle"] == {"active": 20, "superseded": 1}
-    assert sum(data["by_origin"].values()) == 21 and data["by_origin"]["recorded"] == 1
+    assert data["by_namespace"] == {"project:tidewatch": 2, "user:ada-lumen": 20}
+    assert data["by_lifecycle"] == {"active": 21, "superseded": 1}
+    assert sum(data["by_origin"].values()) == 22 and data["by_origin"]["recorded"] == 2
     assert data["time_range"]["earliest"] <= data["time_range"]["latest"]
     assert cli("stats", "--store", str(example)).stdout.startswith("total\t")
 
@@ -30,17 +32,18 @@ def test_stats_counts_and_time_range(example):
 def test_stats_count_only_what_the_caller_sees(example):
     with api.open_store(example, readonly=True) as store:
         scoped = api.stats(store, scopes=["project:tidewatch"])
-        hidden = api.stats(store, suppressed=frozenset({"health-notes", "ks-001"}))
+        hidden = api.stats(store, suppressed=frozenset({"health-notes", "ks-001"}),
+                           include_sensitive=True)
         nothing = api.stats(store, scopes=[])
     assert scoped["total"] == 2 and set(scoped["by_namespace"]) == {"project:tidewatch"}
-    assert hidden["total"] == 19
+    assert hidden["total"] == 20
     assert nothing["total"] == 0 and nothing["time_range"] == {"earliest": None, "latest": None}
 
 
 def test_stats_follow_lifecycle_changes(example):
     cli("archive", "newsletter-ideas", "--store", str(example))
-    assert run(example, "stats")["by_lifecycle"] == {"active": 19, "archived": 1,
-                                                     "superseded": 1}
+    assert run(example, "stats", "--include-sensitive")["by_lifecycle"] == {
+        "active": 20, "archived": 1, "superseded": 1}
 
 
 def test_scopes_lists_namespaces_with_counts(example):
@@ -51,10 +54,11 @@ def test_scopes_lists_namespaces_with_counts(example):
                     "owner_id": "ada-lumen", "visibility": "private",
                     "permissions": {"read": True, "write": True, "sensitive": True},
                     "pages": 2, "last_activity": "2026-01-09T16:00:00.000Z"}
-    assert user["pages"] == 18  # active, affirmed: not the superseded ks-003 nor ks-p01
+    assert user["pages"] == 19  # active, affirmed: not the superseded ks-003 nor ks-p01
     with api.open_store(example, readonly=True) as store:
         assert api.list_scopes(store, scopes=["user:*"])["scopes"] == [user]
-        assert api.list_scopes(store, scopes=[]) == {"scopes": [], "next_cursor": None}
+        assert api.list_scopes(store, scopes=[]) == {"scopes": [], "next_cursor": None,
+                                                     "counted": SCOPES_COUNTED}
 
 
 def test_scopes_do_not_read_page_content(example, monkeypatch):
@@ -67,7 +71,7 @@ def test_scopes_do_not_read_page_content(example, monkeypatch):
     monkeypatch.setattr(Store, "current", refuse)
     with api.open_store(example, readonly=True) as store:
         assert api.list_scopes(store)["scopes"]
-        assert api.stats(store)["total"] == 21
+        assert api.stats(store, include_sensitive=True)["total"] == 22
 
 
 def test_capabilities(example):

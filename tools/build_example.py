@@ -124,6 +124,27 @@ def main(archive_path: str) -> None:
     at("2026-01-09T16:05:00.000Z")
     store.link("conv-tidewatch-mobile", "related_to", "tidewatch-architecture")
     store.link("tidewatch-architecture", "depends_on", "ks-002")
+    # A conversation in which Ada says things about herself that no keystone holds yet: what
+    # the README's tour runs `pcp propose` on (the assistant's paraphrase and the
+    # hypothetical are not taken).
+    at("2026-01-12T09:30:00.000Z")
+    rhythm = (
+        "### User · 2026-01-12 09:10\n\n"
+        "Quick planning help. For context, I moved to Lisbon in October 2025, and my partner "
+        "Inês works nights, so my days start later now. No calls before 11:00 for me. "
+        "Can you draft a weekly rhythm for client calls?\n\n"
+        "### Assistant · 2026-01-12 09:11\n\n"
+        "Here is a draft: calls Tuesday and Thursday 14:00-17:00 Lisbon time, focused work every "
+        "day. You said you live in Porto, so I assumed Western European Time.\n\n"
+        "### User · 2026-01-12 09:15\n\n"
+        "Lisbon, not Porto. I use Observable notebooks for quick sketches. If I were an early "
+        "bird I would take more calls.\n"
+    )
+    api.add_page(store, rhythm, page_type="conversation", title="Planning a weekly rhythm",
+                 namespace="user:ada-lumen", origin="recorded", tags=["planning"],
+                 page_id="conv-weekly-rhythm",
+                 record={"source_system": "chatgpt", "started_at": "2026-01-12T09:10:00Z",
+                         "message_count": 3})
     store.close()
     shutil.rmtree(OUT / ".pcp", ignore_errors=True)
     (OUT / ".gitignore").unlink(missing_ok=True)

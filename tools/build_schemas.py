@@ -277,6 +277,7 @@ SCHEMAS = {
                     "additionalProperties": False,
                     "properties": {
                         "scopes": STRING_LIST,
+                        "default_scopes": STRING_LIST,
                         "allow_sensitive": {"type": "boolean"},
                         "allow_write": {"type": "boolean"},
                         "description": {"type": "string"},
@@ -286,6 +287,40 @@ SCHEMAS = {
             "settings": {"type": "object"},
         },
     },
+}
+
+
+def _proposal_variant(kind: str, categories: tuple[str, ...], date: dict) -> dict:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["kind", "category", "content", "date", "confidence", "evidence"],
+        "properties": {
+            "kind": {"const": kind},
+            "category": enum(categories),
+            "content": {"type": "string", "minLength": 1, "maxLength": 300},
+            "date": date,
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "evidence": {"type": "string", "minLength": 1, "maxLength": 600},
+        },
+    }
+
+
+# What a model behind `pcp propose --llm` must answer (pcp_cli/extract/llm.py).
+SCHEMAS["proposals"] = {
+    "title": "pcp propose --llm: a model's answer",
+    "description": "What a model behind `pcp propose --llm` must answer for one chunk of the "
+    "person's own text: the facts the person states about themselves, each with the exact "
+    "sentence it came from. Sent as the response_format json_schema and checked again on "
+    "every answer; anything else is dropped.",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["proposals"],
+    "properties": {"proposals": {"type": "array", "maxItems": 50, "items": {"anyOf": [
+        _proposal_variant("keystone", vocab.KEYSTONE_CATEGORIES, {"type": "null"}),
+        _proposal_variant("timeline_event", vocab.TIMELINE_CATEGORIES,
+                          {"type": "string", "pattern": vocab.PARTIAL_DATE_PATTERN}),
+    ]}}},
 }
 
 

@@ -25,15 +25,15 @@ as skipped).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import InvalidInput
-from pcp_cli.model import vocab
+from pcp_cli.model import jsonlimit, vocab
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import (
+    ARCHIVE_EXTENSIONS,
     PROFILE_PAGE_ID,
     V1_ID,
     V1_SOURCE,
@@ -84,7 +84,7 @@ def read_archive(path: str | Path) -> Any:
         raise InvalidInput("not valid UTF-8", path=where,
                            details=[f"(top): not valid UTF-8 at byte {exc.start}"]) from None
     try:
-        return json.loads(text)
+        return jsonlimit.loads(text, where)
     except ValueError as exc:
         raise InvalidInput("not valid JSON", path=where,
                            details=[f"(top): not valid JSON: {exc}"]) from None
@@ -293,10 +293,15 @@ def plan_import(store: Store, data: Any, *, namespace: str | None = None,
         except InvalidInput as exc:
             state_errors.append(f"{where}: {exc.message}")
 
+    envelope = envelope_extensions(data) if kind == "archive" else {}
     if profile is not None and _has_profile_content(profile):
         where = _prefix(kind, "profile").rstrip("/") or "(top)"
         add("profile", PROFILE_PAGE_ID, where,
-            lambda: _profile_state(store, profile, namespace))
+            lambda: _profile_state(store, profile, namespace, envelope))
+    elif envelope:
+        plan.items.append(("extensions", "extensions", "extensions", None,
+                           "the archive's own extensions are kept on the profile page, and "
+                           "this file has no profile"))
     for index, obj in enumerate(keystones):
         where = f"{_prefix(kind, 'keystone')}{index}"
         if obj.get("status") == "deleted":
@@ -359,16 +364,51 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
         type="keystone",
         title=title_from(obj["content"]),
         namespace=_namespace_for(store, page_id, namespace),
-        lifecycle_status=STATUS_TO_LIFECYCLE.get(obj.get("status", "active"), "active"),
-        sensitivity=obj.get("sensitivity", "low"),
+        lifecycle_status=_lifecycle(obj),
+        sensitivity=_sensitivity(store, page_id, obj),
         origin=vocab.ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
         review_status="affirmed",
         epistemic_status="affirmed",
         integrity="verbatim",
         instruction_policy="advisory" if category in vocab.ADVISORY_CATEGORIES else "data_only",
         record=record,
-        extensions=dict(obj.get("extensions") or {}),
+        extensions=_extensions(obj),
     )
+
+
+def _lifecycle(obj: dict[str, Any]) -> str:
+    """The v1 status; with none, what a pcp export said in its extension (`archived`, which
+    v1 has no word for: render/portable.py), else active."""
+    if "status" in obj:
+        return STATUS_TO_LIFECYCLE.get(obj["status"], "active")
+    ours = (obj.get("extensions") or {}).get(vocab.EXT_NS)
+    said = ours.get("lifecycle_status") if isinstance(ours, dict) else None
+    return "archived" if said == "archived" else "active"
+
+
+def _extensions(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object's extensions, less the lifecycle pcp's export put there (the page's own
+    lifecycle now holds it)."""
+    extensions = dict(obj.get("extensions") or {})
+    ours = extensions.get(vocab.EXT_NS)
+    if isinstance(ours, dict) and "lifecycle_status" in ours and "status" not in obj:
+        rest = {k: v for k, v in ours.items() if k != "lifecycle_status"}
+        if rest:
+            extensions[vocab.EXT_NS] = rest
+        else:
+            del extensions[vocab.EXT_NS]
+    return extensions
+
+
+def _sensitivity(store: Store, page_id: str, obj: dict[str, Any]) -> str | None:
+    """What the file says; a file that says nothing keeps what the store says (the person may
+    have classified the page since), and a keystone never classified stays unclassified: it is
+    not made `low` on the way in (under-claim, never over-claim)."""
+    if "sensitivity" in obj:
+        return str(obj["sensitivity"])
+    if store.page_exists(page_id):
+        return store.current(page_id).state.sensitivity
+    return None
 
 
 def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
@@ -397,7 +437,19 @@ def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
     )
 
 
-def _profile_state(store: Store, obj: dict[str, Any], namespace: str | None) -> PageState:
+def envelope_extensions(data: Any) -> dict[str, Any]:
+    """The archive's own `extensions` (beside its profile, keystones and events), less pcp's
+    (`org.pcp-cli` names the store the file came from: import bookkeeping, written afresh on
+    every export). Kept on the profile page as `record["archive_extensions"]` and given back
+    on export (v1 §6: extensions are preserved on round trip)."""
+    ext = data.get("extensions") if isinstance(data, dict) else None
+    if not isinstance(ext, dict):
+        return {}
+    return {k: v for k, v in ext.items() if k != vocab.EXT_NS}
+
+
+def _profile_state(store: Store, obj: dict[str, Any], namespace: str | None,
+                   envelope: dict[str, Any] | None = None) -> PageState:
     record: dict[str, Any] = {}
     for key in (*PROFILE_STRING_FIELDS, *PROFILE_LIST_FIELDS, "generated_at"):
         if key in obj:
@@ -409,6 +461,11 @@ def _profile_state(store: Store, obj: dict[str, Any], namespace: str | None) -> 
             pinned = [p for p in existing if isinstance(p, str)]
     record["pinned"] = pinned
     record[IMPORT_HASH] = _object_hash(obj)
+    if envelope:
+        record[ARCHIVE_EXTENSIONS] = envelope
+        # the envelope's extensions are part of what this import brought: a change to them
+        # alone revises the profile page (a file without them hashes as before)
+        record[IMPORT_HASH] = _object_hash({"profile": obj, "extensions": envelope})
     return store.new_state(
         obj.get("summary", ""),
         page_id=PROFILE_PAGE_ID,

@@ -22,6 +22,7 @@ from typing import IO, Any, Literal
 import ijson
 
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.jsonlimit import guarded_stream
 
 Format = Literal["archive", "chatgpt", "claude", "markdown", "claude_code", "codex"]
 ItemKind = Literal["page", "keystone_proposal", "profile_proposal"]
@@ -156,7 +157,10 @@ def clip(text: str, limit: int) -> str:
 
 
 def json_records(stream: io.BufferedReader) -> Iterator[Any]:
-    """The objects of a JSON file holding either a list of them or just one, streamed."""
+    """The objects of a JSON file holding either a list of them or just one, streamed.
+
+    `stream` must come from `ProgressTracker.wrap` (or `guarded_stream`), which refuses JSON
+    nested deeper than MAX_JSON_DEPTH before ijson sees it."""
     head = stream.peek(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     prefix = "" if head.startswith(b"{") else "item"
     # Not use_float: the C backend then rejects integers beyond 64 bits, which are valid JSON.
@@ -231,6 +235,13 @@ class Source:
                 if info.is_dir() or any(_hidden(p) for p in parts) or ".." in parts:
                     continue
                 self.sizes[info.filename] = info.file_size
+                _check_expansion(path, info)
+            total = sum(self.sizes.values())
+            if total > MAX_ZIP_BYTES:
+                self._zip.close()
+                raise InvalidInput(
+                    f"expands to {total:,} bytes, over the {MAX_ZIP_BYTES:,}-byte limit for one "
+                    "export", path=str(path), hint=_ZIP_HINT)
         else:
             self.sizes[path.name] = path.stat().st_size
 
@@ -268,6 +279,26 @@ class Source:
         self.close()
 
 
+# A zip member may expand at most MAX_ZIP_RATIO times its compressed size (members under
+# 1 MiB aside), and a whole export to at most MAX_ZIP_BYTES: a zip bomb is refused before any
+# of it is inflated. Real exports' JSON compresses 5-20x. zipfile itself stops reading a member
+# at the size its header declares. Documented in docs/import.md (Input limits).
+MAX_ZIP_RATIO = 200
+MAX_ZIP_BYTES = 16 * 1024**3
+_ZIP_HINT = ("a real export expands 5-20x; unpack the zip yourself and import the folder if "
+             "you trust it")
+
+
+def _check_expansion(path: Path, info: zipfile.ZipInfo) -> None:
+    if info.file_size > 1024 * 1024 and info.file_size > MAX_ZIP_RATIO * max(
+            info.compress_size, 1):
+        ratio = info.file_size // max(info.compress_size, 1)
+        raise InvalidInput(
+            f"{info.filename} expands {ratio:,}x ({info.compress_size:,} to {info.file_size:,} "
+            f"bytes), over the {MAX_ZIP_RATIO}x limit: refused before unpacking",
+            path=str(path), hint=_ZIP_HINT)
+
+
 def _hidden(name: str) -> bool:
     return name.startswith(".") or name == "__MACOSX"
 
@@ -285,9 +316,10 @@ class ProgressTracker:
         if self._progress is not None:
             self._progress(self.done, self.total)
 
-    def wrap(self, raw: IO[bytes]) -> io.BufferedReader:
-        """A buffered (peekable) stream over `raw` that counts what is read."""
-        return io.BufferedReader(CountingReader(raw, self.add), buffer_size=64 * 1024)
+    def wrap(self, raw: IO[bytes], where: str | None = None) -> io.BufferedReader:
+        """A buffered (peekable) stream over `raw` that counts what is read and refuses JSON
+        nested too deep (DepthError naming `where`)."""
+        return guarded_stream(CountingReader(raw, self.add), where)
 
 
 # --- recognising a format from content ------------------------------------------------------
@@ -301,7 +333,7 @@ _HINT = (
 )
 
 
-def _sniff_json(stream: IO[bytes]) -> tuple[str, set[str], str | None]:
+def _sniff_json(stream: IO[bytes], where: str) -> tuple[str, set[str], str | None]:
     """Look at the start of a JSON document without reading all of it.
 
     Returns the top-level shape ('list' | 'object' | 'scalar' | 'invalid'), the keys seen in
@@ -312,7 +344,10 @@ def _sniff_json(stream: IO[bytes]) -> tuple[str, set[str], str | None]:
     keys: set[str] = set()
     kind: str | None = None
     try:
-        for count, (prefix, event, value) in enumerate(ijson.parse(stream)):
+        # The guard refuses a deep document before ijson builds its events (whose prefixes
+        # grow with the depth), so the sniff costs at most a buffer's worth.
+        for count, (prefix, event, value) in enumerate(ijson.parse(guarded_stream(stream,
+                                                                                 where))):
             if count == 0:
                 shape = {"start_array": "list", "start_map": "object"}.get(event, "scalar")
                 if shape == "scalar":
@@ -385,7 +420,7 @@ def detect_export(path: str | os.PathLike[str]) -> Format:
 def _detect_in(source: Source) -> Format | None:
     if not source.is_zip and not source.path.is_dir():
         with source.open(source.names[0]) as stream:  # one file, whatever its name
-            return _classify_json(*_sniff_json(stream))
+            return _classify_json(*_sniff_json(stream, source.label(source.names[0])))
     json_names = [n for n in source.names if n.lower().endswith(".json")]
     # Inside a zip or a folder: conversation files first, shallowest first.
     base = {n: PurePosixPath(n).name.lower() for n in json_names}
@@ -394,7 +429,7 @@ def _detect_in(source: Source) -> Format | None:
     others = [n for n in candidates if base[n] != "conversations.json"]
     for name in conversations + others[:20]:
         with source.open(name) as stream:
-            verdict = _classify_json(*_sniff_json(stream))
+            verdict = _classify_json(*_sniff_json(stream, source.label(name)))
         if verdict in ("chatgpt", "claude"):
             return verdict
     if any(base[n] in _CLAUDE_OTHER_FILES for n in json_names):

@@ -81,7 +81,7 @@ def _iter_file(source: Source, name: str, tracker: ProgressTracker) -> ParseResu
     ref_name = PurePosixPath(name).name
     count = 0
     with source.open(name) as raw:
-        stream = tracker.wrap(raw)
+        stream = tracker.wrap(raw, label)
         try:
             for index, conversation in enumerate(json_records(stream)):
                 count += 1

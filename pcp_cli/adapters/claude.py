@@ -106,7 +106,7 @@ def _read(
     count = 0
     with source.open(name) as raw:
         try:
-            for index, data in enumerate(json_records(tracker.wrap(raw))):
+            for index, data in enumerate(json_records(tracker.wrap(raw, label))):
                 count += 1
                 yield from guarded(handler(data, index, label, name, state), label, f"#{index}")
         except (ijson.JSONError, ijson.IncompleteJSONError, UnicodeDecodeError) as exc:

@@ -36,7 +36,7 @@ from typing import Any
 
 from pcp_cli.adapters.base import Format, ItemProblem, Progress, slugify
 from pcp_cli.errors import InvalidInput, UsageError
-from pcp_cli.model import vocab
+from pcp_cli.model import jsonlimit, vocab
 from pcp_cli.model.ingest import EventInput, normalize_event, parse_timestamp
 
 SESSION_FORMATS = ("claude_code", "codex")
@@ -149,8 +149,8 @@ def _head_objects(path: Path, count: int) -> Iterator[dict[str, Any]]:
         if not piece.strip():
             continue
         try:
-            obj = json.loads(piece)
-        except ValueError:
+            obj = jsonlimit.loads(piece)
+        except (ValueError, jsonlimit.DepthError):
             continue
         if isinstance(obj, dict):
             yield obj
@@ -181,7 +181,12 @@ def read_lines(path: Path, label: str, session: Session) -> Iterator[tuple[int, 
         if not piece.strip():
             continue
         try:
-            obj = json.loads(piece)
+            obj = jsonlimit.loads(piece)
+        except jsonlimit.DepthError:
+            session.problems.append(ItemProblem(
+                label, f"line {number}", f"JSON nested deeper than {jsonlimit.MAX_JSON_DEPTH} "
+                "levels; skipped", line=number))
+            continue
         except ValueError:
             if number == last and not complete:
                 session.warnings.append(ItemProblem(
@@ -442,8 +447,8 @@ def _codex_line(session: Session, number: int, obj: dict[str, Any], when: Any) -
     elif kind in _CODEX_CALLS:
         raw = item.get(_CODEX_CALLS[kind])
         if isinstance(raw, str) and kind == "function_call":
-            with contextlib.suppress(ValueError):  # arguments are a JSON string, usually
-                raw = json.loads(raw)
+            with contextlib.suppress(ValueError, jsonlimit.DepthError):  # a JSON string, usually
+                raw = jsonlimit.loads(raw)
         fields = {"name": str(item.get("name") or kind.removesuffix("_call"))[:200],
                   "input": raw}
         if isinstance(item.get("call_id"), str):

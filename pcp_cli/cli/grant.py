@@ -21,6 +21,7 @@ ClientArg = Annotated[str, typer.Argument(help="The client id, e.g. claude-deskt
 def _show(view: dict[str, Any]) -> None:
     text(f"client:    {view['client_id']}")
     text(f"scopes:    {', '.join(view['scopes']) or '(none)'}")
+    text(f"defaults:  {', '.join(view.get('default_scopes') or []) or '(all its scopes)'}")
     text(f"sensitive: {'allowed' if view['allow_sensitive'] else 'never'}")
     text(f"writes:    {'allowed (with pcp serve --allow-write)' if view['allow_write'] else 'no'}")
     if view.get("description"):
@@ -32,12 +33,16 @@ def _show(view: dict[str, Any]) -> None:
 
 @grant_app.command("add", epilog=examples(
     "pcp grant add claude-desktop --scope user:ada-lumen --scope project:tidewatch",
-    "pcp grant add cursor --scope 'project:*' --write"))
+    "pcp grant add cursor --scope 'project:*' --write",
+    "pcp grant add agent --scope 'project:*' --default-scope project:tidewatch"))
 def grant_add(
     client: ClientArg,
     scope: Annotated[list[str] | None, typer.Option(
         "--scope", help="A namespace, prefix:* pattern or * the client may read "
         "(repeatable, at least one).")] = None,
+    default_scope: Annotated[list[str] | None, typer.Option(
+        "--default-scope", help="What its searches that name no scopes search: a namespace "
+        "or pattern inside its --scope values (repeatable; default: all of them).")] = None,
     sensitive: Annotated[bool, typer.Option(
         "--sensitive", help="Also let it see high-sensitivity pages.")] = False,
     write: Annotated[bool, typer.Option(
@@ -51,7 +56,8 @@ def grant_add(
     from pcp_cli.mcp import commands
 
     view = commands.grant_add(store_path, client, scopes=scope or [], sensitive=sensitive,
-                              write=write, description=description)
+                              write=write, description=description,
+                              default_scopes=default_scope or [])
     if not as_json:
         note(f"{'replaced' if view['replaced'] else 'added'} the grant of {client} in pcp.yaml")
     emit(view, as_json, lambda: _show(view))
@@ -67,8 +73,10 @@ def grant_list(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         note("no client grants in pcp.yaml (add one: pcp grant add CLIENT --scope NAMESPACE)")
         return
     emit(views, as_json, lambda: table(
-        ("client", "scopes", "sensitive", "write", "tokens", "made by", "last use"),
-        ((v["client_id"], ", ".join(v["scopes"]), "yes" if v["allow_sensitive"] else "no",
+        ("client", "scopes", "default scopes", "sensitive", "write", "tokens", "made by",
+         "last use"),
+        ((v["client_id"], ", ".join(v["scopes"]), ", ".join(v["default_scopes"]) or "(all)",
+          "yes" if v["allow_sensitive"] else "no",
           "yes" if v["allow_write"] else "no", len(v["tokens"]),
           f"OAuth: {v['oauth']['client_name']}" if v.get("oauth") else "pcp grant",
           (v.get("oauth") or {}).get("last_used") or "-") for v in views)))

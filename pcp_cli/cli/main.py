@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.search",
     "pcp_cli.cli.hooks",
     "pcp_cli.cli.monitor",
+    "pcp_cli.cli.propose",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -64,6 +65,7 @@ COMMAND_MODULE = {
     "ingest": "pcp_cli.cli.ingest",
     "export": "pcp_cli.cli.export",
     "review": "pcp_cli.cli.review",
+    "propose": "pcp_cli.cli.propose",
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
     **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
     "monitor": "pcp_cli.cli.monitor",

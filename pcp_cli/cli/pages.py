@@ -338,9 +338,12 @@ def register(app: typer.Typer) -> None:
                 statuses=status or ("active",), include_proposed=include_proposed,
                 limit=limit, cursor=cursor)
             skipped = api.unreadable_pages(opened)
+            served = api.pages_served_from_revisions(opened)
             shorten = api.short_page_ids(opened) if _terminal() and not as_json else str
         for problem in skipped:
             note(f"Warning: not listed: {problem} (see `pcp doctor`)")
+        for problem in served:
+            note(f"Warning: listed from its last revision: {problem} (see `pcp doctor`)")
         rows = [api.entry_summary(e) for e in entries]
         windowed = limit is not None or cursor is not None
         data: object = {"pages": rows, "next_cursor": next_cursor} if windowed else rows
@@ -440,12 +443,9 @@ def register(app: typer.Typer) -> None:
         """Link two pages (their current revisions) with a typed relation."""
         with api.open_store(store_path) as store:
             from_id, to_id = api.find_page(store, from_id), api.find_page(store, to_id)
-            with store.locked():
-                before = store.find_relation(relation, store.get(from_id).revision_id,
-                                             store.get(to_id).revision_id)
-                relation_obj = store.link(from_id, relation, to_id, note=note_text)
+            relation_obj, created = api.link(store, from_id, relation, to_id, note=note_text)
         data = relation_obj.to_dict()
-        verb = "already linked" if before is not None else "linked"
+        verb = "linked" if created else "already linked"
         emit(data, as_json, lambda: text(
             f"{verb} {data['from_page_id']} -{data['relation_type']}-> {data['to_page_id']} "
             f"({data['relation_id']})"))

@@ -193,12 +193,16 @@ def register(app: typer.Typer) -> None:
         emit(report, as_json, lambda: text(_index_line(report) + "\n"
                                            + _vectors_line(report["vectors"])))
 
-    @app.command(epilog=examples("pcp stats", "pcp stats --json"))
-    def stats(as_of: AsOfOpt = None, store_path: StoreOpt = None,
+    @app.command(epilog=examples("pcp stats", "pcp stats --json",
+                                 "pcp stats --include-sensitive"))
+    def stats(include_sensitive: Annotated[bool, typer.Option(
+                  "--include-sensitive", help="Also count high-sensitivity pages.")] = False,
+              as_of: AsOfOpt = None, store_path: StoreOpt = None,
               as_json: JsonOpt = False) -> None:
-        """Counts of pages by type, origin, namespace and lifecycle, and their time range."""
+        """Counts of pages by type, origin, namespace and lifecycle, and their time range
+        (high-sensitivity pages only with --include-sensitive)."""
         with api.open_store(store_path) as store:
-            data = api.stats(store, as_of=as_of)
+            data = api.stats(store, as_of=as_of, include_sensitive=include_sensitive)
 
         def human() -> None:
             rows = [("total", "", data["total"])]

@@ -73,17 +73,19 @@ def timeline_list(
                                               help="At most N events (the oldest).")] = None,
     cursor: Annotated[str | None, typer.Option(
         "--cursor", help="Continue a previous listing (its next_cursor).")] = None,
+    include_sensitive: Annotated[bool, typer.Option(
+        "--include-sensitive", help="Also high-sensitivity events.")] = False,
     as_of: AsOfOpt = None,
     sources: SourcesOpt = None,
     source_timeout: SourceTimeoutOpt = DEFAULT_SOURCE_TIMEOUT,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List timeline events, oldest first; with --sources, the other registered PCP sources'
-    too."""
+    """List timeline events, oldest first (non-sensitive ones by default); with --sources,
+    the other registered PCP sources' too."""
     with api.open_store(store_path) as store:
         data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
-                            cursor=cursor, as_of=as_of)
+                            cursor=cursor, as_of=as_of, include_sensitive=include_sensitive)
         shorten = api.short_page_ids(store) if is_terminal() and not as_json else str
         if sources:
             remote = {k: v for k, v in {"from": from_, "to": to, "query": query,

@@ -313,9 +313,16 @@ def _matcher(query_terms: Sequence[str]) -> tuple[re.Pattern[str] | None, set[st
     return re.compile("|".join(alts), re.IGNORECASE), stems
 
 
+# A snippet is chosen among the first this many matches: a huge page full of the query's
+# words costs a bounded list, not one entry per word (a 10 MB page held 150,000).
+MAX_SNIPPET_HITS = 2_000
+
+
 def _find(pattern: re.Pattern[str], stems: set[str], text: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     for m in pattern.finditer(text):
+        if len(found) >= MAX_SNIPPET_HITS:
+            break
         s = m.group()
         if is_cjk(s):
             found.append((m.start(), m.end(), s))

@@ -27,10 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pcp_cli.audit_anchor import read_anchor, write_anchor
 from pcp_cli.errors import InvalidInput, PcpError
 
 AUDIT_RELPATH = Path(".pcp") / "audit.jsonl"
 ROTATED_GLOB = "audit-*.jsonl"
+ANCHOR_NAME = ".pcp/audit-anchor.json"
 CREATED = "log_created"  # the `event` of the record that opens every log file
 # Rotate past this size (PCP_AUDIT_MAX_BYTES overrides it).
 MAX_BYTES = 16 * 1024 * 1024
@@ -150,6 +152,7 @@ class AuditLog:
     """Appends call records for one server session."""
 
     def __init__(self, store_root: Path | str, *, session_id: str | None = None) -> None:
+        self.root = Path(store_root)
         self.path = audit_path(store_root)
         self.session_id = session_id or f"ses_{secrets.token_hex(6)}"
         self.max_bytes = int(os.environ.get("PCP_AUDIT_MAX_BYTES") or MAX_BYTES)
@@ -299,6 +302,7 @@ class AuditSink:
         if written != len(data):
             raise OSError(0, "short write to the audit log")
         os.fsync(self._fd)
+        write_anchor(self._log.root, record)
         return record
 
     def _rotate(self) -> None:
@@ -402,6 +406,7 @@ def verify_audit(store_root: Path | str) -> dict[str, Any]:
     expected: str | None = None  # the hash the next record must name as its `prev`
     started = False
     records = unchained = 0
+    seen: set[str] = set()
 
     def problem(path: Path, line: int, text: str) -> None:
         problems.append({"file": path.name, "line": line, "problem": text})
@@ -453,5 +458,17 @@ def verify_audit(store_root: Path | str) -> dict[str, Any]:
                             "record(s) before it were removed or changed")
             started = True
             expected = stated
+            seen.add(stated)
+    anchor = read_anchor(store_root)
+    if anchor is not None and anchor["hash"] not in seen:
+        newest = f"its newest record ({anchor.get('time') or 'time unknown'}, hash " \
+                 f"{anchor['hash'][:16]}…, kept in {ANCHOR_NAME})"
+        if not files:
+            problem(Path(AUDIT_RELPATH.name), 0, f"the log was deleted: {newest} is gone")
+        elif not seen:
+            problem(files[-1], 0, f"the log was emptied: {newest} is gone")
+        else:
+            problem(files[-1], 0, f"the log was cut short: it ends before {newest}; the last "
+                    "record(s) were removed")
     return {"valid": not problems, "files": [p.name for p in files], "records": records,
             "unchained": unchained, "problems": problems}

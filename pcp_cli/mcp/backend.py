@@ -71,13 +71,17 @@ class Backend(Protocol):
         suppressed: frozenset[str],
         cursor: str | None = None,
         as_of: str | None = None,
+        include_sensitive: bool = False,
     ) -> JSON:
-        """`{"events": [timeline_event...], "next_cursor"}`; dates are partial ISO dates."""
+        """`{"events": [timeline_event...], "filters_applied", "next_cursor"}`; dates are
+        partial ISO dates. High-sensitivity and unclassified events only when the grant allows
+        it and `include_sensitive` asks."""
         ...
 
     def stats(self, grant: Grant, *, suppressed: frozenset[str],
-              as_of: str | None = None) -> JSON:
-        """High-level counts and time range, counting only what the grant can see."""
+              as_of: str | None = None, include_sensitive: bool = False) -> JSON:
+        """High-level counts and time range, counting only what the grant can see (sensitive
+        pages only when it allows them and `include_sensitive` asks)."""
         ...
 
     # -- Paged Context Protocol reads -----------------------------------------------------------

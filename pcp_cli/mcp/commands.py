@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
 
 from pcp_cli import api
 from pcp_cli.config import resolve_store_root
@@ -25,6 +25,7 @@ from pcp_cli.errors import NotFound, UsageError
 from pcp_cli.mcp.grants import (
     GRANT_KEYS,
     check_client_id,
+    intersect_scopes,
     is_scope_pattern,
     resolve_grant,
 )
@@ -160,6 +161,7 @@ def _grant_view(root: Path, client_id: str, entry: Any,
     return {
         "client_id": client_id,
         "scopes": list(entry.get("scopes") or []),
+        "default_scopes": list(entry.get("default_scopes") or []),
         "allow_sensitive": bool(entry.get("allow_sensitive", False)),
         "allow_write": bool(entry.get("allow_write", False)),
         "description": entry.get("description"),
@@ -203,8 +205,10 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
 
 def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
               scopes: Sequence[str], sensitive: bool, write: bool,
-              description: str | None) -> dict[str, Any]:
-    """Add a grant, or replace the one `client_id` has (its tokens keep working)."""
+              description: str | None,
+              default_scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """Add a grant, or replace the one `client_id` has (its tokens keep working).
+    `default_scopes`: what a search naming no scopes searches, each inside `scopes`."""
     check_client_id(client_id)
     if not scopes:
         raise UsageError("a grant needs at least one --scope",
@@ -215,8 +219,21 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         raise UsageError(f"--scope {bad[0][:80]!r} is not a namespace or pattern",
                          hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
                          "(project:*) or *")
+    bad = [s for s in default_scopes if not is_scope_pattern(s)]
+    if bad:
+        raise UsageError(f"--default-scope {bad[0][:80]!r} is not a namespace or pattern",
+                         hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
+                         "(project:*) or *")
+    outside = [s for s in default_scopes
+               if intersect_scopes(tuple(scopes), [s])[0] != (s,)]
+    if outside:
+        raise UsageError(f"--default-scope {outside[0][:80]} is not inside the grant's scopes",
+                         hint=f"a default scope is one of the --scope values, or inside one: "
+                         f"{', '.join(scopes)}")
     entry: dict[str, Any] = {"scopes": list(dict.fromkeys(scopes)),
                              "allow_sensitive": sensitive, "allow_write": write}
+    if default_scopes:
+        entry["default_scopes"] = list(dict.fromkeys(default_scopes))
     if description:
         entry["description"] = description
     assert set(entry) <= set(GRANT_KEYS)
@@ -312,6 +329,13 @@ def grant_revoke_tokens(store_path: str | os.PathLike[str] | None,
 
 
 # -- client configurations --------------------------------------------------------------------
+def _bridge_refuses_plain_http(url: str) -> bool:
+    """mcp-remote refuses an http:// URL unless its host is localhost or 127.0.0.1 (a server
+    behind --insecure-http, say) or it is given --allow-http."""
+    parts = urlsplit(url)
+    return parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1")
+
+
 def serve_launch(client: str, root: Path) -> dict[str, Any]:
     """How a client launches `pcp serve` over stdio for `client` on the store at `root`: this
     interpreter and absolute paths, so it runs from apps that do not see the shell's PATH.
@@ -349,6 +373,8 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
             # Claude Desktop's config file launches stdio servers only; bridge with mcp-remote.
             server = {"command": "npx", "args": [
                 "-y", "mcp-remote", http_url, "--header", f"Authorization:{header}"]}
+            if _bridge_refuses_plain_http(http_url):
+                server["args"].append("--allow-http")
         command = None
     else:
         server = serve_launch(client, root)

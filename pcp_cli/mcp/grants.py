@@ -24,7 +24,8 @@ MANIFEST_NAME = "pcp.yaml"
 # (an MCP peer cannot prove it is the user, and a configurable actor would let a grant say so).
 DEFAULT_ACTOR = "model"
 # What a grant in pcp.yaml may say (the manifest schema's `clients` entry).
-GRANT_KEYS = ("scopes", "allow_sensitive", "allow_write", "description")
+GRANT_KEYS = ("scopes", "default_scopes", "allow_sensitive", "allow_write",
+              "description")
 
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -44,12 +45,15 @@ class Grant:
     dropped_scopes: tuple[str, ...] = ()
     # One line each, for `pcp serve` to print on stderr: what was dropped or refused, and why.
     notices: tuple[str, ...] = ()
+    # What a search that names no scopes searches (inside `scopes`); empty: all of `scopes`.
+    default_scopes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "client_id": self.client_id,
             "actor": self.actor,
             "scopes": list(self.scopes),
+            "default_scopes": list(self.default_scopes),
             "allow_sensitive": self.allow_sensitive,
             "allow_write": self.allow_write,
             "granted_by": self.granted_by,
@@ -185,6 +189,7 @@ def resolve_grant(
         default_ns = _default_namespace(manifest)
         scopes: tuple[str, ...] = (default_ns,) if default_ns else ()
         actor, allow_sensitive, allow_write, granted_by = DEFAULT_ACTOR, False, False, "default"
+        defaults = ()
         notices.append(
             f"{who} has no grant in pcp.yaml: serving the default namespace only, read-only"
         )
@@ -203,19 +208,9 @@ def resolve_grant(
                 f"clients.{client_id} has unknown key {unknown[0]!r}",
                 f"a grant may have: {', '.join(GRANT_KEYS)}",
             )
-        raw_scopes = entry.get("scopes", [])
-        if isinstance(raw_scopes, str) or not isinstance(raw_scopes, list):
-            raise _manifest_error(
-                f"clients.{client_id}.scopes must be a list",
-                'e.g. scopes: ["user:ada-lumen", "project:*"]',
-            )
-        bad = [s for s in raw_scopes if not is_scope_pattern(s)]
-        if bad:
-            raise _manifest_error(
-                f"clients.{client_id}.scopes has invalid entries: {bad!r}",
-                "a scope is a namespace (user:ada-lumen), a prefix pattern (project:*) or *",
-            )
-        scopes = tuple(dict.fromkeys(raw_scopes))
+        scopes = _scope_list(entry, client_id or "", "scopes",
+                             'e.g. scopes: ["user:ada-lumen", "project:*"]')
+        defaults = _default_scopes(entry, client_id or "", scopes)
         actor = DEFAULT_ACTOR
         allow_sensitive = _flag(entry, "allow_sensitive", client_id or "")
         granted_write = _flag(entry, "allow_write", client_id or "")
@@ -232,6 +227,12 @@ def resolve_grant(
         notices.append(f"--scope {scope} is outside the grant for {who}; dropped")
     if narrow_scopes is not None and not kept:
         notices.append(f"no requested scope is inside the grant for {who}: nothing is visible")
+    if defaults and narrow_scopes is not None:
+        narrowed_defaults, _ = intersect_scopes(kept, defaults)
+        if not narrowed_defaults:
+            notices.append(f"--scope leaves none of the default scopes of {who}: a search "
+                           "naming no scopes searches every scope served")
+        defaults = narrowed_defaults
     return Grant(
         client_id=client_id,
         actor=actor,
@@ -241,4 +242,35 @@ def resolve_grant(
         granted_by=granted_by,
         dropped_scopes=dropped,
         notices=tuple(notices),
+        default_scopes=tuple(defaults),
     )
+
+
+def _scope_list(entry: Mapping[str, Any], client_id: str, key: str,
+                example: str) -> tuple[str, ...]:
+    """A grant's list of scopes under `key`, checked, without repeats."""
+    raw = entry.get(key, [])
+    if isinstance(raw, str) or not isinstance(raw, list):
+        raise _manifest_error(f"clients.{client_id}.{key} must be a list", example)
+    bad = [s for s in raw if not is_scope_pattern(s)]
+    if bad:
+        raise _manifest_error(
+            f"clients.{client_id}.{key} has invalid entries: {bad!r}",
+            "a scope is a namespace (user:ada-lumen), a prefix pattern (project:*) or *",
+        )
+    return tuple(dict.fromkeys(raw))
+
+
+def _default_scopes(entry: Mapping[str, Any], client_id: str,
+                    scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """A grant's `default_scopes`: what a search naming no scopes searches. Each must lie
+    inside the grant's scopes (a default never widens what the client may see)."""
+    defaults = _scope_list(entry, client_id, "default_scopes",
+                           'e.g. default_scopes: ["project:tidewatch"]')
+    outside = [s for s in defaults if intersect_scopes(scopes, [s])[0] != (s,)]
+    if outside:
+        raise _manifest_error(
+            f"clients.{client_id}.default_scopes {outside[0]!r} is not inside its scopes",
+            f"a default scope must be one of, or inside, {', '.join(scopes) or 'its scopes'}",
+        )
+    return defaults

@@ -10,10 +10,16 @@ of it, one ASGI layer of ours, in this order:
 2. Bearer token authentication (`pcp_cli.mcp.tokens`): no token or a wrong one is 401 with a
    `WWW-Authenticate` header pointing at the RFC 9728 metadata, and an audit record. A token
    names one client id; a client with no grant in `pcp.yaml` is refused the same way.
-3. At most `max_concurrent_per_client` requests in flight per client (429 beyond), and a cap on
+3. `GET /mcp` is 405: the server is stateless and starts no messages, so a client's event
+   stream would only sit open (and used to count as a request in flight).
+4. At most `max_concurrent_per_client` requests in flight per client (429 beyond), and a cap on
    the whole request's time (a tool call past `call_timeout` is answered with an error).
-4. The SDK's own body-size cap (413), JSON-RPC parsing (400 on malformed input) and, again, its
+5. The SDK's own body-size cap (413), JSON-RPC parsing (400 on malformed input) and, again, its
    Host/Origin check.
+
+Before any of it, `pcp_cli.mcp.connections` bounds the connections themselves (a request head
+must arrive within seconds; slow ones cannot crowd out clients; unauthenticated requests do not
+keep their connection).
 
 Which ToolSession answers a call: the authenticated client's, for the suppression context the
 request names in the `Pcp-Session-Id` header (any 1-128 letters, digits, `.`, `_`, `-`; without
@@ -55,7 +61,7 @@ from starlette.types import Receive, Scope, Send
 
 from pcp_cli import api
 from pcp_cli.errors import UsageError
-from pcp_cli.mcp import oauth_http
+from pcp_cli.mcp import connections, oauth_http
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.backend import Backend
 from pcp_cli.mcp.grants import DEFAULT_ACTOR, Grant, resolve_grant
@@ -398,6 +404,14 @@ class Guard:
             await refused(scope, receive, send)
             return
         client_id, context = refused
+        scope["pcp.client"] = (client_id, context)
+        if request.method == "GET":
+            # Stateless: no server-initiated messages, so no event stream to hold open (an
+            # open one would count as a request in flight). The transport allows 405 here.
+            await _jsonrpc_error(405, -32000, "this server sends no event stream; POST "
+                                 "requests to /mcp", headers={"Allow": "POST"})(
+                scope, receive, send)
+            return
         counts = self.in_flight.counts
         if counts.get(client_id, 0) >= self.options.max_concurrent_per_client:
             await _jsonrpc_error(
@@ -416,7 +430,6 @@ class Guard:
 
         token = _client_var.set((client_id, context))
         try:
-            scope["pcp.client"] = (client_id, context)
             with anyio.move_on_after(self.options.call_timeout + 5) as cap:
                 await self.manager.handle_request(scope, receive, watch)
             if cap.cancelled_caught and not started:
@@ -554,10 +567,13 @@ def run_http(app: Starlette, options: HttpOptions, sock: socket.socket, log_stre
     log_stream.write(f"pcp serve: serving MCP over HTTP at {options.scheme}://{shown}:{port}"
                      f"{MCP_PATH}\n")
     log_stream.flush()
+    # The connection limits and the header timeout: pcp_cli.mcp.connections.
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on",
+        connections.close_unless_authenticated(app), http=connections.protocol_class(),
+        ws="none", log_level="warning", access_log=False, lifespan="on",
         ssl_certfile=options.tls_cert, ssl_keyfile=options.tls_key,
-        limit_concurrency=max(64, 8 * options.max_concurrent_per_client),
-        timeout_keep_alive=30, timeout_graceful_shutdown=3, server_header=False,
+        limit_concurrency=connections.MAX_CONNECTIONS,
+        timeout_keep_alive=connections.KEEP_ALIVE, timeout_graceful_shutdown=3,
+        server_header=False,
     )
     uvicorn.Server(config).run(sockets=[sock])

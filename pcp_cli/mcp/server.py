@@ -31,6 +31,7 @@ from pcp_cli import __version__
 from pcp_cli.mcp.audit import AuditLog
 from pcp_cli.mcp.backend import Backend
 from pcp_cli.mcp.grants import Grant
+from pcp_cli.mcp.prompts import PROMPTS, PROMPTS_BY_NAME, distill_text
 from pcp_cli.mcp.session import DEFAULT_PAYLOAD_CHARS, ToolSession, timed_out
 from pcp_cli.mcp.tools import ToolSpec, tools_for
 
@@ -103,6 +104,17 @@ def make_server(session_for: SessionFor, *, call_timeout: float | None = None) -
             is_error=reply.is_error,
         )
 
+    async def on_list_prompts(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        session = session_for(ctx)
+        return types.ListPromptsResult(prompts=prompt_definitions(session.grant.allow_write))
+
+    async def on_get_prompt(ctx: Any, params: types.GetPromptRequestParams
+                            ) -> types.GetPromptResult:
+        return get_prompt(session_for(ctx).grant.allow_write, params.name,
+                          dict(params.arguments or {}))
+
     return Server(
         "pcp",
         version=__version__,
@@ -110,7 +122,34 @@ def make_server(session_for: SessionFor, *, call_timeout: float | None = None) -
         instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        on_list_prompts=on_list_prompts,
+        on_get_prompt=on_get_prompt,
     )
+
+
+def prompt_definitions(allow_write: bool) -> list[types.Prompt]:
+    """The prompts a session offers: `pcp_distill` ends in a write tool, so writers only."""
+    if not allow_write:
+        return []
+    return [types.Prompt(name=spec.name, title=spec.title, description=spec.description,
+                         arguments=[types.PromptArgument(name=n, description=d, required=False)
+                                    for n, d in spec.arguments])
+            for spec in PROMPTS]
+
+
+def get_prompt(allow_write: bool, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+    from mcp.shared.exceptions import MCPError
+
+    spec = PROMPTS_BY_NAME.get(name)
+    if spec is None or not allow_write:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"no prompt named {name!r}"
+                       + ("" if spec is None else ": it needs a client grant with "
+                          "allow_write (pcp grant CLIENT --write)"))
+    known = {n for n, _ in spec.arguments}
+    text = distill_text(**{k: v for k, v in arguments.items() if k in known})
+    return types.GetPromptResult(
+        description=spec.description,
+        messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))])
 
 
 def build_server(

@@ -263,7 +263,15 @@ class ToolSession:
         return data
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
-        scopes, dropped = intersect_scopes(self.grant.scopes, args["scopes"])
+        # A call naming no scopes searches the grant's default scopes, if it names any (every
+        # search falls within a stated scope; cross-scope recall is asked for by naming them).
+        requested, source = args["scopes"], "the call's scopes, within the grant"
+        if requested is None and self.grant.default_scopes:
+            requested = self.grant.default_scopes
+            source = "the grant's default_scopes (the call named none)"
+        elif requested is None:
+            source = "the grant's scopes (the call named none; the grant has no default_scopes)"
+        scopes, dropped = intersect_scopes(self.grant.scopes, requested)
         include_sensitive = args["include_sensitive"] and self.grant.allow_sensitive
         data = self.backend.search(
             self.grant,
@@ -282,6 +290,8 @@ class ToolSession:
             as_of=args["as_of"],
             depth=args["depth"],
         )
+        if isinstance(data.get("filters_applied"), dict):
+            data["filters_applied"]["scope_source"] = source
         results = data.get("results")
         if isinstance(results, list):
             # Defence in depth: the cap and the suppression hold whatever the backend does.
@@ -292,6 +302,12 @@ class ToolSession:
         notices = []
         if dropped:
             notices.append(f"ignored scopes outside this client's grant: {', '.join(dropped)}")
+        return self._sensitive_notice(args, data, notices)
+
+    def _sensitive_notice(self, args: dict[str, Any], data: dict[str, Any],
+                          notices: list[str] | None = None) -> dict[str, Any]:
+        """Say so when include_sensitive was asked for and the grant does not allow it."""
+        notices = list(notices or ())
         if args["include_sensitive"] and not self.grant.allow_sensitive:
             notices.append("include_sensitive ignored: this client's grant does not allow "
                            "high-sensitivity material")
@@ -303,14 +319,16 @@ class ToolSession:
         if args["from"] and args["to"] and args["from"] > args["to"]:
             raise InvalidInput(f"from {args['from']} is after to {args['to']}",
                                hint="swap them, or leave one out")
-        return self.backend.get_timeline(
+        return self._sensitive_notice(args, self.backend.get_timeline(
             self.grant, from_=args["from"], to=args["to"], query=args["query"],
             limit=args["limit"], suppressed=self.suppressed, cursor=args["cursor"],
-            as_of=args["as_of"],
-        )
+            as_of=args["as_of"], include_sensitive=args["include_sensitive"],
+        ))
 
     def _stats(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.backend.stats(self.grant, suppressed=self.suppressed, as_of=args["as_of"])
+        return self._sensitive_notice(args, self.backend.stats(
+            self.grant, suppressed=self.suppressed, as_of=args["as_of"],
+            include_sensitive=args["include_sensitive"]))
 
     def _describe_capabilities(self, args: dict[str, Any]) -> dict[str, Any]:
         from pcp_cli.api import offered_operations
@@ -350,12 +368,12 @@ class ToolSession:
             start, offset, revision = _decode_cursor(args["cursor"], key)
         data = self.backend.read_pages(self.grant, ids=ids, views=views,
                                        suppressed=self.suppressed, as_of=args["as_of"])
-        pages = [
+        pages = [  # asked for by page id, or by one of its revision ids
             p for p in data.get("pages", [])
-            if isinstance(p, dict) and p.get("page_id") in ids
+            if isinstance(p, dict) and (p.get("page_id") in ids or p.get("revision_id") in ids)
             and p.get("page_id") not in self._suppressed
         ]
-        returned = {p["page_id"] for p in pages}
+        returned = {p["page_id"] for p in pages} | {p.get("revision_id") for p in pages}
         not_found = [i for i in ids if i not in returned]
         if args["cursor"] is not None and (
             start >= len(pages) or pages[start].get("revision_id") != revision

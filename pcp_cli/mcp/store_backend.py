@@ -298,12 +298,16 @@ class StoreBackend:
         suppressed: frozenset[str],
         cursor: str | None = None,
         as_of: str | None = None,
+        include_sensitive: bool = False,
     ) -> JSON:
+        # As in search: the grant permits AND the call asks; unclassified events go with high.
+        sensitive = include_sensitive and grant.allow_sensitive
         with self._reading() as store:
             hidden = frozenset(suppressed)  # sensitivity: in the catalog query, and each entry
             data = api.timeline(store, from_=from_, to=to, query=query, limit=limit,
                                 scopes=self._scopes(grant), suppressed=hidden, cursor=cursor,
-                                as_of=as_of, sensitivities=self._sensitivities(grant))
+                                as_of=as_of, include_sensitive=sensitive,
+                                include_unclassified=sensitive)
             events = [
                 e for e in data.get("events") or []
                 if isinstance(e, dict) and isinstance(e.get("id"), str)
@@ -314,13 +318,14 @@ class StoreBackend:
         return self._report_own(data, suppressed)
 
     def stats(self, grant: Grant, *, suppressed: frozenset[str],
-              as_of: str | None = None) -> JSON:
+              as_of: str | None = None, include_sensitive: bool = False) -> JSON:
+        sensitive = include_sensitive and grant.allow_sensitive  # as in search
         with self._reading() as store:
             # only what the client may read: a tombstoned page is withdrawn, not counted, nor
-            # a page of a sensitivity the grant does not show (counted in SQL)
+            # a page of a sensitivity the call does not show (counted in SQL)
             data = api.stats(store, scopes=self._scopes(grant), suppressed=frozenset(suppressed),
                              as_of=as_of, statuses=READABLE_STATUSES,
-                             sensitivities=self._sensitivities(grant))
+                             include_sensitive=sensitive, include_unclassified=sensitive)
         self._check_namespaces(grant, data.get("by_namespace"))
         return data
 
@@ -366,10 +371,15 @@ class StoreBackend:
         with self._reading() as opened:
             store = api.as_of_view(opened, as_of)
             hidden = frozenset(suppressed)  # sensitivity: each entry (and revision) is checked
-            for page_id in ids:
+            for asked in ids:
+                page_id, revision_id = asked, None
+                if not store.page_exists(asked):  # a revision id: its page, that revision
+                    owner = opened.page_of_revision(asked)
+                    if owner is not None:
+                        page_id, revision_id = owner, asked
                 entry = self._visible_entry(store, grant, page_id, hidden)
                 if entry is None:
-                    not_found.append(page_id)
+                    not_found.append(asked)
                     continue
                 if entry.problem is not None:
                     # Not the parser's words: they may quote the file, and this page may be
@@ -380,11 +390,11 @@ class StoreBackend:
                         "other pages without this id",
                     )
                 try:
-                    page = self._read_one(store, grant, page_id, views, hidden)
+                    page = self._read_one(store, grant, page_id, views, hidden, revision_id)
                 except NotFound:
                     page = None  # as of then, it did not exist yet
                 if page is None:
-                    not_found.append(page_id)
+                    not_found.append(asked)
                 else:
                     pages.append(page)
         data: JSON = {"pages": pages, "not_found": not_found}
@@ -393,13 +403,23 @@ class StoreBackend:
         return data
 
     def _read_one(self, store: api.Store, grant: Grant, page_id: str,
-                  views: tuple[str, ...], hidden: frozenset[str]) -> JSON | None:
-        manifest = api.read_page(store, page_id, view="manifest")
+                  views: tuple[str, ...], hidden: frozenset[str],
+                  revision_id: str | None = None) -> JSON | None:
+        """The page's head (as of then), or the revision `revision_id` of it: the page must be
+        readable now (the caller checked) and the revision itself must pass every check a
+        head does (scope, sensitivity, lifecycle, affirmed), so an older revision that was
+        high-sensitivity, a proposal or withdrawn is never served through its id."""
+        manifest = api.read_page(store, page_id, revision_id=revision_id, view="manifest")
         head = manifest["manifest"]
         # The revision itself must be inside the grant too (a head file edited by hand could
         # say otherwise until the edit is recorded).
         if not scope_allows(grant, head.get("namespace", "")) or (
             head.get("sensitivity") not in SERVED and not grant.allow_sensitive
+        ):
+            return None
+        if revision_id is not None and (
+            head.get("lifecycle_status") not in READABLE_STATUSES
+            or head.get("review_status") != "affirmed"
         ):
             return None
         page: JSON = {
@@ -408,6 +428,8 @@ class StoreBackend:
             "is_head": manifest["is_head"],
             "heads": manifest["heads"],
         }
+        if "head_revision_id" in manifest:
+            page["head_revision_id"] = manifest["head_revision_id"]
         for view in views:
             if view == "manifest":
                 page["manifest"] = head
@@ -422,9 +444,23 @@ class StoreBackend:
                     if self._visible_entry(store, grant, _other_end(rel, page_id), hidden)
                     is not None
                 ]
+            elif view in ("source_spans", "facets"):
+                page[view] = self._visible_spans(store, grant, view, data[view], hidden)
             else:
                 page[view] = data[view]
         return page
+
+    def _visible_spans(self, store: api.Store, grant: Grant, view: str, data: JSON,
+                       hidden: frozenset[str]) -> JSON:
+        """The evidence a proposal was accepted with quotes other pages (`page_id`): only the
+        spans of pages this grant may read are shown (event spans name no page)."""
+        spans = data.get("spans" if view == "source_spans" else "source_spans")
+        if not isinstance(spans, list):
+            return data
+        kept = [span for span in spans
+                if not isinstance(span, dict) or not isinstance(span.get("page_id"), str)
+                or self._visible_entry(store, grant, span["page_id"], hidden) is not None]
+        return {**data, ("spans" if view == "source_spans" else "source_spans"): kept}
 
     def related_pages(self, grant: Grant, *, page_id: str, relation_types: tuple[str, ...],
                       depth: int, suppressed: frozenset[str], as_of: str | None = None) -> JSON:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -20,6 +21,7 @@ from typing import Any
 
 from pcp_cli.api import ingest_event_schema
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.jsonlimit import MAX_JSON_DEPTH, json_depth
 from pcp_cli.model.validate import Violation, schema_checker
 from pcp_cli.model.vocab import (
     KEYSTONE_CATEGORIES,
@@ -51,6 +53,9 @@ SCOPE_PATTERN = r"^(\*|[a-z0-9][a-z0-9_-]{0,63}(:[a-z0-9][a-z0-9._-]{0,63}){0,7}
 
 # SearchPages' modes (semantic and hybrid are accepted here and refused with a clear error by
 # the store, which has no semantic index yet) and the store's searchable lifecycle states.
+INCLUDE_SENSITIVE = ("include_sensitive", "boolean", "Also high-sensitivity and unclassified "
+                     "records (only if this client's grant allows it); filters_applied says "
+                     "which ran")
 SEARCH_MODES = ("auto", "text", "exact", "temporal", "graph", "semantic", "hybrid")
 SEARCH_STATUSES = ("active", "superseded", "archived", "tombstoned")
 RELATION_PATTERN = "^(" + "|".join(RELATION_TYPES) + ")$|" + RELATION_TYPE_PATTERN
@@ -204,12 +209,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=len(PAGE_TYPES), unique=True),
             Param("include_superseded", "boolean", "Also return superseded or archived records",
                   default=False),
-            Param("include_sensitive", "boolean", "Also return high-sensitivity and unclassified "
-                  "records (only if this client's grant allows it)", default=False),
+            Param(*INCLUDE_SENSITIVE, default=False),
             Param("min_score", "number", "Relevance floor (0-1); score-less results are kept "
                   "and labelled", minimum=0, maximum=1),
             Param("scopes", "list", "Search only these namespaces (within this client's grant; "
-                  "see pcp_list_scopes)", pattern=SCOPE_PATTERN, min_len=1, max_len=20,
+                  "see pcp_list_scopes). Without it: the grant's default scopes, else all it "
+                  "grants; filters_applied.scopes names the namespaces searched",
+                  pattern=SCOPE_PATTERN, min_len=1, max_len=20,
                   item_max_len=200,
                   unique=True),
             Param("mode", "string", "auto (picks and reports which), text (ranked), exact (the "
@@ -256,14 +262,17 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=MAX_QUERY_CHARS),
             Param("limit", "integer", f"Maximum events (1-{TIMELINE_MAX_LIMIT})",
                   default=TIMELINE_DEFAULT_LIMIT, minimum=1, maximum=TIMELINE_MAX_LIMIT),
+            Param(*INCLUDE_SENSITIVE, default=False),
             Param(*CURSOR, min_len=1, max_len=400),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
         ),
         idempotent=True,
     ),
     ToolSpec("pcp_stats", "Context statistics",
-             "High-level counts and the time range covered, for orientation.",
-             (Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),), idempotent=True),
+             "High-level counts and the time range covered, for orientation; "
+             "filters_applied says what was counted.",
+             (Param(*INCLUDE_SENSITIVE, default=False),
+              Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)), idempotent=True),
     ToolSpec("pcp_describe_capabilities", "Describe capabilities",
              "What this server offers this client: tools, views, limits, and the client's grant.",
              idempotent=True),
@@ -275,10 +284,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "pcp_read_pages",
         "Read pages",
-        "Read pages by id (ids come from pcp_search). Long payloads come in chunks: when "
+        "Read pages by id (ids come from pcp_search). A revision id (rev_…, as relations "
+        "name them) reads that revision of its page; is_head says whether it is the page's "
+        "current one (else head_revision_id names it). Long payloads come in chunks: when "
         "next_cursor is set, call again with the same ids and views plus that cursor.",
         (
-            _ids("Page ids to read, in order", MAX_IDS),
+            _ids("Page ids (or revision ids) to read, in order", MAX_IDS),
             Param("views", "list", "What to return for each page", enum=READ_VIEWS,
                   default=DEFAULT_VIEWS, min_len=1, max_len=len(READ_VIEWS), unique=True),
             Param("cursor", "string", "next_cursor from the previous call", min_len=1,
@@ -523,7 +534,10 @@ def validate_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> d
     parameters get their default, integral numbers become ints, lists become tuples without
     repeats. Raises InvalidInput naming the tool and parameter, with a hint saying how to fix
     the call."""
-    arguments = {} if arguments is None else arguments
+    arguments = {} if arguments is None else _from_literals(spec, arguments)
+    if json_depth(arguments) > MAX_JSON_DEPTH:  # before the schema check recurses into them
+        raise _bad(spec.name, f"arguments nest deeper than {MAX_JSON_DEPTH} levels",
+                   "no tool takes arguments nested this deep")
     checker = _checker(spec.name) if TOOLS_BY_NAME.get(spec.name) is spec else schema_checker(
         spec.input_schema())
     violations = checker(dict(arguments) if isinstance(arguments, Mapping) else arguments)
@@ -543,6 +557,30 @@ def validate_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> d
     for p in spec.params:
         value = arguments.get(p.name)
         out[p.name] = p.default if value is None else _normalize(p, value)
+    return out
+
+
+# A string that is exactly a JSON literal of the type a parameter's schema asks for. Some clients
+# send every argument as a string (the MCP Inspector CLI's `--tool-arg` before 0.16.6).
+_LITERALS = {
+    "integer": re.compile(r"-?(?:0|[1-9][0-9]*)"),
+    "number": re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"),
+    "boolean": re.compile(r"true|false"),
+}
+
+
+def _from_literals(spec: ToolSpec, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The arguments with each string that is exactly a literal of its (integer, number or
+    boolean) parameter's type taken as that value: `"2"` for a limit is 2. Anything else is
+    left as it is, for the schema to refuse with its usual message."""
+    if not isinstance(arguments, Mapping):
+        return arguments
+    kinds = {p.name: p.kind for p in spec.params if p.kind in _LITERALS}
+    out = dict(arguments)
+    for name, value in arguments.items():
+        kind = kinds.get(name) if isinstance(value, str) else None
+        if kind is not None and _LITERALS[kind].fullmatch(value):
+            out[name] = json.loads(value)
     return out
 
 

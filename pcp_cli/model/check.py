@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any
 
 from pcp_cli.errors import InvalidInput
@@ -109,8 +110,39 @@ def check_json_value(value: Any, where: str, depth: int = 0) -> None:
         raise ValueError(f"{where} has a value of type {type(value).__name__}")
 
 
-def check_fields(data: dict[str, Any], *, allowed: frozenset[str] = FRONTMATTER_KEYS) -> None:
-    """Raise FieldError for the first unknown key or wrongly typed value in `data`."""
+def yaml_reading(value: Any) -> str:
+    """What YAML made of an unquoted value: 'the integer 493' for `0755`."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value!r}"
+    if isinstance(value, datetime):
+        return f"the date and time {value.isoformat()}"
+    if isinstance(value, date):
+        return f"the date {value.isoformat()}"
+    if value is None:
+        return "null (no value)"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def not_a_string(key: str, value: Any, raw: str | None = None) -> str:
+    """The message for a string field YAML read as something else, naming what it read."""
+    shown = f"{raw} " if raw else "it "
+    return f"{key}: YAML read {shown}as {yaml_reading(value)}; quote it ({key}: \"...\")"
+
+
+def check_fields(data: dict[str, Any], *, allowed: frozenset[str] = FRONTMATTER_KEYS,
+                 raw_of: Callable[[str], str | None] | None = None) -> None:
+    """Raise FieldError for the first unknown key or wrongly typed value in `data`.
+
+    `raw_of(key)`, when given, returns the value as written in the file, so a message can say
+    what YAML made of it ("title: YAML read 0755 as the integer 493; quote it")."""
     for key in data:
         if key not in allowed:
             hint = (
@@ -135,7 +167,7 @@ def check_fields(data: dict[str, Any], *, allowed: frozenset[str] = FRONTMATTER_
             )
     for key in STRING_FIELDS:
         if key in data and not isinstance(data[key], str):
-            raise FieldError(key, f"{key} must be a string")
+            raise FieldError(key, not_a_string(key, data[key], raw_of(key) if raw_of else None))
     for key in LIST_FIELDS:
         if key in data and not (
             isinstance(data[key], list) and all(isinstance(v, str) for v in data[key])
@@ -167,9 +199,10 @@ def check_fields(data: dict[str, Any], *, allowed: frozenset[str] = FRONTMATTER_
                              "YYYY-MM-DD)")
 
 
-def check_state(data: dict[str, Any], *, path: str, line_of: Callable[[str], int | None]) -> None:
+def check_state(data: dict[str, Any], *, path: str, line_of: Callable[[str], int | None],
+                raw_of: Callable[[str], str | None] | None = None) -> None:
     """check_fields, with the error turned into InvalidInput naming the file and line."""
     try:
-        check_fields(data)
+        check_fields(data, raw_of=raw_of)
     except FieldError as exc:
         raise InvalidInput(str(exc), path=path, line=line_of(exc.key)) from None

@@ -15,7 +15,6 @@ here re-states it. What is added on top is normalization:
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from functools import cache
 from typing import Any
 
 from pcp_cli.errors import InvalidInput
-from pcp_cli.model import vocab
+from pcp_cli.model import jsonlimit, vocab
 from pcp_cli.model.page import canonical_json
 
 SCHEMA = "ingest_event"
@@ -136,7 +135,7 @@ def parse_lines(text: str, path: str) -> Iterator[EventInput]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = jsonlimit.loads(raw, path, number)
         except ValueError as exc:
             message = getattr(exc, "msg", str(exc))
             column = getattr(exc, "colno", None)

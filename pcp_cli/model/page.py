@@ -320,6 +320,8 @@ V1_SUPERSEDES = "v1_supersedes"
 # The source a page was imported from (`store:<store_id>` or `file:<name>`): v1 ids are
 # unique only within their source (see adapters/archive.py).
 V1_SOURCE = "v1_source"
+# The profile page's record key holding an imported archive's own extensions (adapters/archive).
+ARCHIVE_EXTENSIONS = "archive_extensions"
 
 
 def source_time(page_type: str | None, record: dict[str, Any]) -> str | None:

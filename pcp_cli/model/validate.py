@@ -66,7 +66,13 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     from pcp_cli.render.portable import portable_object
     from pcp_cli.store.atomic import is_temp_name, writer_alive
     from pcp_cli.store.files import walk_pages
-    from pcp_cli.store.frontmatter import decode, load_mapping, split
+    from pcp_cli.store.frontmatter import (
+        CONFLICT_START,
+        decode,
+        has_conflict_markers,
+        load_mapping,
+        split,
+    )
     from pcp_cli.store.layout import Layout, is_foreign_root
 
     layout = Layout(root)
@@ -91,6 +97,13 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
             continue
         try:
             text = decode(path.read_bytes(), rel(path))
+            if has_conflict_markers(text):
+                marker = CONFLICT_START.search(text)
+                problems.append(Problem(rel(path), "git conflict markers (`pcp doctor --fix` "
+                                        "rebuilds the file from its revisions)",
+                                        text[: marker.start()].count("\n") + 1 if marker
+                                        else None))
+                continue
             head = split(text, rel(path))
         except InvalidInput as exc:
             problems.append(Problem(rel(path), exc.message.split(": ", 1)[-1], exc.line))
@@ -100,7 +113,8 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
                                     "(any pcp command adopts it)"))
             continue
         for error in errors_for("frontmatter", head.frontmatter):
-            problems.append(Problem(rel(path), error, _line_of(text, error)))
+            problems.append(Problem(rel(path), _said_by_yaml(error, head.frontmatter, text),
+                                    _line_of(text, error)))
         if path.stem != head.frontmatter.get("page_id", path.stem):
             problems.append(Problem(rel(path), "page_id does not match the file name",
                                     _line_of(text, "page_id")))
@@ -186,6 +200,19 @@ def _load_json_problem(exc: ValueError | OSError, shown: str, problems: list[Pro
         problems.append(Problem(shown, f"cannot read: {exc.strerror}"))
     else:
         problems.append(Problem(shown, f"not valid JSON: {exc}"))
+
+
+def _said_by_yaml(error: str, frontmatter: dict[str, Any], text: str) -> str:
+    """A top-level string field YAML read as something else says what YAML made of it."""
+    from pcp_cli.model.check import not_a_string
+
+    key, _, reason = error.partition(": ")
+    if reason.endswith("is not of type 'string'") and key in frontmatter:
+        number = _line_of(text, key)
+        line = text.splitlines()[number - 1] if number else ""
+        raw = line.partition(":")[2].strip()[:80] or None
+        return not_a_string(key, frontmatter[key], raw)
+    return error
 
 
 def _line_of(text: str, error: str) -> int | None:

@@ -216,3 +216,8 @@ def view(store: Store, as_of: str | None) -> Any:
     if isinstance(store, AsOf):
         store = store.store
     return AsOf(store, parse_as_of(as_of))
+
+
+def present(store: Any) -> Store:
+    """The store as it is now, behind a view as of a past moment (or the store itself)."""
+    return store.store if isinstance(store, AsOf) else store

@@ -125,14 +125,17 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             (every if all(held) else some).append((rel, fields, body))
     results = [_result(store, rel, fields, body, query, "every" if n < len(every) else "some")
                for n, (rel, fields, body) in enumerate((every + some)[:capped])]
+    # the namespaces the files' folders stand for (the scan reads no catalog)
+    folders = {store.layout.namespace_of(path) or store.default_namespace for path, _ in files}
     filters = text_search.filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        include_superseded=include_superseded, lifecycle_statuses=statuses,
+        lifecycle_statuses=statuses,
         include_sensitive=include_sensitive, include_unclassified=include_unclassified,
-        min_score=None, unscored_kept=None,
-        relevance_scores="absent: the index is still being built; these pages were found by "
-        "a scan of the files and are not ranked",
-        scopes=scopes, scope_filtering="before_answering")
+        min_score=None, unscored=len(results), total=len(results),
+        unscored_why="was found by a scan of the files while the index is still being built, "
+        "not ranked",
+        scopes=scopes, scope_filtering="before_answering",
+        namespaces=[ns for ns in folders if scope_rule.in_scopes(ns, scopes)])
     filters.update(
         mode="scan",
         index=f"building: {build}; the next search after it finishes is ranked "

@@ -38,7 +38,18 @@ if TYPE_CHECKING:
 
 SEQ_KEY = "catalog_seq"
 CATALOG_KEY = "catalog_id"
-INDEXABLE = "problem IS NULL AND page_id IS NOT NULL"
+INDEXABLE = "(problem IS NULL OR revision_id IS NOT NULL) AND page_id IS NOT NULL"
+
+
+# The full-text index holds at most this much of a page's text (the title always): indexing
+# costs about 20 bytes of memory per character, so a 10 MB page took 0.2-0.4 GB. Documented in
+# docs/search.md (Limits).
+INDEX_BODY_CHARS = 2_000_000
+
+
+def _indexable(entry: Entry) -> bool:
+    """INDEXABLE, for one entry: a readable head file, or one served from its revision."""
+    return entry.page_id is not None and (entry.problem is None or entry.revision_id is not None)
 
 
 def index_dir(store: Store) -> Path:
@@ -154,7 +165,7 @@ def to_doc(store: Store, entry: Entry) -> IndexDoc:
         page_id=entry.page_id,
         revision_id=entry.revision_id or "",
         title=entry.title or "",
-        body=head_body(store, entry),
+        body=head_body(store, entry)[:INDEX_BODY_CHARS],
         type=entry.type or "note",
         namespace=entry.namespace or store.default_namespace,
         origin=entry.origin or "generated",
@@ -209,9 +220,8 @@ def catch_up(store: Store, ix: SearchIndex, *, force_rebuild: bool = False,
     if applied == seq:
         return SyncReport()
     changes = catalog.changes_since(applied)
-    docs = [to_doc(store, e) for e in changes.changed
-            if e.page_id is not None and e.problem is None]
-    gone = [e.path for e in changes.changed if e.page_id is None or e.problem is not None]
+    docs = [to_doc(store, e) for e in changes.changed if _indexable(e)]
+    gone = [e.path for e in changes.changed if not _indexable(e)]
     gone += [p for p in changes.removed if p not in {d.path for d in docs}]
     report = SyncReport(updated=len(docs), removed=len(gone))
     try:

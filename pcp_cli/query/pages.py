@@ -267,7 +267,12 @@ def search_pages(
         in_time = frozenset(e.page_id for e in current.entries(statuses=None)
                             if e.page_id and select(e, restricted=False))
         page_ids = in_time if page_ids is None else page_ids & in_time
-    narrowing = _narrowing(current, f, tuple(statuses), page_ids)
+    # The namespaces searched, as filters_applied reports them; a scoped search hands them to
+    # the index filter, which then need not resolve the scope patterns again.
+    searched = [ns for ns in store.catalog.namespaces() if scope_rule.in_scopes(ns, scopes)
+                and (not f["namespaces"] or ns in f["namespaces"])]
+    narrowing = _narrowing(current, f, tuple(statuses), page_ids,
+                           tuple(searched) if scopes is not None else f["namespaces"])
 
     # The catalog entries text search looked up for its results (by page id): decorating
     # the same results reads them from here instead of looking them up again.
@@ -328,8 +333,17 @@ def search_pages(
         extra["matched"] = len(everything)
     for r in results:
         _decorate(current, r, entries.get(r["id"]))
-    filters_applied = _report(base, f, capped, requested, statuses, mode, used, reason, stamp,
-                              position, types, current, extra)
+    safeguards = text_search.filters_report(
+        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
+        lifecycle_statuses=statuses,
+        include_sensitive=include_sensitive, include_unclassified=include_unclassified,
+        min_score=min_score, unscored=sum("score" not in r for r in results),
+        total=len(results), scopes=scopes, namespaces=searched,
+        scope_filtering="before_ranking", **_unscored_terms(used, query))
+    if suppressed:
+        safeguards["suppressed"] = len(suppressed)
+    filters_applied = _report(safeguards, base, f, mode, used, reason, stamp, position,
+                              current, extra)
     return {"schema_version": text_search.SCHEMA_VERSION, "query": query,
             "count": len(results), "filters_applied": filters_applied, "results": results,
             "next_cursor": next_cursor}
@@ -404,7 +418,8 @@ def _graph(current: Any, f: dict[str, Any], select: _Selector, ranked: Any, seed
 
 # -- helpers ----------------------------------------------------------------------------------
 def _narrowing(current: Any, f: dict[str, Any], statuses: tuple[str, ...],
-               page_ids: frozenset[str] | None) -> text_search.Narrowing:
+               page_ids: frozenset[str] | None,
+               namespaces: tuple[str, ...] | None) -> text_search.Narrowing:
     past: dict[str, Any] = {}
     bodies: dict[str, str] = {}
     absent: frozenset[str] = frozenset()
@@ -426,7 +441,7 @@ def _narrowing(current: Any, f: dict[str, Any], statuses: tuple[str, ...],
                 lifecycle_status=state.lifecycle_status, review_status=state.review_status,
                 tags=tuple(state.tags), timestamp=entry.updated_at or "")
     return text_search.Narrowing(
-        lifecycle_statuses=statuses, namespaces=f["namespaces"], origins=f["origins"],
+        lifecycle_statuses=statuses, namespaces=namespaces, origins=f["origins"],
         tags=f["tags"], page_ids=page_ids, exclude_page_ids=absent, past=past,
         past_bodies=bodies)
 
@@ -502,19 +517,49 @@ def _decorate(current: Any, result: dict[str, Any], entry: Entry | None = None) 
         ext.setdefault("tags", list(entry.tags))
 
 
-def _report(base: dict[str, Any], f: dict[str, Any], capped: int, requested: int | None,
-            statuses: Sequence[str], mode: str, used: str, reason: str, stamp: str | None,
-            position: int, types: tuple[str, ...], current: Any,
+# What the channels' own reports may not say in the answer: the safeguards are stated once, for
+# the results served, by text_search.filters_report (a channel's candidate search counts other
+# results than those served).
+_SAFEGUARDS_OWN = frozenset({"limit_requested", "capped", "unscored_kept", "min_score_applied_to"})
+
+
+def _unscored_terms(used: str, query: str) -> dict[str, str]:
+    """Why a result of this mode may have no score, and what a relevance floor applies to."""
+    kept = "a result without a score is kept and labelled"
+    if used == "temporal" and query.strip() == ALL_PAGES:
+        return {"unscored_why": "is listed by its observed time, not ranked by relevance",
+                "min_score_applies": "nothing: the query * lists pages by observed time, "
+                "none has a score, so every one is kept and labelled"}
+    if used == "temporal":
+        return {"unscored_why": text_search.EXACT_ONLY,
+                "min_score_applies": f"the text matches, before they are ordered by observed "
+                f"time; {kept}"}
+    if used == "graph":
+        return {"unscored_why": "was reached by a relation from a match (or matched only exact "
+                "fields) and is not ranked",
+                "min_score_applies": "the text matches the walk starts from; the pages their "
+                "relations reach have no score and are kept, labelled"}
+    if used in SEMANTIC_MODES:
+        return {"unscored_why": text_search.EXACT_ONLY,
+                "min_score_applies": f"the {'cosine' if used == 'semantic' else 'fused'} "
+                f"score; {kept}"}
+    if used == "exact":
+        return {"unscored_why": "holds the literal but was found by reading the pages, not "
+                "ranked", "min_score_applies": f"the text matches; {kept}"}
+    return {"unscored_why": text_search.EXACT_ONLY}
+
+
+def _report(safeguards: dict[str, Any], base: dict[str, Any], f: dict[str, Any], mode: str,
+            used: str, reason: str, stamp: str | None, position: int, current: Any,
             extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    out["limit"] = capped
-    out.pop("limit_requested", None)
-    out.pop("capped", None)
-    if requested is not None:
-        out.update(limit_requested=requested, capped=True)
-    out["lifecycle_statuses"] = list(statuses)
-    out["current_only"] = list(statuses) == ["active"]
-    out["types"] = list(types) or None
+    """filters_applied: the safeguards, then what the channel that ran says of itself."""
+    out = dict(safeguards)
+    for key, value in base.items():
+        if key == "relevance_scores" and out[key] == "present" and value != "present":
+            out[key] = f"present: {value}"  # what the scores are (semantic: cosine similarity)
+        elif key not in out and key not in _SAFEGUARDS_OWN:
+            out[key] = value
+    statuses = out["lifecycle_statuses"]
     out.update(
         mode=used, mode_requested=mode, mode_reason=reason,
         relation_types=list(f["relation_types"]) if f["relation_types"] else None,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import UsageError
+from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.index import (
     IndexDoc,
     IndexFilter,
@@ -26,6 +26,7 @@ from pcp_cli.index import (
 from pcp_cli.index.text import check_and_rewrite_query
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
+from pcp_cli.query import tiebreak
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -139,7 +140,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                        include_superseded=include_superseded,
                        include_sensitive=include_sensitive, scopes=scopes,
                        narrowing=narrowing, include_unclassified=include_unclassified)
-    fetch = offset + capped + len(suppressed) + SLACK
+    need = offset + capped + len(suppressed)
+    fetch = need + SLACK
     hits: list[IndexHit] = []
     stale = False
     if rank:
@@ -151,9 +153,18 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                 # Damage found only while reading (a truncated segment): rebuild, retry once.
                 report = ensure_current(store, ix)
                 hits = ix.search(query, filter=flt, limit=fetch)
+            # A band of nearly tied hits cut by the fetch would be ordered differently by a
+            # longer fetch (the next cursor page): fetch until it closes.
+            while len(hits) == fetch and fetch < tiebreak.MAX_FETCH and not tiebreak.settled(
+                    [h.score_raw for h in hits], need):
+                fetch = min(fetch * 2, tiebreak.MAX_FETCH)
+                hits = ix.search(query, filter=flt, limit=fetch)
         stale = report.stale
     if narrowing and narrowing.past:
         hits = _merge_past(store, hits, query, flt, narrowing, fetch)
+    if rank:
+        hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
+                              observed=lambda h: h.timestamp)
     words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
@@ -193,14 +204,14 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             break
     filters = filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        include_superseded=include_superseded,
         lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
         include_unclassified=include_unclassified, min_score=min_score,
-        unscored_kept=unscored if min_score is not None else None,
-        relevance_scores=_relevance_scores(unscored, len(results)), scopes=scopes,
-        scope_filtering="before_ranking")
+        unscored=unscored, total=len(results), scopes=scopes,
+        namespaces=flt.namespaces, scope_filtering="before_ranking")
     if suppressed:
         filters["suppressed"] = len(suppressed)
+    if rank:
+        filters["tie_break"] = tiebreak.RULE
     if stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
@@ -223,15 +234,46 @@ def served_sensitivities(include_sensitive: bool,
     return vocab.SERVED_SENSITIVITIES
 
 
+def catalog_sensitivities(include_sensitive: bool,
+                          include_unclassified: bool) -> tuple[str | None, ...] | None:
+    """`served_sensitivities` in the catalog's terms (None in it stands for unclassified
+    pages): what the timeline and stats count and list, by the same rule as a search."""
+    served = served_sensitivities(include_sensitive, include_unclassified)
+    if served is None:
+        return None
+    return tuple(None if s == vocab.UNCLASSIFIED else s for s in served)
+
+
+def sensitivity_report(include_sensitive: bool, include_unclassified: bool) -> dict[str, Any]:
+    """What `filters_applied` says of sensitivity, for a search, the timeline and stats alike."""
+    return {
+        "include_sensitive": include_sensitive,
+        "sensitivity_filtering": "all_records",
+        # Pages whose sensitivity was never set might be high: they go with `high`.
+        "unclassified_sensitivity": (
+            "included, labelled unclassified" if include_sensitive or include_unclassified
+            else "withheld with high: they might be sensitive (include_sensitive returns them)"
+        ),
+    }
+
+
+EXACT_ONLY = "matched only exact fields (id:, type:, tag: ...), which are not ranked"
+
+
 def filters_report(*, capped: int, requested: int | None, types: Sequence[str],
-                   exclude_types: Sequence[str], include_superseded: bool,
+                   exclude_types: Sequence[str],
                    lifecycle_statuses: Sequence[str], include_sensitive: bool,
                    include_unclassified: bool, min_score: float | None,
-                   unscored_kept: int | None, relevance_scores: str,
-                   scopes: Sequence[str] | None, scope_filtering: str) -> dict[str, Any]:
-    """`filters_applied` (v1 §4.2) as every text answer states it, the indexed search's and
-    the fresh clone's scan (query/first_answer.py) alike, so that the two cannot drift: the
-    limit and its cap, types, lifecycle, review, sensitivity, the relevance floor, scopes.
+                   unscored: int, total: int, scopes: Sequence[str] | None,
+                   namespaces: Sequence[str] | None, scope_filtering: str,
+                   unscored_why: str = EXACT_ONLY,
+                   min_score_applies: str | None = None) -> dict[str, Any]:
+    """`filters_applied` (v1 §4.2): the safeguards every search states, whatever ran it (each
+    SearchPages mode and cursor page, query/pages.py; the fresh clone's scan,
+    query/first_answer.py), built here only so that no path can leave one out: the limit and
+    its cap, types, lifecycle, review, sensitivity, the relevance floor (and how many of the
+    `total` results served, `unscored` of them without a score, it kept), scopes (`scopes`
+    as requested, None for the whole store; `namespaces` the namespaces that were searched).
     Each caller adds what is its own after these (suppressed pages, the index or scan state,
     the mode)."""
     filters: dict[str, Any] = {"limit": capped}
@@ -240,37 +282,32 @@ def filters_report(*, capped: int, requested: int | None, types: Sequence[str],
     filters.update(
         types=list(types) or None,
         exclude_types=list(exclude_types) or None,
-        current_only=not include_superseded,
+        current_only=list(lifecycle_statuses) == ["active"],
         lifecycle_statuses=list(lifecycle_statuses),
         review_status="affirmed_only",
-        include_sensitive=include_sensitive,
-        sensitivity_filtering="all_records",
-        # Pages whose sensitivity was never set might be high: they go with `high`.
-        unclassified_sensitivity=(
-            "included, labelled unclassified" if include_sensitive or include_unclassified
-            else "withheld with high: they might be sensitive (include_sensitive returns them)"
-        ),
+        **sensitivity_report(include_sensitive, include_unclassified),
         min_score=min_score,
     )
-    if unscored_kept is not None:
-        filters["unscored_kept"] = unscored_kept
+    if min_score is not None:
+        filters["unscored_kept"] = unscored
+        filters["min_score_applied_to"] = min_score_applies or (
+            "scored results; a result without a score is kept and labelled")
     filters.update(
-        relevance_scores=relevance_scores,
-        scopes=None if scopes is None else list(scopes),
+        relevance_scores=_relevance_scores(unscored, total, unscored_why),
+        scopes=None if namespaces is None else sorted(namespaces),
+        scopes_requested=None if scopes is None else list(scopes),
         scope_filtering=scope_filtering,
     )
     return filters
 
 
-def _relevance_scores(unscored: int, total: int) -> str:
+def _relevance_scores(unscored: int, total: int, why: str = EXACT_ONLY) -> str:
     """What `filters_applied.relevance_scores` says: never "present" when a result has none."""
     if not unscored:
         return "present"
-    why = "matched only exact fields (id:, type:, tag: ...), which are not ranked"
     if unscored == total:
-        return f"absent: every result {why}; they come in index order"
-    return (f"partial: {unscored} of {total} results {why}; they have no score and come "
-            "after the scored ones")
+        return f"absent: every result {why}"
+    return f"partial: {unscored} of {total} results {why}; they have no score"
 
 
 PAST_INDEXES = "asof-index"
@@ -333,8 +370,11 @@ def _body(store: Store, hit: IndexHit) -> str | None:
         text = (store.root / hit.path).read_text("utf-8")
     except FileNotFoundError:
         return None  # deleted since the index caught up: not a result any more
-    except (OSError, UnicodeDecodeError):
-        return ""
+    except (OSError, UnicodeDecodeError):  # unreadable: served from its newest revision
+        try:
+            return store.current(hit.page_id).state.content
+        except PcpError:
+            return ""
     if text.startswith("---\n"):
         end = text.find("\n---\n", 3)
         if end != -1:

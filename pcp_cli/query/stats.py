@@ -62,31 +62,68 @@ def _count(entries: Iterable[Entry]) -> list[Group]:
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
           suppressed: frozenset[str] = frozenset(),
-          statuses: Sequence[str] | None = None,
-          sensitivities: Sequence[str | None] | None = None) -> dict[str, Any]:
+          statuses: Sequence[str] | None = None, include_sensitive: bool = False,
+          include_unclassified: bool = True) -> dict[str, Any]:
     """`{schema_version, total, by_type, by_origin, by_namespace, by_lifecycle,
-    time_range: {earliest, latest}}` over every affirmed page the caller may see, in any
-    lifecycle state (or only `statuses`: an MCP client never counts a tombstoned page it may
-    not read; only `sensitivities`: nor one it may not see); the time range spans the pages'
-    creation and last revision times."""
+    time_range: {earliest, latest}, counted, filters_applied}` over every affirmed page the
+    caller may see, in any lifecycle state (or only `statuses`: an MCP client never counts a
+    tombstoned page it may not read); `high` pages only with `include_sensitive`, unclassified
+    ones with it or `include_unclassified`, as a search serves them; the time range spans the
+    pages' observed times (when what they record happened: an imported conversation's own
+    time, not the import's; `query.observed`), not their storage times. `filters_applied` says
+    what was counted."""
+    from pcp_cli.query.search import catalog_sensitivities, sensitivity_report
+
+    sensitivities = catalog_sensitivities(include_sensitive, include_unclassified)
     counters = {key: Counter[str]() for key in ("by_type", "by_origin", "by_namespace",
                                                "by_lifecycle")}
-    times: list[str] = []
     total = 0
-    for namespace, type_, origin, lifecycle, count, *stamps in _groups(
+    for namespace, type_, origin, lifecycle, count, *_stamps in _groups(
             store, scopes, suppressed, statuses, sensitivities):
         total += count
         counters["by_type"][type_ or "unknown"] += count
         counters["by_origin"][origin if origin in vocab.ORIGINS else "generated"] += count
         counters["by_namespace"][namespace or "unknown"] += count
         counters["by_lifecycle"][lifecycle or "unknown"] += count
-        times.extend(t for t in stamps[:4] if t)
+    times = _observed_range(store, scopes, suppressed, statuses, sensitivities)
     return {
         "schema_version": "1.0",
         "total": total,
         **{key: dict(sorted(counter.items())) for key, counter in counters.items()},
         "time_range": {"earliest": min(times, default=None), "latest": max(times, default=None)},
+        "counted": STATS_COUNTED,
+        "filters_applied": {
+            "lifecycle_statuses": "all" if statuses is None else list(statuses),
+            "review_status": "affirmed_only",
+            **sensitivity_report(include_sensitive, include_unclassified),
+            "scopes": None if scopes is None else list(scopes),
+            **({"suppressed": len(suppressed)} if suppressed else {}),
+        },
     }
+
+
+# Why a namespace's count in stats and in ListScopes differ, said in both answers.
+STATS_COUNTED = ("affirmed pages in every lifecycle state the caller may read (by_lifecycle "
+                 "splits them); a scope's `pages` in ListScopes counts only the active ones")
+SCOPES_COUNTED = ("pages: the active (current) affirmed pages of each namespace the caller may "
+                  "read; stats' by_namespace also counts superseded and archived ones")
+
+
+def _observed_range(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[str],
+                    statuses: Sequence[str] | None,
+                    sensitivities: Sequence[str | None] | None) -> list[str]:
+    """The observed times bounding what `_groups` counts (in SQL on a store)."""
+    from pcp_cli.query.observed import entry_observed
+    from pcp_cli.store.store import Store as RealStore
+
+    if isinstance(store, RealStore):
+        found = store.observed_ranges(statuses=statuses, sensitivities=sensitivities,
+                                      exclude=suppressed)
+        return [t for namespace, *pair in found if scope_rule.in_scopes(namespace, scopes)
+                for t in pair if t]
+    return [t for e in store.entries(statuses=statuses, sensitivities=sensitivities)
+            if e.page_id not in suppressed and scope_rule.in_scopes(e.namespace, scopes)
+            and (t := entry_observed(e))]
 
 
 def display_name(namespace: str) -> str:
@@ -136,7 +173,7 @@ def list_scopes(store: Store, *, scopes: Sequence[str] | None = None,
     position = cursors.decode(cursor, "scopes", request, store)
     chunk, next_cursor = cursors.page(ordered, position, limit or max(len(ordered), 1),
                                       "scopes", request, store)
-    return {"scopes": chunk, "next_cursor": next_cursor}
+    return {"scopes": chunk, "next_cursor": next_cursor, "counted": SCOPES_COUNTED}
 
 
 def _owner(namespace: str) -> dict[str, bool]:

@@ -93,19 +93,23 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
              scopes: Sequence[str] | None = None,
              suppressed: frozenset[str] = frozenset(),
              cursor: str | None = None,
-             sensitivities: Sequence[str | None] | None = None,
+             include_sensitive: bool = False, include_unclassified: bool = True,
              collected: Sequence[Collected] | None = None) -> dict[str, Any]:
     """`{schema_version, count, filters_applied, events}`: current, affirmed timeline events in
     the caller's scopes, oldest first (ties by id). `query` keeps the events whose summary or
     category contains every word of it (case-insensitive); `limit` keeps the first N;
-    `sensitivities` (None in it: unclassified) keeps only those, in the catalog query.
+    high-sensitivity events only with `include_sensitive`, unclassified ones with it or
+    `include_unclassified`, as a search serves them (in the catalog query).
     `collected`: what `collect` gives for these scopes and sensitivities, when kept."""
     import copy
+
+    from pcp_cli.query.search import catalog_sensitivities, sensitivity_report
 
     check_request(from_, to, limit)
     words = [w.casefold() for w in (query or "").split()]
     if collected is None:
-        collected = collect(store, scopes=scopes, sensitivities=sensitivities)
+        collected = collect(store, scopes=scopes, sensitivities=catalog_sensitivities(
+            include_sensitive, include_unclassified))
     events: list[dict[str, Any]] = []
     for page_id, date, event in collected:
         if page_id in suppressed or not in_range(date, from_, to):
@@ -120,6 +124,8 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
 
     total = len(events)
     request = {"from": from_, "to": to, "query": query, "limit": limit,
+               "include_sensitive": include_sensitive,
+               "include_unclassified": include_unclassified,
                "scopes": None if scopes is None else sorted(scopes),
                "suppressed": sorted(suppressed), "as_of": getattr(store, "as_of", None)}
     position = cursors.decode(cursor, "timeline", request, store)
@@ -131,6 +137,7 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
         "query": query, "query_matching": "all_words_substring" if query else None,
         "limit": limit, "matched": total, "offset": position, "current_only": True,
         "review_status": "affirmed_only",
+        **sensitivity_report(include_sensitive, include_unclassified),
         "scopes": None if scopes is None else list(scopes),
     }
     if suppressed:

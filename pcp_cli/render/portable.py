@@ -15,6 +15,7 @@ from typing import Any
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model.page import PageState, Revision
 from pcp_cli.model.vocab import (
+    EXT_NS,
     KEYSTONE_CATEGORIES,
     KEYSTONE_SOURCES,
     PARTIAL_DATE_PATTERN,
@@ -25,11 +26,13 @@ from pcp_cli.model.vocab import (
 )
 from pcp_cli.render.select import instant, rfc3339
 
-# Lifecycle -> keystone v1 `status` (record lifecycle only; approval is out of band).
+# Lifecycle -> keystone v1 `status` (record lifecycle only; approval is out of band). v1 has no
+# word for `archived` (retired by the person, superseded by nothing): its `status` is left out
+# (the field is optional) and `extensions["org.pcp-cli"]["lifecycle_status"]` says "archived",
+# which pcp's importer gives back.
 KEYSTONE_STATUS = {
     "active": "active",
     "superseded": "superseded",
-    "archived": "superseded",
     "tombstoned": "deleted",
 }
 # Store origin -> keystone/timeline v1 `source`, used when the record has no valid `source`.
@@ -81,7 +84,9 @@ def keystone_object(revision: Revision) -> dict[str, Any]:
         if _unit_interval(record.get(key)) is not None:
             obj[key] = record[key]
     obj["source"] = _source(record, state.origin)
-    obj["status"] = KEYSTONE_STATUS.get(state.lifecycle_status, "active")
+    status = KEYSTONE_STATUS.get(state.lifecycle_status)
+    if status is not None:
+        obj["status"] = status
     if state.sensitivity in SENSITIVITIES:
         obj["sensitivity"] = state.sensitivity
     created = rfc3339(record.get("created_at")) or rfc3339(revision.page_created_at)
@@ -93,6 +98,10 @@ def keystone_object(revision: Revision) -> dict[str, Any]:
     if isinstance(record.get("supersedes"), str) and record["supersedes"]:
         obj["supersedes"] = record["supersedes"]
     obj["extensions"] = dict(state.extensions)
+    if status is None:
+        ours = obj["extensions"].get(EXT_NS)
+        obj["extensions"][EXT_NS] = {**(ours if isinstance(ours, dict) else {}),
+                                     "lifecycle_status": state.lifecycle_status}
     return _ordered(obj, KEYSTONE_ORDER)
 
 

@@ -291,6 +291,16 @@ class Catalog:
             + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2, 3, 4",
             tuple(params)).fetchall()
 
+    def observed_ranges(self, where: str = "", params: Iterable[Any] = ()
+                        ) -> list[tuple[Any, str | None, str | None]]:
+        """(namespace, earliest, latest) observed time of the rows `where` selects, in SQL
+        (no Entry is built). Imported material with no time of its own has none."""
+        return self._db.execute(
+            f"SELECT namespace, MIN(o), MAX(o) FROM (SELECT namespace, {OBSERVED_SQL} AS o "
+            "FROM pages" + (f" WHERE {where}" if where else "") + ") "
+            "WHERE substr(o, 1, 4) GLOB '[0-9][0-9][0-9][0-9]' GROUP BY 1",
+            tuple(params)).fetchall()
+
     def namespace_counts(self, where: str, params: Iterable[Any], readable: str,
                          readable_params: Iterable[Any]) -> list[tuple[Any, ...]]:
         """Per namespace of the rows `where` selects, in one pass: (namespace, active rows,
@@ -693,6 +703,27 @@ class Catalog:
             return digest_of((self.root / rel).read_bytes()) != row[4]
         except OSError:
             return True
+
+
+def _stated(key: str) -> str:
+    """A record key's value when it is a non-blank string (as `model.page.source_time` reads)."""
+    return (f"CASE WHEN json_type(record, '$.{key}') = 'text' AND "
+            f"trim(json_extract(record, '$.{key}')) <> '' "
+            f"THEN json_extract(record, '$.{key}') END")
+
+
+# `model.page.observed_time` as an SQL expression over a row. A second copy of that rule, kept
+# because it is measured: stats' time range at 20,000 pages takes 476 ms running the Python
+# accessor per row (json.loads of each record) and this in SQLite's JSON functions a fraction
+# of that; tests/test_truth_facts.py checks that both give the same range.
+OBSERVED_SQL = (
+    f"COALESCE({_stated('observed_at')}, CASE type "
+    f"WHEN 'timeline_event' THEN {_stated('date')} "
+    f"WHEN 'keystone' THEN {_stated('created_at')} "
+    f"WHEN 'conversation' THEN COALESCE({_stated('updated_at')}, {_stated('started_at')}) "
+    f"ELSE COALESCE({_stated('updated_at')}, {_stated('created_at')}) END, "
+    "CASE WHEN origin IN ('imported', 'recorded') THEN NULL ELSE NULLIF(created_at, '') END)"
+)
 
 
 def _newest(a: str | None, b: str | None) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pcp_cli.errors import PcpError
 from pcp_cli.model.ids import is_safe_id
+from pcp_cli.model.lifecycle import supersedes_now
 from pcp_cli.store.atomic import is_temp_name, remove_file, writer_alive
 from pcp_cli.store.files import odd_files
 from pcp_cli.store.frontmatter import has_conflict_markers
@@ -38,11 +39,15 @@ class Finding:
 KINDS = {
     "temp_file": "a temporary file left by an interrupted write",
     "unfinished_write": "a head file one revision behind its page's newest revision",
+    "missing_revision": "a head file naming a revision whose file is missing (--fix records the "
+    "head's text as a new revision: it may be the only copy of the newest text)",
     "missing_head_file": "a page with revisions but no head file",
     "hand_edit": "a head file edited by hand, not yet recorded as a revision",
     "new_file": "a Markdown file dropped under pages/, not yet adopted as a page",
     "conflict_markers": "a head file holding git conflict markers",
     "invalid_file": "a head file that cannot be read as a page",
+    "oversized_frontmatter": "a head file whose frontmatter is over the 262,144-byte limit "
+    "(--fix rewrites one exactly as earlier versions of pcp wrote it for a long conversation)",
     "emptied_head_file": "a page's head file emptied (--fix rewrites it from its revisions)",
     "diverged": "a page whose revision graph has more than one head",
     "broken_revision": "a revision file that cannot be read",
@@ -58,8 +63,10 @@ KINDS = {
     "recorded (the old keystone's revision or the relation is missing)",
     "unfinished_ingest": "ingested events stored, but their conversation page was not written "
     "(an interrupted `pcp ingest` or session import)",
-    "not_a_folder": "one of the store's folders (pages/, revisions/, relations/, events/) "
-    "replaced by a file: nothing else is checked until the folder is back",
+    "not_a_folder": "one of the store's folders (pages/, revisions/, relations/, events/), a "
+    "namespace folder under pages/ or a page's revision folder replaced by a file: put it back "
+    "from git or a backup (with pages/, revisions/, relations/ or events/ nothing else is "
+    "checked until it is back)",
 }
 
 
@@ -71,18 +78,26 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
                 for path in store.layout.not_folders()]
     if replaced:
         return replaced
+    from pcp_cli.store.damage import folder_damage
+
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
     findings += _odd_files(store)
     store.catalog.refresh("verify")  # content hashes, not only sizes and mtimes
+    damaged = folder_damage(store)  # after the refresh: it compares with the catalog
+    blocked = {page_id for damage in damaged for page_id in damage.page_ids}
+    findings += [Finding("not_a_folder", damage.path, damage.message,
+                         damage.page_ids[0] if len(damage.page_ids) == 1 else None,
+                         fixable=False) for damage in damaged]
     events = _stored_events(store)  # read once, for the three checks that look at events
     deletes = _unfinished_deletes(store, fix, events)
     if fix and deletes:
         store.catalog.refresh("full")
     deleting = {f.page_id for f in deletes}
-    later = _head_files(store, fix) + _revision_graphs(store, fix) + _relations(store)
+    later = _head_files(store, fix) + _revision_graphs(store, fix, blocked) + _relations(store)
     later += _unfinished_supersedes(store, fix) + _unfinished_ingests(store, fix, events)
-    findings += deletes + [f for f in later if f.page_id not in deleting or f.page_id is None]
+    findings += deletes + [f for f in later if f.page_id not in deleting | blocked
+                           or f.page_id is None]
     if fix:
         store.catalog.refresh("full")
     return findings + _validation(store, findings, events)
@@ -300,6 +315,33 @@ def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:
             store.finish_supersede(entry.page_id, old_id)
             finding.fixed = True
         found.append(finding)
+    return found + _unapplied_supersede_relations(store, fix)
+
+
+def _unapplied_supersede_relations(store: Store, fix: bool) -> list[Finding]:
+    """`supersedes` relations that should have superseded their target and did not (a relation
+    file written by hand or brought by another copy of the store): what api.link does, done.
+    Only while the target is still the revision the relation names: a target revised since
+    (restored by hand, say) is the person's word and stands."""
+    found = []
+    for relation in store.relations():
+        if relation.relation_type != "supersedes":
+            continue
+        try:
+            new, old = store.current(relation.from_page_id), store.current(relation.to_page_id)
+        except PcpError:
+            continue
+        if old.revision_id != relation.to_revision_id or old.state.lifecycle_status != "active" \
+                or not supersedes_now(new, old):
+            continue
+        path = store.layout.rel(store.layout.relation_path(relation.relation_id))
+        finding = Finding("unfinished_supersede", path,
+                          f"{new.page_id} supersedes {old.page_id} ({relation.relation_id}), "
+                          f"but {old.page_id} is still active", new.page_id)
+        if fix:
+            store.finish_supersede(new.page_id, old.page_id)
+            finding.fixed = True
+        found.append(finding)
     return found
 
 
@@ -313,6 +355,9 @@ def _head_files(store: Store, fix: bool) -> list[Finding]:
             kind = "new_file"
         elif entry.problem and entry.problem.endswith(" is empty") and entry.page_id:
             kind = "emptied_head_file"
+        elif entry.problem and "frontmatter is over the" in entry.problem and entry.page_id:
+            found.append(_oversized(store, entry.path, entry.page_id, fix))
+            continue
         elif entry.problem:
             try:
                 conflicted = has_conflict_markers(path.read_text("utf-8", errors="replace"))
@@ -345,13 +390,14 @@ def _fix_head(store: Store, kind: str, rel: str, page_id: str | None) -> bool:
     return False
 
 
-def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
+def _revision_graphs(store: Store, fix: bool, blocked: set[str]) -> list[Finding]:
+    """`blocked`: pages behind a replaced folder (reported as not_a_folder), left alone."""
     found = []
     folder = store.layout.revisions
     names = sorted(os.listdir(folder)) if folder.exists() else []
     for page_id in names:
         page_dir = folder / page_id
-        if not page_dir.is_dir():
+        if page_id in blocked or not page_dir.is_dir():
             continue
         rel_dir = store.layout.rel(page_dir)
         if not store.revision_ids(page_id):
@@ -385,6 +431,11 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
             continue
         entry = entries[0]
         head_ids = {h.revision_id for h in heads}
+        if entry.problem is None and not entry.edited and entry.revision_id and \
+                entry.revision_id not in store.revision_ids(page_id):
+            found.append(_missing_revision(store, entry.path, page_id, entry.revision_id,
+                                           heads[-1].revision_id, fix))
+            continue
         if entry.problem is None and not entry.edited and entry.revision_id not in head_ids \
                 and len(heads) == 1:
             finding = Finding("unfinished_write", entry.path,
@@ -394,6 +445,61 @@ def _revision_graphs(store: Store, fix: bool) -> list[Finding]:
                 finding.fixed = _roll_forward(store, page_id)
             found.append(finding)
     return found
+
+
+def _oversized(store: Store, rel: str, page_id: str, fix: bool) -> Finding:
+    """A head file whose frontmatter is over the limit. Earlier versions of pcp wrote every
+    event of a conversation into it (facets.source_spans); such a file, exactly as pcp rendered
+    it for a revision, is rewritten without them (they stay in the revision). Anything else is
+    a hand edit, left for the person."""
+    import re
+
+    from pcp_cli.store.headfile import render_head
+
+    path = store.root / rel
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Finding("oversized_frontmatter", rel, f"cannot read: {exc.strerror}", page_id,
+                       fixable=False)
+    named = re.search(rb"^revision_id: (\S+)$", raw[:4096], re.MULTILINE)
+    revision = None
+    if named and named.group(1).decode("ascii", "replace") in store.revision_ids(page_id):
+        revision = store.load_revision(page_id, named.group(1).decode("ascii"))
+    pristine = revision is not None and render_head(revision, spans=True).encode("utf-8") == raw
+    limit = "frontmatter over the 262,144-byte limit"
+    message = (f"{limit}, as earlier versions of pcp wrote a long conversation's head file; "
+               "--fix rewrites it without the per-event source_spans (the revision keeps them)"
+               if pristine else
+               f"{limit} and not as pcp wrote it: shorten it by hand (or move it aside and run "
+               "`pcp doctor --fix` to rewrite it from its revisions)")
+    finding = Finding("oversized_frontmatter", rel, message, page_id, fixable=pristine)
+    if fix and pristine:
+        with store.locked():
+            heads = store.graph_heads(page_id)
+            store.write_head(heads[-1], old_path=path)
+        finding.fixed = True
+    return finding
+
+
+def _missing_revision(store: Store, rel: str, page_id: str, named: str, newest: str,
+                      fix: bool) -> Finding:
+    """A head file naming a revision whose file is gone. pcp writes the revision before the
+    head, so this is damage, not an interrupted write, and the head may hold the only copy of
+    the page's newest text: --fix records that text as a new revision after the newest one
+    left (never rolls the head back over it)."""
+    finding = Finding(
+        "missing_revision", rel,
+        f"names {named}, whose revision file is missing (newest left is {newest}); --fix "
+        "records the head file's text as a new revision, so nothing is lost", page_id)
+    if fix:
+        with store.locked():
+            note = f"recovered by `pcp doctor --fix` from {rel}: it named {named}, lost"
+            edit = store._record_hand_edit(rel, note=note)
+            finding.fixed = rel not in store.problems
+            if edit is not None:
+                finding.message += f" (recorded as {edit.revision_id})"
+    return finding
 
 
 def _roll_forward(store: Store, page_id: str) -> bool:

@@ -7,10 +7,11 @@ PageState, or an InvalidInput naming the file and line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pcp_cli.errors import InvalidInput
+from pcp_cli.errors import InvalidInput, PcpError
 from pcp_cli.model.check import check_state
 from pcp_cli.model.page import STATE_KEYS, PageState, Revision
 from pcp_cli.store import frontmatter
@@ -23,8 +24,19 @@ _ALWAYS = ("page_id", "revision_id") + tuple(
 )
 
 
-def frontmatter_for(revision: Revision) -> dict[str, Any]:
+# Facets kept in the revision only, never in the head file's frontmatter: one entry per event
+# of a conversation, which would grow the frontmatter past its limit (5,000 messages made
+# 262 KiB). Parsing puts them back from the revision the head file names.
+REVISION_ONLY_FACETS = ("source_spans",)
+
+
+def frontmatter_for(revision: Revision, *, spans: bool = False) -> dict[str, Any]:
+    """The frontmatter of a head file for `revision`; `spans` keeps the revision-only facets
+    (as earlier versions of pcp wrote head files, which doctor compares old files with)."""
     state = {**revision.state.to_dict(), "revision_id": revision.revision_id}
+    if not spans and any(key in state["facets"] for key in REVISION_ONLY_FACETS):
+        state["facets"] = {key: value for key, value in state["facets"].items()
+                           if key not in REVISION_ONLY_FACETS}
     # An unclassified page (sensitivity None) keeps its file without the key, as it was found.
     data: dict[str, Any] = {key: state[key] for key in _ALWAYS
                             if not (key == "sensitivity" and state[key] is None)}
@@ -39,8 +51,8 @@ def frontmatter_for(revision: Revision) -> dict[str, Any]:
     return data
 
 
-def render_head(revision: Revision) -> str:
-    return frontmatter.render(frontmatter_for(revision), revision.state.content)
+def render_head(revision: Revision, *, spans: bool = False) -> str:
+    return frontmatter.render(frontmatter_for(revision, spans=spans), revision.state.content)
 
 
 @dataclass(frozen=True)
@@ -60,8 +72,13 @@ def parse_head(
     file_page_id: str | None,
     folder_namespace: str,
     owner_id: str,
+    load_revision: Callable[[str, str], Revision] | None = None,
 ) -> ParsedHead:
-    """Parse and check a head file. Raises InvalidInput (with file and line) when it is bad."""
+    """Parse and check a head file. Raises InvalidInput (with file and line) when it is bad.
+
+    `load_revision(page_id, revision_id)` supplies the revision-only facets (REVISION_ONLY_FACETS)
+    from the revision the file names; without it, or when that revision cannot be read, the
+    state has none."""
     text = frontmatter.decode(raw, path)
     if frontmatter.has_conflict_markers(text):
         match = frontmatter.CONFLICT_START.search(text)
@@ -80,7 +97,11 @@ def parse_head(
         match = re.search(rf"^{re.escape(key)}\s*:", block, re.MULTILINE)
         return block[: match.start()].count("\n") + 2 if match else (2 if data else None)
 
-    check_state(data, path=path, line_of=line_of)
+    def raw_of(key: str) -> str | None:
+        match = re.search(rf"^{re.escape(key)}\s*:[ \t]*(.*?)[ \t]*$", block, re.MULTILINE)
+        return match.group(1)[:80] if match and match.group(1) else None
+
+    check_state(data, path=path, line_of=line_of, raw_of=raw_of)
     page_id = data.get("page_id")
     if page_id is not None and file_page_id is not None and page_id != file_page_id:
         raise InvalidInput(
@@ -105,7 +126,24 @@ def parse_head(
             },
         }
     )
+    if load_revision is not None and isinstance(revision_id, str):
+        _restore_revision_facets(state_data, page_id, revision_id, load_revision)
     return ParsedHead(data, head.body, revision_id, PageState.from_dict(state_data))
+
+
+def _restore_revision_facets(state_data: dict[str, Any], page_id: str, revision_id: str,
+                             load_revision: Callable[[str, str], Revision]) -> None:
+    facets = state_data.get("facets")
+    facets = facets if isinstance(facets, dict) else {}
+    if any(key in facets for key in REVISION_ONLY_FACETS):
+        return  # a head file from an earlier version still holds them
+    try:
+        kept = load_revision(page_id, revision_id).state.facets
+    except PcpError:
+        return
+    restored = {key: kept[key] for key in REVISION_ONLY_FACETS if key in kept}
+    if restored:
+        state_data["facets"] = {**facets, **restored}
 
 
 _INFORMATIONAL = ("revision_id", "created_at", "updated_at", "media_type", "content_hash")

@@ -31,6 +31,9 @@ MIN_TYPED = 4  # characters (after pg_) a typed prefix needs, so `pg_0` never ma
 MAX_LISTED = 10  # candidates an ambiguity error lists
 _ID_CHARS = re.compile(r"^[A-Za-z0-9._-]+$")
 _KIND = re.compile(r"^[a-z]+_")  # an id's kind prefix (pg_, ks_), left out of MIN_SHOWN
+# A machine-made part of an id (a hash, a UUID, a ULID): 12 or more letters and digits, at
+# least three of them digits. Ids with one are shortened; names someone chose are not.
+_OPAQUE = re.compile(r"(?=[0-9A-Za-z]*(?:\d[0-9A-Za-z]*){3})[0-9A-Za-z]{12,}")
 
 
 def page_ids(store: Store) -> list[str]:
@@ -157,10 +160,11 @@ def _describe(page_id: str, entries: Sequence[Entry]) -> str:
 
 
 def short_ids(store: Store, ids: Sequence[str] | None = None) -> Callable[[str], str]:
-    """A function giving each page id its shortest unique prefix in this store: at least
-    `MIN_SHOWN` characters after a kind prefix such as `pg_` (`MIN_SHOWN` in all for an id
-    without one; an id no longer than that is shown whole), and always one that `resolve`
-    takes back to that page. Every id is shortened, ULID or not (imported ids too)."""
+    """A function giving each machine-made page id (one with a kind prefix such as `pg_`, or
+    with a hash, UUID or ULID in it: ULIDs and imported ids alike) its shortest unique prefix in
+    this store, at least `MIN_SHOWN` characters after a kind prefix (`MIN_SHOWN` in all without
+    one), and always one that `resolve` takes back to that page. An id someone chose (`ks-001`,
+    `tidewatch-architecture`) is shown whole: it is already a name."""
     every = page_ids(store) if ids is None else sorted(ids)
     return shortener(every)
 
@@ -170,6 +174,8 @@ def shortener(sorted_ids: Sequence[str]) -> Callable[[str], str]:
 
     def shorten(page_id: str) -> str:
         kind = _KIND.match(page_id)
+        if kind is None and not _OPAQUE.search(page_id):
+            return page_id  # a name someone chose (`ks-001`, `tidewatch-architecture`): whole
         need = (kind.end() if kind else 0) + MIN_SHOWN
         need = max(need, _shared(sorted_ids, page_id, page_id) + 1)
         if not page_id.lower().startswith(KIND_PREFIX):

@@ -15,6 +15,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -55,6 +56,9 @@ from pcp_cli.store.local import heal as heal_local
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 
+# Catalog rows listed and searched: readable head files, and unreadable ones served from the
+# page's newest revision meanwhile (Store._served_from_revision gives those a revision_id).
+SERVED = "(problem IS NULL OR revision_id IS NOT NULL)"
 # The catalog's file under `.pcp/`.
 CATALOG_FILE = "catalog.sqlite"
 # Relation types that say the same read either way round.
@@ -402,6 +406,22 @@ class Store:
             name[:-5] for name in names if name.endswith(".json") and not is_temp_name(name)
         )
 
+    def page_of_revision(self, revision_id: str) -> str | None:
+        """The page a revision id (`rev_…`) belongs to, None if no page has it: one stat per
+        page (revision files are named by page, not indexed by revision)."""
+        if not revision_id.startswith("rev_") or not is_safe_id(revision_id):
+            return None
+        name = f"{revision_id}.json"
+        try:
+            folders = os.scandir(self.layout.revisions)
+        except FileNotFoundError:
+            return None
+        with folders:
+            for folder in folders:
+                if folder.is_dir() and os.path.exists(os.path.join(folder.path, name)):
+                    return folder.name
+        return None
+
     def load_revision(self, page_id: str, revision_id: str) -> Revision:
         path = self.layout.revision_path(page_id, revision_id)
         try:
@@ -522,6 +542,19 @@ class Store:
         clause, more = _not_in(exclude)
         return self.catalog.groups(where + clause, params + more)
 
+    def observed_ranges(
+        self,
+        *,
+        statuses: Sequence[str] | None = None,
+        sensitivities: Sequence[str | None] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> list[tuple[Any, str | None, str | None]]:
+        """Per namespace, the earliest and latest observed time of the affirmed entries
+        `entry_groups` counts (`Catalog.observed_ranges`)."""
+        where, params = _entry_filter(None, None, statuses, ("affirmed",), sensitivities)
+        clause, more = _not_in(exclude)
+        return self.catalog.observed_ranges(where + clause, params + more)
+
     def namespace_counts(
         self,
         *,
@@ -559,7 +592,7 @@ class Store:
         try:
             parsed = self._parse_head(raw, rel, file_page_id, folder_ns)
         except InvalidInput as exc:
-            return {"page_id": file_page_id, "problem": exc.message}
+            return self._served_from_revision(file_page_id, raw, exc.message)
         if parsed.state is None:
             return {"page_id": None, "problem": "new file: not yet adopted as a page",
                     "title": str(parsed.frontmatter.get("title") or name)}
@@ -577,13 +610,33 @@ class Store:
             fields["edited"] = True
         return fields
 
+    def _served_from_revision(self, page_id: str | None, raw: bytes,
+                              problem: str) -> dict[str, Any]:
+        """Catalog fields for a head file that cannot be read: the page's newest revision
+        (listed, searched and shown from it, the problem kept for doctor and the warnings),
+        unless the file holds git conflict markers (never served) or the page has none."""
+        fields: dict[str, Any] = {"page_id": page_id, "problem": problem}
+        if page_id is None or b"<<<<<<<" in raw or not self.revision_ids(page_id):
+            return fields
+        try:
+            head = self.graph_heads(page_id)[-1]
+        except PcpError:
+            return fields
+        if _claims_more_sensitivity(raw, head.state.sensitivity):
+            return fields  # the broken file may be marking the page more sensitive: hide it
+        fields.update(_entry_fields(head.state), problem=problem,
+                      revision_id=head.revision_id, content_hash=head.content_hash,
+                      created_at=head.page_created_at, updated_at=head.created_at)
+        return fields
+
     def _parse_head(self, raw: bytes, rel: str, file_page_id: str | None,
                     folder_ns: str) -> ParsedHead:
         """parse_head, knowing the store: a file named after an existing page but without
         frontmatter is that page's head file edited, never a new page. Emptied, it is refused
         (doctor --fix rewrites it from the revisions); with text left, the text is the edit."""
         parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
-                            folder_namespace=folder_ns, owner_id=self.owner_id)
+                            folder_namespace=folder_ns, owner_id=self.owner_id,
+                            load_revision=self.load_revision)
         if parsed.state is not None or file_page_id is None or parsed.frontmatter or \
                 not self.page_exists(file_page_id):
             return parsed
@@ -613,8 +666,9 @@ class Store:
         extra = tuple(e for pid in sorted(recorded) for e in self.catalog.by_page_id(pid))
         return Changes(extra + changes.changed, changes.removed)
 
-    def _record_hand_edit(self, rel: str) -> HandEdit | None:
-        """Turn an edited or new head file into a revision. Caller holds the lock."""
+    def _record_hand_edit(self, rel: str, *, note: str | None = None) -> HandEdit | None:
+        """Turn an edited or new head file into a revision (with `note`, else the hand-edit
+        note). Caller holds the lock."""
         path = self.root / rel
         try:
             raw = path.read_bytes()
@@ -624,12 +678,13 @@ class Store:
         folder_ns = self.layout.namespace_of(path) or self.default_namespace
         try:
             parsed = self._parse_head(raw, rel, name if is_safe_id(name) else None, folder_ns)
-            return self._record_parsed(rel, path, parsed, folder_ns)
+            return self._record_parsed(rel, path, parsed, folder_ns, note=note)
         except InvalidInput as exc:
             self.problems[rel] = exc.message
             return None
 
-    def _record_parsed(self, rel: str, path: Path, parsed: Any, folder_ns: str) -> HandEdit | None:
+    def _record_parsed(self, rel: str, path: Path, parsed: Any, folder_ns: str, *,
+                       note: str | None = None) -> HandEdit | None:
         if parsed.state is None:
             return self._adopt(rel, parsed.frontmatter, parsed.body, folder_ns)
         state = parsed.state
@@ -654,7 +709,7 @@ class Store:
                 return None
             revision = self._new_revision(
                 state, actor=self.user, operation="revise", parent=head,
-                note=f"hand edit recorded from {rel}",
+                note=note or f"hand edit recorded from {rel}",
                 input_revision_ids=(base_id,) if base_id != head.revision_id else (),
             )
             self._publish(revision, old_path=path)
@@ -975,7 +1030,7 @@ class Store:
             ) from exc
 
     def finish_supersede(self, new_page_id: str, old_page_id: str, *,
-                         actor: Actor | None = None) -> None:
+                         actor: Actor | None = None, note: str | None = None) -> Relation:
         """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
 
         Steps already done are skipped, so `pcp doctor --fix` can finish a supersession that a
@@ -996,8 +1051,8 @@ class Store:
                 )
             elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
                 superseded = old.parent_revision_id
-            self.link(new_page_id, "supersedes", old_page_id, actor=actor,
-                      to_revision_id=superseded)
+            return self.link(new_page_id, "supersedes", old_page_id, actor=actor,
+                             to_revision_id=superseded, note=note)
 
     def relations(self, page_id: str | None = None) -> list[Relation]:
         """Relations touching `page_id` (either end), or all of them; oldest first."""
@@ -1294,6 +1349,18 @@ def _as_adopted(state: PageState, path: Path) -> PageState:
     return state.evolve(origin=origin, record=record)
 
 
+def _claims_more_sensitivity(raw: bytes, sensitivity: str | None) -> bool:
+    """Whether an unreadable head file names a sensitivity above `sensitivity` (or one that is
+    not a known level), anywhere on a `sensitivity:` line."""
+    levels = vocab.SENSITIVITIES
+    rank = levels.index(sensitivity) if sensitivity in levels else -1
+    for match in re.finditer(rb"^\s*sensitivity\s*:\s*['\"]?([^\s'\"#]*)", raw, re.MULTILINE):
+        said = match.group(1).decode("utf-8", "replace").lower()
+        if said not in levels or levels.index(said) > rank:
+            return True
+    return False
+
+
 def _entry_fields(state: PageState) -> dict[str, Any]:
     return {
         "page_id": state.page_id,
@@ -1336,7 +1403,7 @@ def _apply_changes(state: PageState, changes: dict[str, Any]) -> PageState:
 def _entry_filter(types: Sequence[str] | None, namespaces: Sequence[str] | None,
                   statuses: Sequence[str] | None, review: Sequence[str] | None,
                   sensitivities: Sequence[str | None] | None) -> tuple[str, list[Any]]:
-    clauses = ["problem IS NULL", "page_id IS NOT NULL"]
+    clauses = [SERVED, "page_id IS NOT NULL"]
     params: list[Any] = []
     for column, values in (
         ("type", types),

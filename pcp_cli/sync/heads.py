@@ -140,7 +140,8 @@ def record_edit(store: Store, rel: str, raw: bytes, note: str) -> HandEdit | Non
     folder_ns = store.layout.namespace_of(store.root / rel) or store.default_namespace
     try:
         parsed = parse_head(raw, path=rel, file_page_id=name if is_safe_id(name) else None,
-                            folder_namespace=folder_ns, owner_id=store.owner_id)
+                            folder_namespace=folder_ns, owner_id=store.owner_id,
+                            load_revision=store.load_revision)
         if parsed.state is None or not store.page_exists(parsed.state.page_id):
             return None
         state = parsed.state

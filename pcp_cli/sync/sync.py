@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from pcp_cli.audit_anchor import read_anchor
 from pcp_cli.errors import UsageError
 from pcp_cli.store.graph import summaries
 from pcp_cli.store.store import Store
@@ -124,8 +125,11 @@ def _commit(repo: Repo, message: str, report: dict[str, Any]) -> None:
         return
     counts = _count(staged.decode("utf-8", "replace").splitlines(), repo.prefix)
     body = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+    # The MCP audit chain's newest hash, where a cut of the local log cannot reach it.
+    anchor = read_anchor(repo.store_root)
+    trailer = ["-m", f"Audit-Chain-Head: {anchor['hash']}"] if anchor else []
     repo.git("commit", "--quiet", "--no-verify", "-m", message, "-m", f"Changed: {body}.",
-             "--only", "--", repo.pathspec)
+             *trailer, "--only", "--", repo.pathspec)
     report["committed"].append(repo.head())
 
 

@@ -77,10 +77,32 @@ class FaultyOs(types.ModuleType):
         return os.replace(src, dst, *a, **kw)
 
 
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def watch_opens(fake: FaultyOs) -> None:
+    """Log every open for writing anywhere in the process (`open-write path`), through
+    Python's audit hooks: a plain `Path.write_bytes` is seen too, not only what
+    `pcp_cli.store.atomic` does."""
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if event != "open" or fake._trace is None or not isinstance(args[0], str | bytes):
+            return
+        mode, flags = args[1], args[2]
+        writing = any(c in mode for c in "wax+") if isinstance(mode, str) else \
+            isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+        if writing:
+            fake._trace.write(f"open-write {os.fsdecode(args[0])}\n")
+            fake._trace.flush()
+
+    sys.addaudithook(hook)
+
+
 def main() -> None:
     op, n, fault, args = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
     fake = FaultyOs(op, n, fault)
     atomic.os = fake  # type: ignore[attr-defined]
+    if op == "trace":
+        watch_opens(fake)
     if os.environ.get("PCP_TEST_BATCH_PAGES"):
         from pcp_cli.store import store
 

@@ -1,7 +1,9 @@
 """A real `pcp serve --http` on 127.0.0.1 (a free port the server picks), for the HTTP tests.
 
 `running_server(store, *extra_args)` starts it as a subprocess, waits (bounded) for the line on
-stderr that names its URL, and always stops it on exit.
+stderr that names its URL, and always stops it on exit. `npm_ci(folder)` installs the npm clients
+a folder's package-lock.json pins (node_modules/ is git-ignored), once, under a file lock so
+parallel test processes do not install over each other.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from filelock import FileLock
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -107,3 +111,19 @@ def running_server(store: Path, *extra: str) -> Iterator[Running]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+def npm_ci(folder: Path, installed: Path) -> None:
+    """`npm ci` in `folder` unless `installed` (a file the install creates) exists. A failed
+    install fails the test: it does not skip."""
+    if installed.exists():
+        return
+    npm = shutil.which("npm")
+    assert npm, "node is installed but npm is not: cannot install the npm clients"
+    # pytest-xdist runs tests in several processes: one installs, the others wait for it.
+    with FileLock(folder / ".npm-install.lock"):
+        if installed.exists():
+            return
+        out = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                             cwd=folder, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, f"npm ci in {folder.name} failed:\n{out.stderr[-2000:]}"

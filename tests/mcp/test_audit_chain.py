@@ -179,3 +179,54 @@ def test_a_torn_last_line_is_reported_and_the_chain_goes_on(store: Path) -> None
     _write(store, 2)
     assert _problems(store) == [("audit.jsonl", 4)]
     assert verify_audit(store)["records"] == 4
+
+
+# -- the chain's tail is anchored outside the log ----------------------------------------------
+@pytest.mark.parametrize(("cut", "said"), [
+    ("last_records", "the log was cut short"),
+    ("emptied", "the log was emptied"),
+    ("deleted", "the log was deleted"),
+])
+def test_a_cut_tail_an_emptied_or_a_deleted_log_is_reported(store: Path, cut: str,
+                                                             said: str) -> None:
+    _write(store, 5)
+    path = audit_path(store)
+    lines = path.read_text().splitlines(keepends=True)
+    if cut == "last_records":
+        path.write_text("".join(lines[:-2]))  # a valid chain still, but short of its anchor
+    elif cut == "emptied":
+        path.write_text("")
+    else:
+        path.unlink()
+    report = verify_audit(store)
+    assert not report["valid"]
+    assert [p["problem"].split(":")[0] for p in report["problems"]] == [said]
+    result = cli("audit", "--verify", "--store", str(store))
+    assert result.code == 8 and said in result.stdout + result.stderr
+    found = cli("doctor", "--store", str(store), "--json")
+    assert [f["kind"] for f in found.json["findings"]] == ["audit_log"]
+
+
+def test_the_anchor_follows_every_record_and_rotation(store: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PCP_AUDIT_MAX_BYTES", "600")
+    _write(store, 12)
+    assert len(list(audit_path(store).parent.glob("audit-*.jsonl"))) >= 1
+    anchor = json.loads((store / ".pcp" / "audit-anchor.json").read_text())
+    last = json.loads(audit_path(store).read_text().splitlines()[-1])
+    assert anchor["hash"] == last["hash"]
+    assert verify_audit(store)["valid"]
+
+
+def test_pcp_sync_names_the_chain_head_in_its_commit(tmp_path: Path, monkeypatch) -> None:
+    from tests.gitsync_helpers import git, git_env
+
+    git_env(monkeypatch)
+    root = tmp_path / "synced"
+    assert cli("init", "--git", str(root), "--owner", "ada").code == 0
+    _write(root, 2)
+    assert cli("add", "a page", "--store", str(root)).code == 0
+    synced = cli("sync", "--store", str(root))
+    assert synced.code == 0, synced.stderr
+    anchor = json.loads((root / ".pcp" / "audit-anchor.json").read_text())
+    message = git(root, "log", "-1", "--format=%B").stdout
+    assert f"Audit-Chain-Head: {anchor['hash']}" in message

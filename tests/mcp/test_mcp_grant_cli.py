@@ -133,6 +133,25 @@ def test_mcp_config_for_http_has_the_url_and_a_token_placeholder(commented: Path
     assert out["token_command"].startswith("pcp grant token old-client")
 
 
+@pytest.mark.parametrize(("url", "allow_http"), [
+    ("http://127.0.0.1:8765/mcp", False), ("http://localhost:8765/mcp", False),
+    ("https://pcp.example:8765/mcp", False), ("http://[::1]:8765/mcp", True),
+    ("http://192.168.1.20:8765/mcp", True),
+])
+def test_mcp_config_for_claude_desktop_bridges_with_mcp_remote(commented: Path, url: str,
+                                                               allow_http: bool) -> None:
+    """The bridge refuses plain http:// to any host but localhost and 127.0.0.1 unless told
+    --allow-http; the entry says it where needed (the entry itself runs in
+    tests/mcp/test_mcp_npm_clients.py)."""
+    out = cli("mcp-config", "old-client", "--for", "claude-desktop", "--http", url, "--json",
+              "--store", str(commented)).json
+    server = out["config"]["mcpServers"]["pcp"]
+    assert server["command"] == "npx"
+    assert server["args"][:5] == ["-y", "mcp-remote", url, "--header",
+                                  "Authorization:Bearer <token from: pcp grant token old-client>"]
+    assert ("--allow-http" in server["args"]) is allow_http
+
+
 def test_mcp_config_for_a_client_without_a_grant_says_how_to_add_one(commented: Path) -> None:
     out = cli("mcp-config", "newcomer", "--for", "cursor", "--store", str(commented))
     assert out.code == 0

@@ -195,6 +195,7 @@ def test_grant_to_dict_has_no_notices():
         "client_id": "cursor",
         "actor": "model",
         "scopes": ["project:*"],
+        "default_scopes": [],
         "allow_sensitive": True,
         "allow_write": True,
         "granted_by": "pcp.yaml",

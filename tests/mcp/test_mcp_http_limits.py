@@ -90,3 +90,25 @@ async def test_a_call_past_the_time_cap_is_an_error_and_serving_goes_on(tmp_path
     with anyio.fail_after(20):
         while not [r for r in read_audit(store) if r.get("tool") == "pcp_stats"]:
             await anyio.sleep(0.05)
+
+
+async def test_get_is_405_and_takes_none_of_the_clients_requests_in_flight(
+        tmp_path: Path) -> None:
+    """Clients (mcp-remote, the TypeScript SDK) open GET /mcp for server-initiated messages; a
+    stateless server has none, so GET is 405 at once and holds no slot of the client's cap."""
+    store, backend, app, headers = await _client(
+        tmp_path, HttpOptions(port=8765, max_concurrent_per_client=4))
+    backend.release.set()
+    stream = {**headers, "accept": "text/event-stream"}
+    async with app.router.lifespan_context(app), httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as http:
+        with anyio.fail_after(30):
+            gets = [await http.get("/mcp", headers=stream) for _ in range(5)]
+            listed = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1,
+                                                   "method": "tools/list"}, headers=headers)
+            anonymous = await http.get("/mcp", headers={**stream, "authorization": ""})
+    assert {g.status_code for g in gets} == {405}
+    assert gets[0].headers["allow"] == "POST"
+    assert "sends no event stream" in gets[0].json()["error"]["message"]
+    assert listed.status_code == 200 and listed.json()["result"]["tools"]
+    assert anonymous.status_code == 401  # authentication comes first, as for every method

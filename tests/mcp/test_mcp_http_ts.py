@@ -14,9 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
-from tests.mcp.http_helpers import make_store, pcp, running_server, token
+from tests.mcp.http_helpers import make_store, npm_ci, pcp, running_server, token
 
 CLIENT_DIR = Path(__file__).resolve().parent / "ts_client"
 SDK = CLIENT_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
@@ -28,15 +27,7 @@ pytestmark = [
 
 
 def _install_sdk() -> None:
-    # pytest-xdist runs tests in several processes: one installs, the others wait for it.
-    with FileLock(CLIENT_DIR / ".npm-install.lock"):
-        if SDK.exists():
-            return
-        npm = shutil.which("npm")
-        assert npm, "node is installed but npm is not: cannot install the TypeScript SDK"
-        out = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                             cwd=CLIENT_DIR, capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, f"npm ci failed:\n{out.stderr[-2000:]}"
+    npm_ci(CLIENT_DIR, SDK)
 
 
 def test_the_typescript_sdk_client(tmp_path: Path) -> None:
@@ -63,3 +54,20 @@ def test_the_typescript_sdk_client(tmp_path: Path) -> None:
     assert seen["bad_origin"]["refused"] and seen["bad_origin"]["code"] == 403, seen["bad_origin"]
     assert seen["oversized"]["refused"] and seen["oversized"]["code"] == 413, seen["oversized"]
     assert seen["after_oversized_ok"] is True
+
+
+def test_several_typescript_clients_share_one_grant(tmp_path: Path) -> None:
+    """Each TypeScript SDK client tries to hold a GET event stream open; the server answers GET
+    with 405, so connected clients use none of their grant's requests in flight."""
+    _install_sdk()
+    store = make_store(tmp_path / "store")
+    shared = token(store, "claude-desktop")
+    count = 6
+    with running_server(store) as server:
+        out = subprocess.run(["node", "many.mjs", server.url, shared, str(count)],
+                             cwd=CLIENT_DIR, capture_output=True, text=True, timeout=180)
+        assert out.returncode == 0, out.stderr[-3000:]
+        seen = json.loads(out.stdout)
+    assert seen["errors"] == []
+    assert seen["connected"] == count
+    assert seen["answers"] == count + 4

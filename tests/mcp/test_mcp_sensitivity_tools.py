@@ -33,9 +33,10 @@ def make_unclassified(store: Path, page_id: str) -> None:
     assert "sensitivity:" not in head.read_text()
 
 
-async def views(client) -> dict:
-    timeline = await ok(client, "pcp_get_timeline", {"limit": 100})
-    stats = await ok(client, "pcp_stats", {})
+async def views(client, include_sensitive: bool = False) -> dict:
+    opt_in = {"include_sensitive": True} if include_sensitive else {}
+    timeline = await ok(client, "pcp_get_timeline", {"limit": 100, **opt_in})
+    stats = await ok(client, "pcp_stats", opt_in)
     scopes = await ok(client, "pcp_list_scopes", {})
     related = await ok(client, "pcp_related_pages", {"page_id": ANCHOR})
     return {
@@ -74,7 +75,12 @@ async def test_read_tools_never_show_high_or_unclassified_pages(mcp_session, mcp
             k: v for k, v in before.items() if k != "timeline_filters"}
 
     async with mcp_session(["--client-id", "writer"]) as client:  # allow_sensitive: true
-        shown = await views(client)
+        # the grant permits, but the call must ask too (as pcp_search's include_sensitive)
+        unasked = await views(client)
+        assert not {"tl-secret", "tl-unclassified", "tl-open"} & unasked["timeline"]
+        assert unasked["timeline_filters"]["include_sensitive"] is False
+        shown = await views(client, include_sensitive=True)
+        assert shown["timeline_filters"]["include_sensitive"] is True
         assert {"tl-secret", "tl-unclassified", "tl-open"} <= shown["timeline"]
         assert {"tl-secret", "tl-unclassified", "tl-open"} <= shown["related"]
         assert shown["events"] >= before["events"] + 3

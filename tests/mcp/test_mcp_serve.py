@@ -144,12 +144,31 @@ async def test_every_read_tool_on_the_example_store(mcp_session):
         assert read["not_found"] == [] and read["next_cursor"] is None
 
 
+def stat_snapshot(root: Path) -> dict[str, tuple[int, ...]]:
+    """Every path outside .pcp/ and .git/ (folders too) with what a write would move: inode,
+    mtime, ctime, size and mode. A tool that only touches a file or replaces it by an equal
+    copy changes these, not the bytes."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.split("/", 1)[0] in (".pcp", ".git"):
+            continue
+        st = path.lstat()
+        found[rel] = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode)
+    return found
+
+
 async def test_read_tools_change_nothing_outside_dot_pcp(mcp_session, mcp_store):
     before = snapshot(mcp_store)
+    stats = stat_snapshot(mcp_store)
     async with mcp_session(["--client-id", "writer"]) as client:
         for name, arguments in READ_CALLS:
             await ok(client, name, arguments)
     assert snapshot(mcp_store) == before
+    after = stat_snapshot(mcp_store)
+    assert after.keys() == stats.keys()  # the listing: nothing added or removed
+    changed = {rel for rel in stats if after[rel] != stats[rel]}
+    assert not changed, f"touched by a read tool: {sorted(changed)}"
     assert len(read_audit(mcp_store)) == len(READ_CALLS)
 
 
@@ -257,7 +276,9 @@ async def test_sensitive_material_needs_a_grant_that_allows_it(mcp_session):
         assert data["results"][0]["sensitivity"] == "high"
         read = await ok(client, "pcp_read_pages", {"ids": [SENSITIVE_PAGE]})
         assert "check-up" in read["pages"][0]["payload"]
-        writer_stats = await ok(client, "pcp_stats")
+        unasked = await ok(client, "pcp_stats")  # counted only when the call asks, too
+        writer_stats = await ok(client, "pcp_stats", {"include_sensitive": True})
+    assert unasked["by_namespace"] == stats["by_namespace"]
     assert writer_stats["by_namespace"]["user:ada-lumen"] == \
         stats["by_namespace"]["user:ada-lumen"] + 1
 
