@@ -130,7 +130,7 @@ def main() -> None:
                 hand.append(took)
             for _ in range(max(1, args.flows // 2)):
                 sdk.append(asyncio.run(with_sdk(running)))
-            grant = token(store, "tidewatch")
+            grant = token(store, "claude-desktop")  # the same two namespaces as the consent
             calls = per_call(running.url, {"oauth": tokens["access_token"], "grant": grant},
                              args.calls)
             checks = in_process(store, tokens["access_token"], grant, running.url)
