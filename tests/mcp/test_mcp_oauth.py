@@ -584,3 +584,17 @@ async def test_client_id_metadata_document_instead_of_registration(
         _, challenge = pkce()
         answer = httpx2.get(authorize_url(running, url, challenge), timeout=30)
         assert answer.status_code == 400
+
+
+def test_expired_code_is_refused(server: Running, store: Path) -> None:
+    client = register(server)
+    verifier, challenge = pkce()
+    code = code_from(play_person(server, authorize_url(server, client["client_id"], challenge)))
+    state = store / ".pcp" / "oauth.json"
+    data = json.loads(state.read_text())
+    data["codes"][hashlib.sha256(code.encode()).hexdigest()]["expires_at"] = time.time() - 1
+    state.write_text(json.dumps(data))
+    answer = exchange(server, client["client_id"], code, verifier)
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
+    assert "expired" in answer.json()["error_description"]
+    still_serving(server)
