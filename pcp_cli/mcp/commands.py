@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse, urlsplit
+from urllib.parse import urlsplit
 
 from pcp_cli import api
 from pcp_cli.config import resolve_store_root
@@ -92,7 +92,7 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
         raise UsageError("--max-body-bytes must be >= 1024, --max-concurrent >= 1 and "
                          "--call-timeout > 0", hint="or leave them at their defaults")
     if public_url is not None:
-        parsed = urlparse(public_url)
+        parsed = urlsplit(public_url)
         if parsed.scheme != "https" or not parsed.hostname or parsed.path.strip("/") \
                 or parsed.query or parsed.fragment:
             raise UsageError(f"--public-url {public_url[:80]!r} is not https://NAME[:PORT]",

@@ -7,7 +7,9 @@ of it, one ASGI layer of ours, in this order:
 1. `Host` and `Origin` validation (DNS-rebinding protection): a `Host` this server was not bound
    or told to answer to is 421, an `Origin` not allowed is 403. A request without `Origin` (any
    non-browser client) passes.
-2. Bearer token authentication (`pcp_cli.mcp.tokens`): no token or a wrong one is 401 with a
+2. Bearer token authentication: an OAuth access token (`pcp_cli.mcp.oauth`, issued by this
+   server's own authorization endpoints, `pcp_cli.mcp.oauth_http`, for this /mcp only) or a
+   `pcp grant token` token (`pcp_cli.mcp.tokens`): no token or a wrong one is 401 with a
    `WWW-Authenticate` header pointing at the RFC 9728 metadata, and an audit record. A token
    names one client id; a client with no grant in `pcp.yaml` is refused the same way.
 3. `GET /mcp` is 405: the server is stateless and starts no messages, so a client's event
