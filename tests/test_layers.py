@@ -25,7 +25,8 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "jsonschema": ("model/validate.py",),
     "mcp": ("mcp/",),
     "mcp_types": ("mcp/",),
-    "starlette": ("mcp/http.py", "mcp/connections.py"),  # the HTTP front end
+    # the HTTP front end: /mcp, its connections, OAuth
+    "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py"),
     "uvicorn": ("mcp/http.py", "mcp/connections.py"),
     "typer": ("cli/",),
     "rich": ("cli/",),

@@ -73,10 +73,13 @@ def grant_list(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         note("no client grants in pcp.yaml (add one: pcp grant add CLIENT --scope NAMESPACE)")
         return
     emit(views, as_json, lambda: table(
-        ("client", "scopes", "default scopes", "sensitive", "write", "tokens"),
+        ("client", "scopes", "default scopes", "sensitive", "write", "tokens", "made by",
+         "last use"),
         ((v["client_id"], ", ".join(v["scopes"]), ", ".join(v["default_scopes"]) or "(all)",
           "yes" if v["allow_sensitive"] else "no",
-          "yes" if v["allow_write"] else "no", len(v["tokens"])) for v in views)))
+          "yes" if v["allow_write"] else "no", len(v["tokens"]),
+          f"OAuth: {v['oauth']['client_name']}" if v.get("oauth") else "pcp grant",
+          (v.get("oauth") or {}).get("last_used") or "-") for v in views)))
 
 
 @grant_app.command("show", epilog=examples("pcp grant show claude-desktop"))
@@ -128,6 +131,62 @@ def grant_revoke_tokens(client: ClientArg, store_path: StoreOpt = None,
     result = commands.grant_revoke_tokens(store_path, client)
     emit(result, as_json, lambda: note(f"{result['tokens_revoked']} token(s) of {client} "
                                        "revoked"))
+
+
+@grant_app.command("oauth-clients", epilog=examples("pcp grant oauth-clients --json"))
+def grant_oauth_clients(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List the OAuth clients registered with `pcp serve --http` (and the grant each got)."""
+    from pcp_cli.mcp import commands
+
+    rows = commands.oauth_clients(store_path)
+    if not rows and not as_json:
+        note("no OAuth clients registered")
+        return
+    emit(rows, as_json, lambda: table(
+        ("client id", "name", "redirects", "registered", "grant", "tokens"),
+        ((r["client_id"], r["client_name"], " ".join(r["redirect_uris"]), r["registered_at"],
+          r["grant"] or "-", r["tokens"]) for r in rows)))
+
+
+@grant_app.command("remove-client", epilog=examples("pcp grant remove-client CLIENT_ID"))
+def grant_remove_client(
+    client: Annotated[str, typer.Argument(help="The OAuth client id (pcp grant oauth-clients).")],
+    store_path: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Forget an OAuth client: its registration, its tokens and the grant made for it."""
+    from pcp_cli.mcp import commands
+
+    result = commands.oauth_remove_client(store_path, client)
+    emit(result, as_json, lambda: note(
+        f"removed OAuth client {client}; {result['tokens_revoked']} token(s) revoked"
+        + (f"; grant {', '.join(result['grants'])} removed" if result["grants"] else "")))
+
+
+@grant_app.command("approve", epilog=examples("pcp grant approve",
+                                              "pcp grant approve REQUEST_ID"))
+def grant_approve(
+    request: Annotated[str | None, typer.Argument(
+        help="The authorization request to approve; without it, list the pending ones.")
+    ] = None,
+    store_path: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Approve an OAuth authorization request from this terminal, instead of typing the
+    approval code `pcp serve` printed (the consent page still picks what it may see)."""
+    from pcp_cli.mcp import commands
+
+    if request is None:
+        rows = commands.oauth_pending(store_path)
+        if not rows and not as_json:
+            note("no authorization request is waiting for consent")
+            return
+        emit(rows, as_json, lambda: table(
+            ("request", "client", "redirect host", "asks", "approved", "expires in"),
+            ((r["request"], r["client_name"], r["redirect_host"], " ".join(r["scopes"]),
+              "yes" if r["approved"] else "no", f"{r['expires_in']}s") for r in rows)))
+        return
+    result = commands.oauth_approve(store_path, request)
+    emit(result, as_json, lambda: note(f"approved request {request}: finish on the consent "
+                                       "page"))
 
 
 def register(app: typer.Typer) -> None:

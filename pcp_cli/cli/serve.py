@@ -34,8 +34,8 @@ def register(app: typer.Typer) -> None:
             "writing.")] = False,
         http: Annotated[str | None, typer.Option(
             "--http", metavar="[HOST:]PORT", help="Serve MCP streamable HTTP on this address "
-            "(default host 127.0.0.1) instead of stdio; clients authenticate with tokens from "
-            "`pcp grant token`.")] = None,
+            "(default host 127.0.0.1) instead of stdio; clients authenticate through OAuth "
+            "(with your consent) or with tokens from `pcp grant token`.")] = None,
         allow_remote: Annotated[bool, typer.Option(
             "--allow-remote", help="HTTP: allow binding an address other machines can "
             "reach.")] = False,
@@ -53,6 +53,10 @@ def register(app: typer.Typer) -> None:
         allow_origin: Annotated[list[str] | None, typer.Option(
             "--allow-origin", help="HTTP: a browser Origin to accept, e.g. "
             "https://app.example (repeatable; requests without Origin always pass).")] = None,
+        public_url: Annotated[str | None, typer.Option(
+            "--public-url", help="HTTP: the https://NAME clients reach this server at, when a "
+            "TLS proxy or tunnel is in front (names the OAuth issuer and the /mcp resource; "
+            "NAME is answered to).")] = None,
         max_body_bytes: Annotated[int, typer.Option(
             "--max-body-bytes", help="HTTP: the largest request body accepted (413 "
             "beyond).")] = 1_000_000,
@@ -71,7 +75,8 @@ def register(app: typer.Typer) -> None:
             used = [flag for flag, value in (
                 ("--allow-remote", allow_remote), ("--tls-cert", tls_cert),
                 ("--tls-key", tls_key), ("--insecure-http", insecure_http),
-                ("--allow-host", allow_host), ("--allow-origin", allow_origin)) if value]
+                ("--allow-host", allow_host), ("--allow-origin", allow_origin),
+                ("--public-url", public_url)) if value]
             if used:
                 raise UsageError(f"{used[0]} only applies with --http",
                                  hint="add --http [HOST:]PORT, or leave it out")
@@ -86,7 +91,7 @@ def register(app: typer.Typer) -> None:
             allow_remote=allow_remote, insecure_http=insecure_http, tls_cert=tls_cert,
             tls_key=tls_key, allowed_hosts=allow_host or (), allowed_origins=allow_origin or (),
             max_body_bytes=max_body_bytes, max_concurrent=max_concurrent,
-            call_timeout=call_timeout, log=sys.stderr)
+            call_timeout=call_timeout, public_url=public_url, log=sys.stderr)
 
     @app.command(epilog=examples("pcp audit --client claude-desktop --since 2026-11-01",
                                  "pcp audit --json"))

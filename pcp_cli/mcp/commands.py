@@ -72,7 +72,8 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
                scopes: Sequence[str] | None, allow_write: bool, allow_remote: bool,
                insecure_http: bool, tls_cert: str | None, tls_key: str | None,
                allowed_hosts: Sequence[str], allowed_origins: Sequence[str],
-               max_body_bytes: int, max_concurrent: int, call_timeout: float, log: Any) -> None:
+               max_body_bytes: int, max_concurrent: int, call_timeout: float, log: Any,
+               public_url: str | None = None) -> None:
     """`pcp serve --http [HOST:]PORT`: serve every client that has a token and a grant."""
     from pcp_cli.mcp.audit import AuditLog
     from pcp_cli.mcp.http import (
@@ -90,7 +91,16 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
     if max_body_bytes < 1024 or max_concurrent < 1 or call_timeout <= 0:
         raise UsageError("--max-body-bytes must be >= 1024, --max-concurrent >= 1 and "
                          "--call-timeout > 0", hint="or leave them at their defaults")
+    if public_url is not None:
+        parsed = urlsplit(public_url)
+        if parsed.scheme != "https" or not parsed.hostname or parsed.path.strip("/") \
+                or parsed.query or parsed.fragment:
+            raise UsageError(f"--public-url {public_url[:80]!r} is not https://NAME[:PORT]",
+                             hint="e.g. --public-url https://pcp.example.net (the proxy's "
+                             "address, without /mcp)")
+        public_url = public_url.rstrip("/")
     options = HttpOptions(host=host, port=port, tls_cert=tls_cert, tls_key=tls_key,
+                          public_url=public_url,
                           allowed_hosts=tuple(allowed_hosts),
                           allowed_origins=tuple(allowed_origins), max_body_bytes=max_body_bytes,
                           max_concurrent_per_client=max_concurrent, call_timeout=call_timeout)
@@ -109,7 +119,8 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
               f"{', '.join(with_tokens) or 'none (run `pcp grant token CLIENT`)'}\n")
     sock = bind(options)
     app = build_app(root, StoreBackend(root), AuditLog(root), options,
-                    narrow_scopes=list(scopes or []) or None, allow_write=allow_write)
+                    narrow_scopes=list(scopes or []) or None, allow_write=allow_write,
+                    announce=log)
     run_http(app, options, sock, log)
 
 
@@ -139,10 +150,14 @@ def audit_findings(store: api.Store) -> list[Any]:
 
 
 # -- grants -----------------------------------------------------------------------------------
-def _grant_view(root: Path, client_id: str, entry: Any) -> dict[str, Any]:
+def _grant_view(root: Path, client_id: str, entry: Any,
+                oauth: dict[str, Any] | None = None) -> dict[str, Any]:
     from pcp_cli.mcp.tokens import client_tokens
 
+    if oauth is None:
+        oauth = _oauth_grants(root)
     entry = entry if isinstance(entry, dict) else {}
+    made = oauth.get(client_id)
     return {
         "client_id": client_id,
         "scopes": list(entry.get("scopes") or []),
@@ -151,7 +166,17 @@ def _grant_view(root: Path, client_id: str, entry: Any) -> dict[str, Any]:
         "allow_write": bool(entry.get("allow_write", False)),
         "description": entry.get("description"),
         "tokens": [t.public() for t in client_tokens(root, client_id)],
+        # made by OAuth consent (`pcp serve --http`): which client, when, last used
+        "oauth": None if made is None else {
+            "client_id": made["oauth_client"], "client_name": made.get("client_name"),
+            "created_at": made.get("created_at"), "last_used": made.get("last_used")},
     }
+
+
+def _oauth_grants(root: Path) -> dict[str, Any]:
+    from pcp_cli.mcp.oauth_state import oauth_grants
+
+    return oauth_grants(root)
 
 
 def _no_grant(client_id: str) -> NotFound:
@@ -162,7 +187,8 @@ def _no_grant(client_id: str) -> NotFound:
 def grant_list(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
     with api.open_store(store_path, readonly=True, refresh=False) as store:
         clients = api.client_grants(store)
-        return [_grant_view(store.root, c, clients[c]) for c in sorted(clients)]
+        oauth = _oauth_grants(store.root)
+        return [_grant_view(store.root, c, clients[c], oauth) for c in sorted(clients)]
 
 
 def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
@@ -223,7 +249,9 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
 
 
 def grant_remove(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
-    """Remove the grant and every token of `client_id` (its requests fail at once)."""
+    """Remove the grant and every token of `client_id` (its requests fail at once), OAuth's
+    included."""
+    from pcp_cli.mcp.oauth_state import forget_grant
     from pcp_cli.mcp.tokens import revoke_tokens
 
     check_client_id(client_id)
@@ -235,7 +263,43 @@ def grant_remove(store_path: str | os.PathLike[str] | None, client_id: str) -> d
         with store.locked():
             revoked = revoke_tokens(store.root, client_id)
             api.set_client_grants(store, clients)
-    return {"client_id": client_id, "removed": True, "tokens_revoked": len(revoked)}
+        oauth_revoked = forget_grant(store.root, client_id)
+    return {"client_id": client_id, "removed": True,
+            "tokens_revoked": len(revoked) + oauth_revoked}
+
+
+def oauth_clients(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """`pcp grant oauth-clients`: the OAuth clients registered with `pcp serve --http`."""
+    from pcp_cli.mcp.oauth_state import list_clients
+
+    return list_clients(resolve_store_root(store_path))
+
+
+def oauth_remove_client(store_path: str | os.PathLike[str] | None,
+                        client_id: str) -> dict[str, Any]:
+    """`pcp grant remove-client`: forget the registration, its tokens and the grant made for
+    it in pcp.yaml."""
+    from pcp_cli.mcp.oauth_state import remove_client
+
+    with api.open_store(store_path, refresh=False) as store:
+        result = remove_client(store.root, client_id)
+        clients = api.client_grants(store)
+        if any(g in clients for g in result["grants"]):
+            api.set_client_grants(store, {k: v for k, v in clients.items()
+                                          if k not in result["grants"]})
+    return result
+
+
+def oauth_pending(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    from pcp_cli.mcp.oauth_state import pending_requests
+
+    return pending_requests(resolve_store_root(store_path))
+
+
+def oauth_approve(store_path: str | os.PathLike[str] | None, request_id: str) -> dict[str, Any]:
+    from pcp_cli.mcp.oauth_state import approve_request
+
+    return approve_request(resolve_store_root(store_path), request_id)
 
 
 def grant_token(store_path: str | os.PathLike[str] | None, client_id: str, *,

@@ -7,7 +7,9 @@ of it, one ASGI layer of ours, in this order:
 1. `Host` and `Origin` validation (DNS-rebinding protection): a `Host` this server was not bound
    or told to answer to is 421, an `Origin` not allowed is 403. A request without `Origin` (any
    non-browser client) passes.
-2. Bearer token authentication (`pcp_cli.mcp.tokens`): no token or a wrong one is 401 with a
+2. Bearer token authentication: an OAuth access token (`pcp_cli.mcp.oauth`, issued by this
+   server's own authorization endpoints, `pcp_cli.mcp.oauth_http`, for this /mcp only) or a
+   `pcp grant token` token (`pcp_cli.mcp.tokens`): no token or a wrong one is 401 with a
    `WWW-Authenticate` header pointing at the RFC 9728 metadata, and an audit record. A token
    names one client id; a client with no grant in `pcp.yaml` is refused the same way.
 3. `GET /mcp` is 405: the server is stateless and starts no messages, so a client's event
@@ -47,6 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import anyio
 import anyio.to_thread
@@ -60,10 +63,12 @@ from starlette.types import Receive, Scope, Send
 
 from pcp_cli import api
 from pcp_cli.errors import UsageError
-from pcp_cli.mcp import connections
+from pcp_cli.mcp import connections, oauth_http
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.backend import Backend
 from pcp_cli.mcp.grants import DEFAULT_ACTOR, Grant, resolve_grant
+from pcp_cli.mcp.oauth import ACCESS_PREFIX as OAUTH_ACCESS_PREFIX
+from pcp_cli.mcp.oauth import SCOPES as OAUTH_SCOPES
 from pcp_cli.mcp.server import configure_logging, make_server
 from pcp_cli.mcp.session import ToolSession
 from pcp_cli.mcp.tokens import TokenRegistry
@@ -94,6 +99,7 @@ class HttpOptions:
     max_body_bytes: int = 1_000_000
     max_concurrent_per_client: int = 4
     call_timeout: float = 30.0
+    public_url: str | None = None  # https://NAME when a TLS proxy or tunnel is in front
 
     @property
     def scheme(self) -> str:
@@ -159,11 +165,15 @@ def _host_patterns(options: HttpOptions) -> list[str]:
         bound = f"[{options.host}]" if ":" in options.host else options.host
         hosts = [] if options.host in ("0.0.0.0", "::") else [bound]
     hosts += list(options.allowed_hosts)
+    if options.public_url:
+        hosts.append(urlparse(options.public_url).netloc)
     return [h for name in hosts for h in (name, f"{name}:*")]
 
 
 def _origin_patterns(options: HttpOptions) -> list[str]:
     origins = list(options.allowed_origins)
+    if options.public_url:  # the consent form, posted by a browser that reached us there
+        origins.append(options.public_url.rstrip("/"))
     if is_loopback(options.host):
         origins += [f"{scheme}://{name}:*" for scheme in ("http", "https")
                     for name in ("127.0.0.1", "localhost", "[::1]")]
@@ -317,7 +327,9 @@ class Guard:
     """The ASGI layer in front of the SDK transport (see the module docstring)."""
 
     def __init__(self, options: HttpOptions, manager: StreamableHTTPSessionManager,
-                 registry: TokenRegistry, clients: Clients, audit: AuditLog) -> None:
+                 registry: TokenRegistry, clients: Clients, audit: AuditLog,
+                 provider: Any = None) -> None:
+        self.provider = provider  # pcp_cli.mcp.oauth.Provider: OAuth access tokens
         self.options = options
         self.manager = manager
         self.registry = registry
@@ -337,30 +349,44 @@ class Guard:
             return _jsonrpc_error(403, -32600, "Invalid Origin header")
         return None
 
+    def base_url(self, request: Request) -> str:
+        """This server as its clients reach it: --public-url, else scheme and Host (checked)."""
+        if self.options.public_url:
+            return self.options.public_url.rstrip("/")
+        return f"{self.options.scheme}://{request.headers.get('host', '')}"
+
     def resource_url(self, request: Request) -> str:
-        return f"{self.options.scheme}://{request.headers.get('host', '')}{MCP_PATH}"
+        return self.base_url(request) + MCP_PATH
 
     def metadata_url(self, request: Request) -> str:
-        return f"{self.options.scheme}://{request.headers.get('host', '')}{PRM_PATH}{MCP_PATH}"
+        return self.base_url(request) + PRM_PATH + MCP_PATH
+
+    async def audit_refusal(self, request: Request, params: dict[str, Any],
+                            tool: str = "http_auth", error_code: str = "unauthorized") -> None:
+        """One refusal, through the per-minute cap."""
+        skipped = self.refusals.admit()
+        if skipped is None:
+            return
+        params = {**params, "method": request.method,
+                  "remote": request.client.host if request.client else None}
+        if skipped:
+            params["not_recorded"] = skipped
+        await anyio.to_thread.run_sync(
+            lambda: self.record_refusal(params, tool=tool, error_code=error_code))
 
     async def _refuse(self, request: Request, reason: str, error: str | None) -> Response:
-        skipped = self.refusals.admit()
-        if skipped is not None:
-            params: dict[str, Any] = {"reason": reason, "method": request.method,
-                                      "remote": request.client.host if request.client else None}
-            if skipped:
-                params["not_recorded"] = skipped
-            await anyio.to_thread.run_sync(self.record_refusal, params)
+        await self.audit_refusal(request, {"reason": reason})
         challenge = f'Bearer realm="pcp", resource_metadata="{self.metadata_url(request)}"'
         if error:
             challenge += f', error="{error}", error_description="{reason}"'
         body = {"error": error or "invalid_request", "error_description": reason}
         return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
 
-    def record_refusal(self, params: dict[str, Any]) -> None:
+    def record_refusal(self, params: dict[str, Any], *, tool: str = "http_auth",
+                       error_code: str = "unauthorized") -> None:
         try:
-            self.audit.record(client_id=None, actor=DEFAULT_ACTOR, tool="http_auth",
-                              params=params, outcome="refused", error_code="unauthorized")
+            self.audit.record(client_id=None, actor=DEFAULT_ACTOR, tool=tool,
+                              params=params, outcome="refused", error_code=error_code)
         except AuditUnavailable as exc:
             log.error("%s", exc.message)
 
@@ -424,10 +450,16 @@ class Guard:
             return await self._refuse(request, "no bearer token", None)
         if scheme.lower() != "bearer" or not token.strip():
             return await self._refuse(request, "not a bearer token", "invalid_request")
-        client_id = self.registry.verify(token.strip())
-        if client_id is None:
-            return await self._refuse(request, "unknown, revoked or rotated token",
-                                      "invalid_token")
+        token = token.strip()
+        if self.provider is not None and token.startswith(OAUTH_ACCESS_PREFIX):
+            client_id, why = self.provider.verify(token, self.resource_url(request))
+            if client_id is None:
+                return await self._refuse(request, why, "invalid_token")
+        else:
+            client_id = self.registry.verify(token)
+            if client_id is None:
+                return await self._refuse(request, "unknown, revoked or rotated token",
+                                          "invalid_token")
         if await anyio.to_thread.run_sync(self.clients.grant_for, client_id) is None:
             return await self._refuse(request, "this token's client has no grant in pcp.yaml",
                                       "invalid_token")
@@ -453,7 +485,8 @@ def _session_for(clients: Clients) -> Any:
 
 
 def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOptions, *,
-              narrow_scopes: list[str] | None = None, allow_write: bool = False) -> Starlette:
+              narrow_scopes: list[str] | None = None, allow_write: bool = False,
+              announce: Any = None) -> Starlette:
     """The ASGI application `pcp serve --http` runs (also usable in-process by tests)."""
     clients = Clients(root, backend, audit, narrow_scopes=narrow_scopes, allow_write=allow_write)
     server = make_server(_session_for(clients), call_timeout=options.call_timeout)
@@ -464,15 +497,19 @@ def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOption
         app=server, stateless=True, json_response=True, security_settings=security,
         max_request_body_size=options.max_body_bytes,
     )
-    guard = Guard(options, manager, TokenRegistry(root), clients, audit)
+    provider = oauth_http.make_provider(root, audit, announce)
+    guard = Guard(options, manager, TokenRegistry(root), clients, audit, provider)
 
     async def metadata(request: Request) -> Response:
         refused = guard.check_headers(request)
         if refused is not None:
             return refused
-        # RFC 9728. No authorization server yet: tokens come from `pcp grant token`.
+        # RFC 9728: this server is its own authorization server (`pcp grant token` tokens
+        # work beside it)
         document = {
             "resource": guard.resource_url(request),
+            "authorization_servers": [guard.base_url(request)],
+            "scopes_supported": list(OAUTH_SCOPES),
             "bearer_methods_supported": ["header"],
             "resource_name": "pcp personal context",
         }
@@ -495,6 +532,7 @@ def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOption
         Route(MCP_PATH, endpoint=guard, methods=["GET", "POST", "DELETE"]),
         Route(PRM_PATH + MCP_PATH, endpoint=metadata, methods=["GET"]),
         Route(PRM_PATH, endpoint=metadata, methods=["GET"]),
+        *oauth_http.routes(guard, provider),
     ], lifespan=lifespan)
 
     async def on_404(request: Request, exc: Exception) -> Response:

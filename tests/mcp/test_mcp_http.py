@@ -220,7 +220,7 @@ async def test_protected_resource_metadata_is_published(server):
     document = response.json()
     assert document["resource"] == server.url
     assert document["bearer_methods_supported"] == ["header"]
-    assert "authorization_servers" not in document  # no OAuth flow yet: tokens from the CLI
+    assert document["authorization_servers"] == [server.base]  # its own (issue #24)
 
 
 # -- start-up refusals (no server runs) -----------------------------------------------------------

@@ -1,0 +1,579 @@
+"""OAuth 2.1 for `pcp serve --http`: the MCP authorization flow, with the person's consent.
+
+`pcp serve --http` is its own authorization server (one process, one store). The protocol work
+is the `mcp` SDK's (`mcp.server.auth`): request validation at /authorize, /token, /register and
+/revoke, PKCE S256 checking (`plain` is refused by its request model), client authentication and
+the RFC 8414 metadata. This module is the SDK's `OAuthAuthorizationServerProvider` over a file of
+hashes, plus what the SDK leaves to the server: the consent page, binding tokens to this
+server's /mcp resource (RFC 8707), short-lived access tokens, rotating refresh tokens with reuse
+detection, and an audit record for every step.
+
+State lives in `<store>/.pcp/oauth.json` (mode 0600; `.pcp/` is never committed): registered
+clients (public clients only: the server answers every registration with
+`token_endpoint_auth_method: none`, as RFC 7591 lets it, so there is no client secret to keep;
+PKCE protects the code), pending authorization requests, codes and tokens. Codes, tokens and
+approval codes are kept only as SHA-256 hashes: they are random (256 bits, or a short approval
+code that dies after a few wrong tries), so a plain hash is enough. Every change is a
+read-modify-write under `fcntl.flock` on `.pcp/oauth.lock`, so `pcp grant remove` in another
+terminal and the server never lose each other's writes; the server re-reads the file when its
+stat changes, as `TokenRegistry` does for `.pcp/tokens.json`.
+
+A consent makes an ordinary grant in `pcp.yaml` (client id `oauth-<name>-<hex>`); the grant is
+what the Guard checks on every request, so `pcp grant remove` ends the client's access at once
+(and this module forgets its tokens).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hmac
+import html
+import json
+import os
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlparse
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    RefreshToken,
+    RegistrationError,
+    TokenError,
+)
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
+from pydantic import AnyUrl
+
+from pcp_cli import api
+from pcp_cli.errors import InvalidInput
+from pcp_cli.mcp.audit import now_iso
+from pcp_cli.mcp.oauth_state import (
+    REQUEST_TTL,
+    digest,
+    empty_state,
+    parse_state,
+    state_path,
+    transaction,
+)
+
+ACCESS_TTL = 3600  # seconds: an hour, the most the issue allows
+REFRESH_TTL = 30 * 24 * 3600
+CODE_TTL = 300
+APPROVAL_TRIES = 5
+LAST_USED_EVERY = 60.0  # seconds between writes of a grant's last use
+SCOPES = ("pcp.read", "pcp.sensitive", "pcp.write")
+ACCESS_PREFIX, REFRESH_PREFIX, CODE_PREFIX = "pcpat_", "pcprt_", "pcpac_"
+MAX_CLIENTS = 200
+MAX_PENDING = 100
+
+# the request being answered: its base URL (scheme://host) and parsed form
+request_base: contextvars.ContextVar[str] = contextvars.ContextVar("pcp_oauth_base",
+                                                                  default="")
+request_form: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("pcp_oauth_form")
+# why a request was refused, when the error response alone does not say it (for the audit)
+request_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "pcp_oauth_notes", default=None)
+
+
+def note(reason: str) -> None:
+    notes = request_notes.get()
+    if notes is not None:
+        notes.append(reason)
+
+
+# -- loopback redirects -----------------------------------------------------------------------
+LOOPBACK_HOSTS = ("127.0.0.1", "[::1]", "localhost")
+
+
+def _loopback_equal(registered: str, given: str) -> bool:
+    """RFC 8252 §7.3 / OAuth 2.1: for a loopback redirect the port may differ; all else is
+    compared exactly."""
+    a, b = urlparse(registered), urlparse(given)
+    return (a.scheme == b.scheme == "http" and a.hostname == b.hostname
+            and a.hostname in ("127.0.0.1", "::1", "localhost")
+            and a.path == b.path and a.query == b.query and not b.fragment)
+
+
+class PcpClient(OAuthClientInformationFull):
+    """A registered client whose redirect URIs match exactly, a loopback one on any port."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        if redirect_uri is not None:
+            given = str(redirect_uri)
+            for registered in self.redirect_uris or []:
+                if str(registered) == given or _loopback_equal(str(registered), given):
+                    return redirect_uri
+            raise InvalidRedirectUriError(f"redirect_uri {given[:200]} is not registered for "
+                                          "this client")
+        return super().validate_redirect_uri(redirect_uri)
+
+
+class PcpRefreshToken(RefreshToken):
+    used: bool = False
+    family: str = ""
+    grant: str = ""
+
+
+class PcpAccessToken(AccessToken):
+    family: str = ""
+    grant: str = ""
+    kind: str = "access"
+
+
+METADATA_MAX = 5 * 1024  # the CIMD draft's suggested cap
+METADATA_TTL = 300.0
+
+
+def is_metadata_url(client_id: str) -> bool:
+    parsed = urlparse(client_id)
+    return parsed.scheme == "https" and bool(parsed.hostname) and parsed.path not in ("", "/")
+
+
+def _private_host(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False  # a DNS name: not resolved here (see docs/mcp.md)
+    return address.is_private or address.is_loopback or address.is_link_local
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "client"
+
+
+class Provider:
+    """The SDK's `OAuthAuthorizationServerProvider`, over `.pcp/oauth.json`.
+
+    `audit(event, client_id, params)` records a step that went through; refusals are recorded
+    by the HTTP layer from the error response (one place for all of them). `announce(line)`
+    prints the approval code on the server's terminal.
+    """
+
+    def __init__(self, root: Path, *, audit: Callable[[str, str | None, dict[str, Any]], None],
+                 announce: Callable[[str], None]) -> None:
+        self.root = root
+        self.audit = audit
+        self.announce = announce
+        self._stamp: tuple[int, int, int] | None = None
+        self._cache: dict[str, Any] = empty_state()
+        self._lock = threading.Lock()
+        self._last_used: dict[str, float] = {}
+        self._documents: dict[str, tuple[float, PcpClient]] = {}
+
+    # -- the cached view the hot path reads -----------------------------------------------
+    def _current(self) -> dict[str, Any]:
+        path = state_path(self.root)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return empty_state()
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        with self._lock:
+            if stamp != self._stamp:
+                try:
+                    self._cache = parse_state(path.read_bytes(), path)
+                except (OSError, InvalidInput):
+                    self._cache = empty_state()  # fail closed
+                self._stamp = stamp
+            return self._cache
+
+    @staticmethod
+    def resource() -> str:
+        return request_base.get() + "/mcp"
+
+    # -- registration -----------------------------------------------------------------------
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if is_metadata_url(client_id):
+            return await self._metadata_document(client_id)
+        found = self._current()["clients"].get(client_id)
+        return PcpClient.model_validate(found["metadata"]) if found else None
+
+    async def _metadata_document(self, url: str) -> PcpClient | None:
+        """A client ID metadata document (the current MCP spec's preferred registration): the
+        client id is an https URL, fetched here (no redirects, at most METADATA_MAX bytes, five
+        seconds), kept METADATA_TTL seconds; its `client_id` must be that URL. Hosts that are
+        loopback or private IP literals are refused (PCP_OAUTH_METADATA_LOOPBACK=1 lets tests
+        serve one on 127.0.0.1)."""
+        cached = self._documents.get(url)
+        if cached is not None and time.monotonic() - cached[0] < METADATA_TTL:
+            return cached[1]
+        import ssl
+
+        import httpx2
+        from pydantic import ValidationError
+
+        host = urlparse(url).hostname or ""
+        if _private_host(host) and os.environ.get("PCP_OAUTH_METADATA_LOOPBACK") != "1":
+            note(f"client id metadata document at a private address ({host[:100]}) refused")
+            return None
+        try:
+            async with httpx2.AsyncClient(timeout=5.0, follow_redirects=False,
+                                          verify=ssl.create_default_context()) as http, \
+                    http.stream("GET", url, headers={"accept": "application/json"}) as answer:
+                if answer.status_code != 200:
+                    note(f"client id metadata document: HTTP {answer.status_code}")
+                    return None
+                body = bytearray()
+                async for chunk in answer.aiter_bytes():
+                    body.extend(chunk)
+                    if len(body) > METADATA_MAX:
+                        note(f"client id metadata document over {METADATA_MAX} bytes")
+                        return None
+            document = json.loads(body)
+            if not isinstance(document, dict) or document.get("client_id") != url:
+                note("client id metadata document: its client_id is not its URL")
+                return None
+            if document.get("client_secret") or document.get(
+                    "token_endpoint_auth_method", "none") != "none":
+                note("client id metadata document: only public clients (auth method none)")
+                return None
+            client = PcpClient.model_validate({
+                **document, "token_endpoint_auth_method": "none",
+                "grant_types": [g for g in document.get("grant_types") or
+                                ["authorization_code", "refresh_token"]
+                                if g in ("authorization_code", "refresh_token")],
+                "scope": " ".join(SCOPES)})
+            if not client.redirect_uris:
+                note("client id metadata document: no redirect_uris")
+                return None
+        except (httpx2.HTTPError, ValueError, ValidationError) as exc:
+            note(f"client id metadata document unreadable ({exc.__class__.__name__})")
+            return None
+        self._documents[url] = (time.monotonic(), client)
+        if url not in self._current()["clients"]:
+            name = (client.client_name or url)[:100]
+            with transaction(self.root) as data:
+                data["clients"][url] = {"client_name": name, "registered_at": now_iso(),
+                                        "metadata_document": True,
+                                        "metadata": client.model_dump(mode="json",
+                                                                      exclude_none=True)}
+            self.audit("oauth_register", url, {"client_name": name,
+                                               "client_id_metadata_document": True})
+        return client
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        # RFC 7591 §3.2.1: the server may replace requested metadata and says so in its
+        # answer (the SDK returns this same object). Public clients only: nothing secret kept.
+        client_info.token_endpoint_auth_method = "none"
+        client_info.client_secret = None
+        client_info.client_secret_expires_at = None
+        client_info.grant_types = [g for g in client_info.grant_types
+                                   if g in ("authorization_code", "refresh_token")]
+        for uri in client_info.redirect_uris or []:
+            parsed = urlparse(str(uri))
+            if parsed.scheme == "http" and parsed.hostname not in ("127.0.0.1", "::1",
+                                                                   "localhost"):
+                raise RegistrationError("invalid_redirect_uri",
+                                        f"{str(uri)[:200]}: an http redirect must be loopback; "
+                                        "use https")
+            if parsed.fragment:
+                raise RegistrationError("invalid_redirect_uri", "a redirect URI has no fragment")
+        name = (client_info.client_name or "unnamed client")[:100]
+        with transaction(self.root) as data:
+            if len(data["clients"]) >= MAX_CLIENTS:
+                raise RegistrationError("invalid_client_metadata",
+                                        f"{MAX_CLIENTS} clients are registered; remove some "
+                                        "with `pcp grant remove-client`")
+            data["clients"][client_info.client_id] = {
+                "client_name": name, "registered_at": now_iso(),
+                "metadata": client_info.model_dump(mode="json", exclude_none=True)}
+        self.audit("oauth_register", client_info.client_id,
+                   {"client_name": name, "redirect_uris": [str(u) for u in
+                                                           client_info.redirect_uris or []]})
+
+    # -- authorization: park the request until the person consents --------------------------
+    async def authorize(self, client: OAuthClientInformationFull,
+                        params: AuthorizationParams) -> str:
+        resource = params.resource or self.resource()
+        if resource.rstrip("/") != self.resource():
+            raise AuthorizeError("invalid_target", f"this server issues tokens for "
+                                 f"{self.resource()} only, not {resource[:200]}")
+        request_id = secrets.token_urlsafe(24)
+        approval = f"{secrets.randbelow(10**8):08d}"
+        approval = f"{approval[:4]}-{approval[4:]}"
+        with transaction(self.root) as data:
+            if len(data["pending"]) >= MAX_PENDING:
+                raise AuthorizeError("temporarily_unavailable", "too many authorization "
+                                     "requests are waiting for consent; try again later")
+            data["pending"][request_id] = {
+                "client_id": client.client_id, "redirect_uri": str(params.redirect_uri),
+                "redirect_explicit": params.redirect_uri_provided_explicitly,
+                "state": params.state, "scopes": params.scopes or ["pcp.read"],
+                "code_challenge": params.code_challenge, "resource": self.resource(),
+                "csrf": secrets.token_urlsafe(24), "approval": digest(approval), "tries": 0,
+                "expires_at": time.time() + REQUEST_TTL, "base": request_base.get()}
+        name = (client.client_name or "unnamed client")[:60]
+        host = urlparse(str(params.redirect_uri)).hostname
+        self.announce(f"pcp serve: {name} (redirect to {host}) asks to read your context; "
+                      f"approval code {approval} (or: pcp grant approve {request_id}); "
+                      f"valid {REQUEST_TTL // 60} minutes")
+        self.audit("oauth_authorize", client.client_id,
+                   {"scopes": params.scopes, "redirect_host": host, "request": request_id})
+        return f"{request_base.get()}/consent?{urlencode({'request': request_id})}"
+
+    def pending(self, request_id: str) -> dict[str, Any] | None:
+        found = self._current()["pending"].get(request_id)
+        if found is None or found["expires_at"] <= time.time():
+            return None
+        client = self._current()["clients"].get(found["client_id"])
+        return {**found, "client_name": (client or {}).get("client_name", "unnamed client")}
+
+    def decide(self, request_id: str, *, csrf: str, approval: str, approve: bool,
+               scopes: list[str], sensitive: bool, write: bool) -> str:
+        """The consent POST: checks the owner's proof, makes the grant and the code; returns the
+        redirect back to the client. Raises ConsentRefused."""
+        with transaction(self.root) as data:
+            found = data["pending"].get(request_id)
+            if found is None or found["expires_at"] <= time.time():
+                raise ConsentRefused("unknown or expired authorization request", None)
+            if not hmac.compare_digest(found["csrf"], csrf):
+                raise ConsentRefused("the form's CSRF token is missing or wrong", None)
+            client = data["clients"].get(found["client_id"])
+            if client is None:
+                del data["pending"][request_id]
+                raise ConsentRefused("the client was removed", None)
+            back = found["redirect_uri"]
+            if not approve:
+                del data["pending"][request_id]
+                raise ConsentRefused("the person refused", _redirect(
+                    back, error="access_denied", error_description="the owner refused",
+                    state=found["state"], iss=found["base"]))
+            if not found.get("approved") and not hmac.compare_digest(
+                    found["approval"], digest(approval.strip())):
+                found["tries"] += 1
+                if found["tries"] >= APPROVAL_TRIES:
+                    del data["pending"][request_id]
+                    raise ConsentRefused("wrong approval code too often; the request is "
+                                         "dropped", _redirect(
+                                             back, error="access_denied",
+                                             error_description="approval failed",
+                                             state=found["state"], iss=found["base"]))
+                raise ConsentRefused("the approval code is missing or wrong (it is printed "
+                                     "where `pcp serve` runs)", None, retry=True)
+            del data["pending"][request_id]
+            grant_id = next((g for g, e in data["grants"].items()
+                             if e["oauth_client"] == found["client_id"]), None)
+            if grant_id is None:
+                grant_id = f"oauth-{_slug(client['client_name'])}-{secrets.token_hex(3)}"
+            data["grants"][grant_id] = {"oauth_client": found["client_id"],
+                                        "created_at": now_iso(), "last_used": None}
+            code = CODE_PREFIX + secrets.token_urlsafe(32)
+            data["codes"][digest(code)] = {
+                "client_id": found["client_id"], "grant": grant_id,
+                "redirect_uri": back, "redirect_explicit": found["redirect_explicit"],
+                "code_challenge": found["code_challenge"], "resource": found["resource"],
+                "scopes": _granted_scopes(sensitive, write), "expires_at": time.time() + CODE_TTL}
+            self._write_grant(grant_id, client, back, scopes, sensitive, write)
+        self.audit("oauth_consent", found["client_id"],
+                   {"grant": grant_id, "scopes": scopes, "sensitive": sensitive, "write": write})
+        return _redirect(back, code=code, state=found["state"], iss=found["base"])
+
+    def _write_grant(self, grant_id: str, client: dict[str, Any], redirect: str,
+                     scopes: list[str], sensitive: bool, write: bool) -> None:
+        with api.open_store(self.root, refresh=False) as store:
+            clients = api.client_grants(store)
+            clients[grant_id] = {
+                "scopes": scopes, "allow_sensitive": sensitive, "allow_write": write,
+                "description": f"made by OAuth consent for {client['client_name'][:60]} "
+                               f"(redirects to {urlparse(redirect).hostname})"}
+            api.set_client_grants(store, clients)
+
+    # -- codes and tokens -------------------------------------------------------------------
+    async def load_authorization_code(self, client: OAuthClientInformationFull,
+                                      authorization_code: str) -> AuthorizationCode | None:
+        found = self._current()["codes"].get(digest(authorization_code))
+        if found is None:
+            used = self._current()["tokens"]
+            if any(t.get("code") == digest(authorization_code) for t in used.values()):
+                self._revoke_where(lambda t: t.get("code") == digest(authorization_code))
+                note("the authorization code was used twice: the tokens it gave are revoked")
+            return None
+        return AuthorizationCode(
+            code=authorization_code, scopes=found["scopes"], expires_at=found["expires_at"],
+            client_id=found["client_id"], code_challenge=found["code_challenge"],
+            redirect_uri=AnyUrl(found["redirect_uri"]),
+            redirect_uri_provided_explicitly=found["redirect_explicit"],
+            resource=found["resource"], subject=found["grant"])
+
+    def _check_target(self, bound: str | None) -> None:
+        asked = request_form.get({}).get("resource")
+        if asked is not None and asked.rstrip("/") != (bound or "").rstrip("/"):
+            raise TokenError("invalid_target", f"these tokens are for {bound}, not "
+                             f"{asked[:200]}")
+
+    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
+                                          authorization_code: AuthorizationCode) -> OAuthToken:
+        self._check_target(authorization_code.resource)
+        key = digest(authorization_code.code)
+        with transaction(self.root) as data:
+            found = data["codes"].pop(key, None)
+            if found is None:  # a second exchange racing the first
+                raise TokenError("invalid_grant", "the authorization code was already used")
+            family = secrets.token_hex(8)
+            token = self._issue(data, found["client_id"], found["grant"], family,
+                                found["resource"], found["scopes"], code=key)
+        self.audit("oauth_token", found["client_id"], {"grant": found["grant"],
+                                                       "family": family})
+        return token
+
+    def _issue(self, data: dict[str, Any], client_id: str, grant: str, family: str,
+               resource: str, scopes: list[str], code: str | None = None) -> OAuthToken:
+        now = time.time()
+        access = ACCESS_PREFIX + secrets.token_urlsafe(32)
+        refresh = REFRESH_PREFIX + secrets.token_urlsafe(32)
+        common = {"client_id": client_id, "grant": grant, "family": family,
+                  "resource": resource, "scopes": scopes, "code": code}
+        data["tokens"][digest(access)] = {**common, "kind": "access",
+                                          "expires_at": int(now + ACCESS_TTL)}
+        data["tokens"][digest(refresh)] = {**common, "kind": "refresh", "used": False,
+                                           "expires_at": int(now + REFRESH_TTL)}
+        return OAuthToken(access_token=access, token_type="Bearer", expires_in=ACCESS_TTL,
+                          refresh_token=refresh, scope=" ".join(scopes))
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull,
+                                 refresh_token: str) -> PcpRefreshToken | None:
+        found = self._current()["tokens"].get(digest(refresh_token))
+        if found is None or found["kind"] != "refresh":
+            return None
+        return PcpRefreshToken(token=refresh_token, client_id=found["client_id"],
+                               scopes=found["scopes"], expires_at=found["expires_at"],
+                               resource=found["resource"], used=found.get("used", False),
+                               family=found["family"], grant=found["grant"])
+
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull,
+                                     refresh_token: PcpRefreshToken,
+                                     scopes: list[str]) -> OAuthToken:
+        self._check_target(refresh_token.resource)
+        key = digest(refresh_token.token)
+        with transaction(self.root) as data:
+            found = data["tokens"].get(key)
+            if found is None or found.get("used"):
+                family = refresh_token.family
+                data["tokens"] = {k: t for k, t in data["tokens"].items()
+                                  if t["family"] != family}
+                reused = True
+            else:
+                reused = False
+                found["used"] = True
+                for other in data["tokens"].values():  # the old access token goes too
+                    if other["family"] == found["family"] and other["kind"] == "access":
+                        other["expires_at"] = 0
+                token = self._issue(data, found["client_id"], found["grant"], found["family"],
+                                    found["resource"], scopes, code=found.get("code"))
+        if reused:
+            note("a refresh token was reused: its whole family is revoked")
+            raise TokenError("invalid_grant", "this refresh token was already used: every "
+                             "token of its authorization is revoked (sign in again)")
+        self.audit("oauth_refresh", refresh_token.client_id, {"grant": refresh_token.grant,
+                                                              "family": refresh_token.family})
+        return token
+
+    async def load_access_token(self, token: str) -> PcpAccessToken | None:
+        found = self._current()["tokens"].get(digest(token))
+        if found is None or found["kind"] != "access" or found["expires_at"] <= time.time():
+            return None
+        return PcpAccessToken(token=token, client_id=found["client_id"],
+                              scopes=found["scopes"], expires_at=found["expires_at"],
+                              resource=found["resource"], family=found["family"],
+                              grant=found["grant"])
+
+    async def revoke_token(self, token: PcpAccessToken | PcpRefreshToken) -> None:
+        family = getattr(token, "family", "")
+        self._revoke_where(lambda t: t["family"] == family)
+        self.audit("oauth_revoke", token.client_id, {"family": family})
+
+    def _revoke_where(self, predicate: Callable[[dict[str, Any]], bool]) -> None:
+        with transaction(self.root) as data:
+            data["tokens"] = {k: t for k, t in data["tokens"].items() if not predicate(t)}
+
+    async def exchange_identity_assertion(self, client: Any, params: Any) -> OAuthToken:
+        raise TokenError("unsupported_grant_type", "only authorization_code and refresh_token")
+
+    # -- the resource server's check, on every /mcp request ---------------------------------
+    def verify(self, token: str, resource: str) -> tuple[str | None, str]:
+        """(grant client id, "") for a good access token, else (None, why)."""
+        found = self._current()["tokens"].get(digest(token))
+        if found is None or found["kind"] != "access":
+            return None, "unknown, revoked or rotated token"
+        if found["expires_at"] <= time.time():
+            return None, "the access token expired (refresh it)"
+        if found["resource"].rstrip("/") != resource.rstrip("/"):
+            return None, f"the token is for {found['resource'][:200]}, not this server"
+        grant = found["grant"]
+        now = time.monotonic()
+        if now - self._last_used.get(grant, -LAST_USED_EVERY) >= LAST_USED_EVERY:
+            self._last_used[grant] = now
+            with transaction(self.root) as data:
+                if grant in data["grants"]:
+                    data["grants"][grant]["last_used"] = now_iso()
+        return grant, ""
+
+
+class ConsentRefused(Exception):
+    def __init__(self, reason: str, redirect: str | None, *, retry: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.redirect = redirect
+        self.retry = retry
+
+
+def _granted_scopes(sensitive: bool, write: bool) -> list[str]:
+    return ["pcp.read"] + (["pcp.sensitive"] if sensitive else []) + (
+        ["pcp.write"] if write else [])
+
+
+def _redirect(base: str, **params: str | None) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None})
+    return base + ("&" if urlparse(base).query else "?") + query
+
+
+# -- the consent page -------------------------------------------------------------------------
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>pcp: allow {name}?</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{{font:16px/1.4 system-ui,sans-serif;max-width:36em;margin:2em auto;padding:0 1em}}
+fieldset{{margin:1em 0}} .warn{{color:#a40}} label{{display:block;margin:.2em 0}}</style>
+</head><body>
+<h1>Allow <em>{name}</em> to read your context?</h1>
+<p>It will be sent back to <strong>{host}</strong>. It asks for: <strong>{asked}</strong>.</p>
+{error}
+<form method="post" action="/consent">
+<input type="hidden" name="request" value="{request}">
+<input type="hidden" name="csrf" value="{csrf}">
+<fieldset><legend>Namespaces it may read</legend>
+{namespaces}
+</fieldset>
+<fieldset><legend>More</legend>
+<label><input type="checkbox" name="sensitive" value="yes"> also high-sensitivity pages</label>
+<label><input type="checkbox" name="write" value="yes"> let it write (needs
+<code>pcp serve --allow-write</code>)</label>
+</fieldset>
+<p><label>Approval code, printed where <code>pcp serve</code> runs:
+<input name="approval" autocomplete="off" inputmode="numeric" size="10"></label></p>
+<p><button name="decision" value="approve">Allow</button>
+<button name="decision" value="deny">Refuse</button></p>
+</form></body></html>
+"""
+
+
+def consent_page(pending: dict[str, Any], request_id: str, namespaces: list[str],
+                 error: str | None = None) -> str:
+    e = html.escape
+    boxes = "\n".join(
+        f'<label><input type="checkbox" name="scope" value="{e(ns)}"> {e(ns)}</label>'
+        for ns in namespaces) or "<p>(the store has no namespaces yet)</p>"
+    return _PAGE.format(
+        name=e(pending["client_name"]), host=e(urlparse(pending["redirect_uri"]).hostname or ""),
+        asked=e(", ".join(pending["scopes"])), request=e(request_id), csrf=e(pending["csrf"]),
+        namespaces=boxes, error=f'<p class="warn">{e(error)}</p>' if error else "")
