@@ -72,6 +72,7 @@ def backups(folder: Path) -> list[Path]:
 
 
 # -- install, merge, idempotence, uninstall ----------------------------------------------------
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 def test_claude_install_merges_and_uninstall_gives_the_file_back(home: Path, store: Path) -> None:
     settings = home / ".claude" / "settings.json"
     result = cli("hooks", "install", "claude-code", "--store", str(store), "--json")

@@ -130,6 +130,7 @@ def test_a_killed_batched_import_is_finished_by_doctor(
     assert {"missing_head_file", "temp_file"} <= left, left
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 @pytest.mark.parametrize("op", OPS)
 def test_a_refused_write_undoes_its_whole_batch(store: Path, tmp_path: Path, op: str) -> None:
     """EIO at the last head file's step of the only batch: exit 11, the store as it was
@@ -238,6 +239,7 @@ def test_doctor_reads_each_event_file_once(store: Path, tmp_path: Path,
     assert set(reads.values()) == {1}, reads
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 @pytest.mark.parametrize("op", OPS)
 def test_a_refused_event_file_leaves_none_of_the_ingests_events(store: Path, tmp_path: Path,
                                                                op: str) -> None:

@@ -450,6 +450,7 @@ def test_a_conversation_of_thousands_of_messages_makes_a_valid_store(
     assert cli("validate", "--store", str(store)).code == 0
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 def test_doctor_fix_mends_an_oversized_head_file_an_earlier_pcp_wrote(store: Path,
                                                                        tmp_path: Path) -> None:
     from pcp_cli.store.headfile import render_head

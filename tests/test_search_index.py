@@ -212,6 +212,7 @@ def test_locked_index_still_answers_from_what_it_holds(example, locked_index):
     assert ospreys.code == 0 and ospreys.json["results"] == []  # not caught up: it said so
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 def test_locked_index_that_needs_a_rebuild_is_exit_7(example, locked_index):
     (example / ".pcp/index/meta.json").write_text("{broken")
     locked_index()

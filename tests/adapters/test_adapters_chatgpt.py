@@ -4,6 +4,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from pcp_cli.adapters import ImportItem, ItemProblem, iter_items
 from pcp_cli.adapters.chatgpt import iter_items as chatgpt_items
 from tests.adapters.adapter_builders import (
@@ -214,6 +216,7 @@ def _write_large_export(path: Path, conversations: int) -> int:
     return path.stat().st_size
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 def test_streaming_keeps_peak_memory_well_below_file_size(tmp_path: Path) -> None:
     size = _write_large_export(tmp_path / "conversations.json", 600)
     assert size > 15_000_000

@@ -139,6 +139,7 @@ async def test_a_grant_default_scopes_are_searched_when_a_call_names_none(mcp_se
     assert "no default_scopes" in every["filters_applied"]["scope_source"]
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 async def test_timeline_and_stats_take_the_same_opt_in_as_search(mcp_session, harbor_store):
     _root, ids = harbor_store
     secret = ids["secret_event"]

@@ -80,6 +80,7 @@ def refusals(store: Path) -> int:
 
 
 # -- tools over HTTP ------------------------------------------------------------------------------
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_tools_listed_and_called_with_the_sdk_client(server, store, mode):
     secret = token(store, "claude-desktop")
@@ -152,6 +153,7 @@ async def test_a_read_cursor_keeps_its_meaning_across_requests(server, store):
 
 
 # -- refusals -------------------------------------------------------------------------------------
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 async def test_no_token_wrong_token_and_revoked_token_are_refused(server, store):
     before = refusals(store)
     missing = post(server.url, LIST)
@@ -179,6 +181,7 @@ async def test_no_token_wrong_token_and_revoked_token_are_refused(server, store)
             await client.list_tools()
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 async def test_a_removed_grant_locks_its_token_out(server, store):
     pcp(store, "grant", "add", "temp", "--scope", "project:tidewatch")
     secret = token(store, "temp")
@@ -255,6 +258,7 @@ def test_tls_serves_https(store, tmp_path):
         assert 'resource_metadata="https://' in challenge
 
 
+@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 async def test_a_flood_of_bad_tokens_is_audited_up_to_the_cap_and_counted(tmp_path, monkeypatch):
     """Refusals are recorded one by one up to PCP_AUDIT_REFUSALS_PER_MINUTE; the rest are
     counted in the next record (here: the one written when the server stops), so a flood can
