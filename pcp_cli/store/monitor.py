@@ -42,18 +42,15 @@ path under the runtime folder when the store's path is too long for a socket add
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
+
+# Every command that reads the store imports this module (Catalog.refresh asks the monitor), so
+# it imports at its top only what asking needs; starting and being the monitor import the rest.
 
 ASK_TIMEOUT_S = 2.0  # a monitor that cannot answer in this long is treated as absent
 DEFAULT_IDLE_TIMEOUT_S = 3600.0
@@ -71,6 +68,9 @@ def socket_path(root: Path) -> Path:
     local = folder(root) / "socket"
     if len(os.fsencode(str(local))) <= _SOCKET_MAX:
         return local
+    import hashlib
+    import tempfile
+
     digest = hashlib.sha256(os.fsencode(str(root.resolve()))).hexdigest()[:24]
     base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
     return base / f"pcp-monitor-{os.getuid()}" / f"{digest}.sock"
@@ -86,6 +86,10 @@ def ask(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
     and a store marked for it gets its monitor started for the next command)."""
     path = socket_path(root)
     try:
+        if not os.path.exists(path):  # no monitor: not even the socket module is loaded
+            raise FileNotFoundError(path)
+        import socket
+
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(ASK_TIMEOUT_S)
             conn.connect(str(path))
@@ -106,7 +110,7 @@ def ask(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
         return None
 
 
-def _read_line(conn: socket.socket, limit: int = 1 << 30) -> bytes:
+def _read_line(conn: Any, limit: int = 1 << 30) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -135,6 +139,8 @@ def status(root: Path) -> dict[str, Any]:
 
 
 def ask_alive(root: Path) -> bool:
+    import socket
+
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(ASK_TIMEOUT_S)
@@ -160,6 +166,8 @@ def supported(root: Path) -> str | None:
 
 def spawn(root: Path, *, idle_timeout: float | None = None) -> None:
     """Start the monitor in the background (a new session, output to `.pcp/monitor/log`)."""
+    import subprocess
+
     folder(root).mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "pcp_cli", "monitor", "run", "--store", str(root)]
     if idle_timeout is not None:
@@ -188,6 +196,8 @@ def stop(root: Path, *, wait_s: float = 10.0) -> bool:
     """Remove the mark and stop the running monitor; True if one was running."""
     with contextlib.suppress(FileNotFoundError):
         (folder(root) / "auto").unlink()
+    import signal
+
     info = _read_info(root)
     pid = info.get("pid")
     if not isinstance(pid, int) or not ask_alive(root):
@@ -214,6 +224,8 @@ class Journal:
     and the floor below which it cannot vouch."""
 
     def __init__(self, limit: int) -> None:
+        import uuid
+
         self.instance = uuid.uuid4().hex[:16]
         self.limit = limit
         self.seq = 0
@@ -253,6 +265,8 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
         journal_limit: int | None = None) -> int:
     """The monitor itself (`pcp monitor run`): watch, answer, until idle, stopped or gone."""
     import selectors
+    import signal
+    import socket
 
     from pcp_cli.store import watch as watching
 
@@ -319,12 +333,7 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
 
 def take(store_watch: Any, journal: Journal) -> None:
     """Drain the kernel's events into the journal; a change in what is watched moves the floor."""
-    store_watch.hub.drain()
-    if store_watch.rewatch:
-        store_watch._watch_all()
-    with store_watch.hub.lock:
-        full, store_watch.full = store_watch.full, store_watch.rewatch
-        taken, store_watch.paths = store_watch.paths, set()
+    full, taken = store_watch.take()
     if full:
         journal.forget()
         return
@@ -332,7 +341,7 @@ def take(store_watch: Any, journal: Journal) -> None:
         journal.note(path)
 
 
-def _answer(conn: socket.socket, store_watch: Any, journal: Journal) -> bool:
+def _answer(conn: Any, store_watch: Any, journal: Journal) -> bool:
     """Answer one question; True when it was a command's (a status probe, `{"ping": true}`,
     does not keep an idle monitor alive)."""
     conn.settimeout(ASK_TIMEOUT_S)

@@ -77,15 +77,21 @@ class StoreWatch:
         older than `MAX_AGE_S`), else the store-relative paths of the head files named by
         events since the last `pending` (empty: nothing moved). Events noted from now on are
         the next call's. The caller holds `lock`, scans, then calls `scanned` (or `failed`)."""
+        full, taken = self.take()
+        if full or time.monotonic() - self.scanned_at > MAX_AGE_S:
+            return None
+        return taken
+
+    def take(self) -> tuple[bool, set[str]]:
+        """Drain the events and take what they say: (whether everything must be looked at,
+        the head files named since the last take). The store monitor's journal uses it too."""
         self.hub.drain()
         if self.rewatch:
             self._watch_all()
         with self.hub.lock:
             full, self.full = self.full, self.rewatch
             taken, self.paths = self.paths, set()
-        if full or time.monotonic() - self.scanned_at > MAX_AGE_S:
-            return None
-        return taken
+        return full, taken
 
     def scanned(self, started: float, *, full: bool = True) -> None:
         """The scan that began at `started` (time.monotonic, taken before `pending`) is done.
