@@ -1337,7 +1337,13 @@ def propose_keystone(store: Store, content: str, *, actor: Actor | None = None,
 
 
 # -- proposals from the person's own words (pcp_cli/propose_ops.py) -------------------------
-from pcp_cli.propose_ops import propose  # noqa: E402
+def propose(store: Store, *args: Any, **options: Any) -> Any:
+    """`pcp propose`: see `propose_ops.propose`. Imported here, not at the top: compiling the
+    extractor's patterns costs ~100 ms, which no other command should pay."""
+    from pcp_cli.propose_ops import propose as run
+
+    return run(store, *args, **options)
+
 
 __all__ += ["llm_extractor", "propose"]
 

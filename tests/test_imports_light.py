@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("whoosh", "jsonschema", "mcp", "numpy", "wordllama")
+# and pcp's own extractor (pcp_cli.extract): ~100 ms of pattern compiling, for `pcp propose` only
 
 PROBE = f"""
 import json, sys
@@ -18,7 +19,8 @@ import io, contextlib
 out = io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
     code = run(sys.argv[1:])
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r})
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r}
+               or m.startswith("pcp_cli.extract"))
 print(json.dumps({{"code": int(code), "heavy": heavy, "out": out.getvalue()}}))
 """
 
