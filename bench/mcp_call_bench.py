@@ -141,8 +141,8 @@ def report(times: dict[tuple[str, str], list[float]], cpus: dict[tuple[str, str]
 def versus(args: argparse.Namespace, store: Path) -> None:
     """Run this bench ROUNDS times for each checkout, base first, taking turns; then print
     both with the samples of every round pooled."""
-    pooled: dict[Path, tuple[dict[tuple[str, str], list[float]],
-                             dict[tuple[str, str], list[float]]]] = {}
+    Samples = dict[tuple[str, str], list[float]]
+    pooled: dict[Path, tuple[Samples, Samples, Samples]] = {}
     work = Path(tempfile.mkdtemp(prefix="pcp-mcp-call-versus-"))
     loads = []
     for turn in range(args.rounds):
@@ -155,28 +155,37 @@ def versus(args: argparse.Namespace, store: Path) -> None:
             subprocess.run(command + (["--edits"] if args.edits else []), check=True)
             data = json.loads(out.read_text())
             loads.append(data["load"])
-            times, cpus = pooled.setdefault(code, ({}, {}))
+            kinds = pooled.setdefault(code, ({}, {}, {}))
             for sample in data["samples"]:
-                times.setdefault((sample["tool"], sample["way"]), []).extend(sample["wall"])
-                cpus.setdefault((sample["tool"], sample["way"]), []).extend(sample["cpu"])
+                for kept, kind in zip(kinds, ("wall", "cpu", "client_cpu"), strict=True):
+                    if sample[kind]:
+                        kept.setdefault((sample["tool"], sample["way"]), []).extend(sample[kind])
     tools = tuple(t for t in args.tools.split(",") if t)
     ways = ("api", *(w for w in args.ways.split(",") if w and w != "api"))
     base, after = (pooled[c] for c in (args.versus.resolve(), args.code.resolve()))
     print(f"\n{args.rounds} rounds each, base {args.versus} and {args.code} taking turns; "
           f"load averages {loads}")
-    print("wall ms per call, all rounds pooled: base p50 / p95 -> after p50 / p95; overhead = "
-          "the way's figure - api's")
-    print(f"{'tool':26} {'way':9} {'base p50':>8} {'p95':>7} {'over p50':>8} {'p95':>7}  "
-          f"{'after p50':>9} {'p95':>7} {'over p50':>8} {'p95':>7}")
+    for kind, label in ((0, "wall ms per call"), (1, "server CPU ms per call (api: in process)")):
+        print(f"{label}, all rounds pooled, base then after: p50, p95, and overhead = the way's "
+              "figure - api's")
+        print(f"{'tool':26} {'way':9} {'base p50':>8} {'p95':>7} {'over p50':>8} {'p95':>7}  "
+              f"{'after p50':>9} {'p95':>7} {'over p50':>8} {'p95':>7}")
+        for tool in tools:
+            for way in ways:
+                row = f"{tool:26} {way:9}"
+                for kinds in (base, after):
+                    got, api_got = summary(kinds[kind], tool, way), summary(kinds[kind], tool,
+                                                                            "api")
+                    over = (f"{'':8} {'':7}" if way == "api" else
+                            f"{got[0] - api_got[0]:8.1f} {got[1] - api_got[1]:7.1f}")
+                    row += f" {got[0]:8.1f} {got[1]:7.1f} {over} "
+                print(row)
+    print("the SDK client's own CPU ms per call, p50: base / after")
     for tool in tools:
         for way in ways:
-            row = f"{tool:26} {way:9}"
-            for times, _ in (base, after):
-                wall, api_wall = summary(times, tool, way), summary(times, tool, "api")
-                over = (f"{'':8} {'':7}" if way == "api" else
-                        f"{wall[0] - api_wall[0]:8.1f} {wall[1] - api_wall[1]:7.1f}")
-                row += f" {wall[0]:8.1f} {wall[1]:7.1f} {over} "
-            print(row)
+            if (tool, way) in base[2] and (tool, way) in after[2]:
+                print(f"{tool:26} {way:9} {summary(base[2], tool, way)[0]:8.1f} "
+                      f"{summary(after[2], tool, way)[0]:8.1f}")
 
 
 def main() -> None:
