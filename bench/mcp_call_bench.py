@@ -6,10 +6,11 @@
 
 STORE is a copy of a synthetic store (bench/store_search_bench.py's gen_store, index built)
 whose pcp.yaml grants CLIENT (`clients: {agent: {scopes: ["*"]}}`: no sensitive material, so
-the sensitivity filter is in play). Never point it at a store you care about: the server writes
-its audit log there, an `http` way issues CLIENT a new token (and, with --edits, the bench
-rewrites head files). CHECKOUT (default: this one) is the code measured, both in process and as
-the server: two checkouts take turns on one store.
+the sensitivity filter is in play; the bench adds that grant when CLIENT has none). Never point
+it at a store you care about: the server writes its audit log there, an `http` way issues
+CLIENT a new token (and, with --edits, the bench rewrites head files). CHECKOUT (default: this
+one) is the code measured, both in process and as the server: two checkouts take turns on one
+store.
 
 TOOLS (default: every read tool the server lists): `pcp_search` over rotating queries,
 `pcp_get_profile` as micro_prompt, `pcp_read_pages` of one result, `pcp_get_timeline`,
@@ -97,7 +98,7 @@ def start_http_server(store: Path, env: dict[str, str], log: Path) -> tuple[Any,
             [sys.executable, "-m", "pcp_cli", "serve", "--http", "127.0.0.1:0"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env,
             cwd=str(store))
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 900  # a million pages: the watch is set up first
     while not (found := URL_LINE.search(log.read_text(errors="replace"))):
         if server.poll() is not None or time.monotonic() > deadline:
             server.kill()
@@ -224,6 +225,12 @@ def main() -> None:
     from pcp_cli.mcp.session import ToolSession
     from pcp_cli.mcp.store_backend import StoreBackend
 
+    if args.client not in api.client_grants(api.open_store(store, readonly=True)):
+        from pcp_cli.mcp import commands
+
+        commands.grant_add(store, args.client, scopes=["*"], sensitive=False, write=False,
+                           description="bench/mcp_call_bench.py")
+        print(f"granted {args.client} the scopes * (no sensitive material) in {store}/pcp.yaml")
     opened = api.open_store(store, readonly=True)
     grant = resolve_grant({"clients": api.client_grants(opened)}, args.client)
     session = ToolSession(StoreBackend(store), grant, AuditLog(store))
