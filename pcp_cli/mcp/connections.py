@@ -17,10 +17,11 @@ a request head, so 64 sockets that sent half a request head and stopped made eve
   (`close_unless_authenticated`), so only clients with a token keep connections open.
 - **Every write leaves at once (`TCP_NODELAY`).** uvicorn writes a response's head and its body
   in two sends. With Nagle's algorithm on, the body waited for the client's ACK of the head, and
-  a client on a kept-alive connection delays that ACK (Linux: ~40 ms): every call after the
-  first on a connection took 40-48 ms instead of 3. asyncio turns Nagle off by itself only for a
-  socket made with `proto=IPPROTO_TCP`, which a listening socket passed in (`http.bind`'s,
-  or one from a service manager) need not be; so the protocol does it for every connection.
+  a client on a kept-alive connection delays that ACK (Linux: ~40 ms): a call made soon after
+  the previous one on the same connection took 40-50 ms instead of 2-5. asyncio turns Nagle
+  off by itself only for a socket made with `proto=IPPROTO_TCP`, which a listening socket
+  passed in (`http.bind`'s, or one from a service manager) need not be; so the protocol does it
+  for every connection.
 
 uvicorn is imported when `protocol_class` is called, by `pcp serve --http` only.
 """
