@@ -83,7 +83,7 @@ def collect(store: Store, *, scopes: Sequence[str] | None = None,
     learned: list[tuple[str, str, Any]] = []
     loads = json.loads
     for path, page_id, revision_id, namespace, record, origin, detail, edited, problem in \
-            store.entry_details(types=("timeline_event",), statuses=("active",),
+            store.entry_details("timeline_event", statuses=("active",),
                                 sensitivities=sensitivities):
         if not scope_rule.in_scopes(namespace, scopes):
             continue
@@ -164,9 +164,10 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
             continue
         if isinstance(event, PcpError):
             raise event
-        haystack = f"{event['summary']} {event.get('category', '')}".casefold()
-        if any(w not in haystack for w in words):
-            continue
+        if words:
+            haystack = f"{event['summary']} {event.get('category', '')}".casefold()
+            if any(w not in haystack for w in words):
+                continue
         events.append(event)
     from pcp_cli.query import cursor as cursors
 

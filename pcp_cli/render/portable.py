@@ -126,7 +126,7 @@ def timeline_event(page_id: str, record: dict[str, Any], content: str, origin: s
         obj["confidence"] = record["confidence"]
     obj["source"] = _source(record, origin)
     obj["extensions"] = dict(extensions)
-    return _ordered(obj, TIMELINE_ORDER)
+    return obj  # built in TIMELINE_ORDER
 
 
 def profile_object(revision: Revision | None) -> dict[str, Any]:

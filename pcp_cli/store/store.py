@@ -515,14 +515,14 @@ class Store:
 
     def entry_details(
         self,
+        type_: str,
         *,
-        types: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
         sensitivities: Sequence[str | None] | None = None,
     ) -> list[tuple[Any, ...]]:
-        """The rows `entries` would give (affirmed ones), as `Catalog.details` tuples."""
-        return self.catalog.details(*_entry_filter(types, None, statuses, ("affirmed",),
-                                                   sensitivities))
+        """The rows `entries(types=(type_,), …)` would give, as `Catalog.details` tuples."""
+        return self.catalog.details(type_, *_entry_filter(None, None, statuses, ("affirmed",),
+                                                          sensitivities))
 
     def entry_window(
         self,
