@@ -217,18 +217,15 @@ def _named(store: Store, db: sqlite3.Connection, named: list[str], monitor_token
                 gone.append(name)
             continue
         mtime = st.st_mtime_ns
-        if cached is not None and cached[0] == mtime:
-            revisions, heads = cached[1], cached[2]
+        # Read again even when its mtime did not move: the monitor saw a name come or go.
+        revisions, heads = _summarize(store, name)
+        if heads >= 0 and now - mtime > RACY_NS:
+            fresh.append((name, mtime, revisions, heads, b))
             sums[b] += _folder_hash(name, mtime)
         else:
-            revisions, heads = _summarize(store, name)
-            if heads >= 0 and now - mtime > RACY_NS:
-                fresh.append((name, mtime, revisions, heads, b))
-                sums[b] += _folder_hash(name, mtime)
-            else:
-                still.append(name)
-                if cached is not None:
-                    gone.append(name)
+            still.append(name)
+            if cached is not None:
+                gone.append(name)
         if heads != 1:
             unsettled[name] = (revisions, heads)
     sums = [x & _MASK64 for x in sums]
