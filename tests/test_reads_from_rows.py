@@ -52,11 +52,13 @@ def test_events_from_rows_are_the_events_read_from_their_revisions(example: Path
     assert _without_detail(example) == 0
     with _catalog(example) as db:
         db.execute("UPDATE pages SET detail = NULL")  # as a catalog written before `detail`
+    (example / ".pcp" / "timeline.json").unlink()  # and no listing kept
     assert _listed(example) == from_rows  # read from the revisions this time
     event = next(e for e in _json(example, "timeline", "list")["events"] if e["id"] == page)
     assert event["extensions"] == {"com.example.a": "first",
                                    "com.example.z": {"a": [2, 1], "b": 1}}
     assert _without_detail(example) == 0  # what the revisions gave is kept for the next one
+    (example / ".pcp" / "timeline.json").unlink()
     assert _listed(example) == from_rows
 
 
@@ -112,3 +114,22 @@ def test_stats_counts_a_page_served_from_its_revision_and_its_time(example: Path
     assert after["total"] == before["total"]
     assert after["by_type"] == before["by_type"]
     assert after["time_range"] == before["time_range"]
+
+
+def test_the_kept_listing_is_used_and_follows_every_change(example: Path) -> None:
+    first = _listed(example)
+    kept = example / ".pcp" / "timeline.json"
+    assert kept.exists()
+    assert _listed(example) == first  # from the kept file
+    page = _json(example, "timeline", "add", "2026-01", "Opened the Porto office.")["page_id"]
+    assert page in _listed(example)
+    head = next(example.glob(f"pages/**/{page}.md"))
+    st = head.stat()
+    text = head.read_text("utf-8")
+    with open(head, "r+", encoding="utf-8") as f:
+        f.write(text.replace("Porto office", "Braga office"))
+    os.utime(head, ns=(st.st_atime_ns, st.st_mtime_ns))
+    listed = _listed(example)
+    assert "Braga office" in listed and "Porto office" not in listed
+    kept.write_text('{"key": "damaged"', "utf-8")
+    assert _listed(example) == listed

@@ -282,9 +282,8 @@ class Journal:
         """What happened under `revisions/` before now is unknown; head files are still known."""
         for path in [p for p in self.paths if p.startswith(REVISIONS)]:
             del self.paths[path]
-        if self.revisions_floor != self.seq:
-            self.seq += 1
-            self.revisions_floor = self.seq
+        self.seq += 1
+        self.revisions_floor = self.seq
 
     def since(self, token: Any) -> list[str] | None:
         """The head files named after `token`, None if it cannot vouch."""
@@ -427,8 +426,8 @@ def _answer(conn: Any, store_watch: Any, journal: Journal, revisions_watch: Any 
     since = question.get("since")
     reply = {"token": journal.token(), "paths": journal.since(since)}
     if question.get("revisions"):
-        reply["revisions"] = None if revisions_watch is None or \
-            revisions_watch.refused is not None else journal.revisions_since(since)
+        reply["revisions"] = journal.revisions_since(since) if revisions_watch is not None \
+            and revisions_watch.vouching else None
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps(reply).encode() + b"\n")
     return True

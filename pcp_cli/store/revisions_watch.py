@@ -70,14 +70,19 @@ class RevisionsWatch:
         self.missing = False  # no revisions/ to watch at the last try (tried again each take)
 
     @property
+    def vouching(self) -> bool:
+        """Every page folder is watched: what `take` names since a take is all that changed."""
+        return self.refused is None and self.top is not None and not self.busy
+
+    @property
     def busy(self) -> bool:
         """Still setting its watches (call `take` again soon)."""
         return self.refused is None and bool(self.todo or (self.rewatch and not self.missing))
 
     def take(self) -> tuple[bool, set[str]]:
-        """Drain the events and watch up to `CHUNK` more folders: (whether the folders named
-        cannot be trusted to be all that changed, the page folders named since the last
-        take)."""
+        """Drain the events and watch up to `CHUNK` more folders: (whether what happened before
+        is now unknown: the watches were lost, or are still being set, the page folders named
+        since the last take). Answers vouch only while `vouching`."""
         self.hub.drain()
         if self.rewatch and self.refused is None:
             self._watch_all()
@@ -87,8 +92,7 @@ class RevisionsWatch:
                 self._add(name)
             self.hub.drain()  # events of folders watched meanwhile
         with self.hub.lock:
-            full = self.full or self.refused is not None
-            self.full = self.busy or self.refused is not None
+            full, self.full = self.full, self.busy
             names, self.names = self.names, set()
         return full, names
 
