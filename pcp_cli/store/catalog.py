@@ -73,13 +73,14 @@ _INDEXES_7 = {
     "pages_observed": "CREATE INDEX IF NOT EXISTS pages_observed ON pages(namespace, "
                       "review_status, lifecycle_status, sensitivity, page_id, observed) WHERE "
                       "problem IS NULL AND page_id IS NOT NULL AND observed IS NOT NULL",
-    # `pcp timeline list` shows every event: `details` of them (and `type_stamp`) read from
-    # this index alone, in path order (a look-up of each row in the table was two thirds of
-    # the query at 100k pages)
+    # `pcp timeline list` shows every event: `details` of them read from this index alone, in
+    # path order (a look-up of each row in the table was two thirds of the query at 100k)
     "pages_timeline": "CREATE INDEX IF NOT EXISTS pages_timeline ON pages(type, path, page_id, "
                       "revision_id, namespace, lifecycle_status, review_status, sensitivity, "
-                      "origin, edited, problem, seq, record, detail) WHERE type = "
-                      "'timeline_event'",
+                      "origin, edited, problem, record, detail) WHERE type = 'timeline_event'",
+    # and its `type_stamp` from this small one (0.6 ms instead of 9 ms over the one above)
+    "pages_timeline_stamp": "CREATE INDEX IF NOT EXISTS pages_timeline_stamp ON pages(type, "
+                            "seq, edited) WHERE type = 'timeline_event'",
 }
 
 _COLUMNS = (
