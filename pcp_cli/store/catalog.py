@@ -109,9 +109,10 @@ _COLUMNS = (
 # Columns only the change scan reads (not part of an Entry).
 _STAT_COLUMNS = ("ctime_ns", "ino", "bucket", "racy")
 # Columns of schema 7, derived from a row's other fields when it is written (not part of an
-# Entry): `observed`, the page's observed time (`model.page.observed_time`, what stats' time
-# range spans); `detail`, JSON of what a read shows beyond the row without opening the page
-# (for a timeline event: its content and extensions, `Store.detail`); NULL when not known.
+# Entry): `observed`, the page's observed time (`OBSERVED_SQL` as the row is written: what
+# stats' time range spans); `detail`, JSON of what a read shows beyond the row without opening
+# the page (a timeline event's content and extensions, store.py's `_detail`); NULL when not
+# known.
 _SHOWN_COLUMNS = ("observed", "detail")
 _SELECT = "SELECT " + ",".join(_COLUMNS) + " FROM pages"
 _MASK64 = (1 << 64) - 1
@@ -294,7 +295,7 @@ class Catalog:
     def _upgrade_from_6(db: sqlite3.Connection) -> None:
         """Schema 6 lacked `observed` and `detail`: both are added, `observed` filled in SQL
         (`OBSERVED_SQL`, the same rule) without reading a file; `detail` stays NULL until a
-        row is written again or a read fills it (`set_detail`). Rows and sequence are kept."""
+        row is written again or a read fills it (`set_details`). Rows and sequence are kept."""
         for column in _SHOWN_COLUMNS:
             db.execute(f"ALTER TABLE pages ADD COLUMN {column} TEXT")
         db.execute(f"UPDATE pages SET observed = (SELECT CASE WHEN substr(o, 1, 4) GLOB "
