@@ -856,7 +856,7 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
     in `search`: `high` only with `include_sensitive`; unclassified events unless
     `include_unclassified` is False (an AI client's read)."""
     from pcp_cli.query.search import catalog_sensitivities
-    from pcp_cli.query.timeline import check_request, collect
+    from pcp_cli.query.timeline import check_request, collect_kept
     from pcp_cli.query.timeline import timeline as run
 
     sensitivities = catalog_sensitivities(include_sensitive, include_unclassified)
@@ -868,7 +868,8 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
         chosen = (None if scopes is None else tuple(scopes),
                   None if sensitivities is None else tuple(sensitivities))
         collected = _kept_while(view, ("timeline", *chosen), ("timeline_event",),
-                                lambda: collect(view, scopes=scopes, sensitivities=sensitivities))
+                                lambda: collect_kept(view, scopes=scopes,
+                                                     sensitivities=sensitivities))
     data = run(view, from_=from_, to=to, query=query, limit=limit,
                scopes=scopes, suppressed=suppressed, cursor=cursor,
                include_sensitive=include_sensitive,

@@ -172,7 +172,8 @@ def test_status_stop_and_sigterm(watched: Path) -> None:
     stopped = run_pcp("monitor", "stop", "--store", str(watched), "--json")
     assert stopped.code == 0 and stopped.json["stopped"] is False
     assert cli("monitor", "status", "--json", "--store", str(watched)).json == {
-        **status, "running": False, "auto": False, "pid": None, "started_at": None}
+        **status, "running": False, "auto": False, "pid": None, "started_at": None,
+        "revisions": None}
 
 
 def test_it_stops_by_itself_when_idle(store: Path) -> None:

@@ -29,6 +29,9 @@ def _show(data: dict[str, Any]) -> None:
         text("Commands start it again when it is not running (`pcp monitor stop` ends that).")
     if data.get("supported"):
         text(data["supported"])
+    revisions = data.get("revisions")
+    if revisions and not revisions.get("watched"):
+        text(f"It does not watch revisions/: {revisions.get('why_not')}.")
 
 
 @monitor_app.command("start", epilog=examples("pcp monitor start"))

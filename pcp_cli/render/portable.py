@@ -106,21 +106,27 @@ def keystone_object(revision: Revision) -> dict[str, Any]:
 
 
 def timeline_object(state: PageState) -> dict[str, Any]:
-    date = state.record.get("date")
+    return timeline_event(state.page_id, state.record, state.content, state.origin,
+                          state.extensions)
+
+
+def timeline_event(page_id: str, record: dict[str, Any], content: str, origin: str,
+                   extensions: dict[str, Any]) -> dict[str, Any]:
+    """`timeline_object` from the fields it reads (what the catalog keeps of an event)."""
+    date = record.get("date")
     if not isinstance(date, str) or not _PARTIAL_DATE.match(date):
         raise InvalidInput(
-            f"timeline event {state.page_id} has no valid date ({date!r})",
+            f"timeline event {page_id} has no valid date ({date!r})",
             hint="set record.date to YYYY, YYYY-MM or YYYY-MM-DD",
         )
-    record = state.record
-    obj: dict[str, Any] = {"id": state.page_id, "date": date, "summary": state.content.rstrip("\n")}
+    obj: dict[str, Any] = {"id": page_id, "date": date, "summary": content.rstrip("\n")}
     if record.get("category") in TIMELINE_CATEGORIES:
         obj["category"] = record["category"]
     if _unit_interval(record.get("confidence")) is not None:
         obj["confidence"] = record["confidence"]
-    obj["source"] = _source(record, state.origin)
-    obj["extensions"] = dict(state.extensions)
-    return _ordered(obj, TIMELINE_ORDER)
+    obj["source"] = _source(record, origin)
+    obj["extensions"] = dict(extensions)
+    return obj  # built in TIMELINE_ORDER
 
 
 def profile_object(revision: Revision | None) -> dict[str, Any]:

@@ -16,8 +16,16 @@ the rows of its bucket. The folders are statted relative to an open descriptor o
 where the platform allows it (one path component to resolve instead of the whole path).
 
 A folder whose mtime is within `RACY_NS` of the time it was summarized is not remembered: a
-file added in the same clock tick would not move the mtime (git's "racily clean" problem).
-Where `.pcp/` cannot be written, every folder is read each time: slower, never stale.
+file added in the same clock tick would not move the mtime (git's "racily clean" problem); it
+is listed as pending and looked at again next time. Where `.pcp/` cannot be written, every
+folder is read each time: slower, never stale.
+
+With the store monitor running (store/monitor.py), no folder is statted but those it names:
+`summaries` asks it which page folders gained or lost a file since the token kept in
+`graph.sqlite`, looks at those and the pending ones only, and keeps the new token. Whenever
+the monitor cannot vouch (none running, restarted, too many folders to watch, an overflow),
+every folder is statted as above. Either way the rows and fingerprints stay what a full pass
+would leave, so the two can take turns.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import time
 import zlib
 from array import array
@@ -60,18 +69,41 @@ class Graphs:
     """The revision folders at a glance: which pages have revisions, and the few whose graph
     is not a single head (`heads` 0 for an empty folder, 2+ diverged, -1 unreadable)."""
 
-    page_ids: frozenset[str]  # folders holding at least one revision
+    page_ids: frozenset[str] | None  # folders holding at least one revision
     unsettled: tuple[PageGraph, ...]  # sorted by page id; every folder with heads != 1
     # Names every folder and its mtime when all of them are remembered (none too recent to
     # trust): equal tokens, same folders with the same files. None: no such promise.
     token: str | None = None
+    # When the monitor vouched (no folder was listed): None, and `empty` names the folders
+    # holding no revision; `without_head_file` lists revisions/ if it needs the names.
+    empty: frozenset[str] = frozenset()
 
 
 def summaries(store: Store) -> Graphs:
     """Every page folder under `revisions/`: those holding at least one revision, and the
     summaries of those whose graph is not one head."""
+    from pcp_cli.store import monitor
+
+    db = _open(store.layout.local / DB_NAME)
+    answer = None
+    if db is not None:
+        # Asked before any folder is looked at: a change made meanwhile is named again.
+        answer = monitor.ask_revisions(store.root, _meta(db, "monitor_token"))
+        if answer is not None and answer[1] is not None and _fingerprints(db) is not None:
+            named = _named(store, db, answer[1], answer[0])
+            if named is not None:
+                return named
+    return _every_folder(store, db, None if answer is None else answer[0])
+
+
+def _every_folder(store: Store, db: sqlite3.Connection | None,
+                  monitor_token: str | None) -> Graphs:
+    """`summaries` by a stat of every folder; `monitor_token` (taken before) is kept for the
+    next call."""
     listed = _list_folders(store.layout.revisions)
     if listed is None:
+        if db is not None:
+            db.close()
         return Graphs(frozenset(), ())
     mask = BUCKETS - 1
     sums = [0] * BUCKETS
@@ -84,7 +116,6 @@ def summaries(store: Store) -> Graphs:
         sums[b] += hash((c, adler32(raw), mtime))
         keyed.append((name, mtime, b))
     sums = [x & _MASK64 for x in sums]
-    db = _open(store.layout.local / DB_NAME)
     stored = _fingerprints(db)
     if stored is None:
         check = set(range(BUCKETS))
@@ -109,6 +140,7 @@ def summaries(store: Store) -> Graphs:
     present: set[str] = set()
     stale: list[str] = []
     empty: set[str] = set()
+    pending: list[str] = []
     for name, mtime, b in keyed:
         if b not in check:
             continue
@@ -120,8 +152,10 @@ def summaries(store: Store) -> Graphs:
             revisions, heads = _summarize(store, name)
             if heads >= 0 and now - mtime > RACY_NS:
                 fresh.append((name, mtime, revisions, heads, b))
-            elif cached is not None:
-                stale.append(name)  # its row is out of date and not replaced: dropped
+            else:
+                pending.append(name)
+                if cached is not None:
+                    stale.append(name)  # its row is out of date and not replaced: dropped
         unsettled.pop(name, None)
         if heads != 1:
             unsettled[name] = (revisions, heads)
@@ -136,10 +170,84 @@ def summaries(store: Store) -> Graphs:
         kept = _stored_sums(sums, check, keyed, fresh, known, stored)
         if kept == sums:
             token = hashlib.sha256(array("Q", sums).tobytes()).hexdigest()
-        _save(db, fresh, gone + stale, kept)
+        _save(db, fresh, gone + stale, kept, pending, monitor_token)
     names = frozenset(name for name, _m in listed if name not in empty)
     return Graphs(names, tuple(PageGraph(name, revisions, heads) for name, (revisions, heads)
                                in sorted(unsettled.items()) if revisions), token)
+
+
+def _named(store: Store, db: sqlite3.Connection, named: list[str], monitor_token: str
+           ) -> Graphs | None:
+    """`summaries` when the monitor vouched that only the folders `named` changed since the
+    kept token: those and the pending ones are looked at, the rest is the table's. The rows,
+    fingerprints and pending list are left as a full pass would leave them. None when the
+    table cannot say (then the caller stats every folder)."""
+    try:
+        pending = json.loads(_meta(db, "pending") or "[]")
+        stored = _fingerprints(db)
+        unsettled = {name: (revisions, heads) for name, (_m, revisions, heads)
+                     in _rows(db, UNSETTLED).items()}
+    except (sqlite3.Error, ValueError):
+        return None
+    if stored is None or not isinstance(pending, list):
+        return None
+    check = sorted({*named, *(str(p) for p in pending)})
+    known: dict[str, tuple[int, int, int]] = {}
+    for i in range(0, len(check), 500):
+        chunk = check[i:i + 500]
+        known.update(_rows(db, f"page_id IN ({','.join('?' * len(chunk))})", chunk))
+    sums = [int(x) for x in stored]
+    folder = store.layout.revisions
+    now = time.time_ns()
+    fresh: list[tuple[str, int, int, int, int]] = []
+    gone: list[str] = []
+    still: list[str] = []
+    for name in check:
+        cached = known.get(name)
+        b = zlib.crc32(name.encode()) & (BUCKETS - 1)
+        if cached is not None:
+            sums[b] -= _folder_hash(name, cached[0])
+        unsettled.pop(name, None)
+        try:
+            st = os.lstat(folder / name)
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            if cached is not None:
+                gone.append(name)
+            continue
+        mtime = st.st_mtime_ns
+        # Read again even when its mtime did not move: the monitor saw a name come or go.
+        revisions, heads = _summarize(store, name)
+        if heads >= 0 and now - mtime > RACY_NS:
+            fresh.append((name, mtime, revisions, heads, b))
+            sums[b] += _folder_hash(name, mtime)
+        else:
+            still.append(name)
+            if cached is not None:
+                gone.append(name)
+        if heads != 1:
+            unsettled[name] = (revisions, heads)
+    sums = [x & _MASK64 for x in sums]
+    token = None if still else hashlib.sha256(array("Q", sums).tobytes()).hexdigest()
+    _save(db, fresh, gone, sums, still, monitor_token)
+    empty = frozenset(name for name, (revisions, _h) in unsettled.items() if not revisions)
+    return Graphs(None, tuple(PageGraph(name, revisions, heads) for name, (revisions, heads)
+                              in sorted(unsettled.items()) if revisions), token, empty)
+
+
+def _folder_hash(name: str, mtime: int) -> int:
+    """One folder's part of its bucket's fingerprint (as `summaries` sums them)."""
+    raw = name.encode()
+    return hash((zlib.crc32(raw), zlib.adler32(raw), mtime))
+
+
+def _meta(db: sqlite3.Connection, key: str) -> str | None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
 
 
 def without_head_file(store: Store, graphs: Graphs) -> list[str]:
@@ -161,7 +269,12 @@ def without_head_file(store: Store, graphs: Graphs) -> list[str]:
                     return [str(page_id) for page_id in saved["page_ids"]]
         except (sqlite3.Error, ValueError, TypeError, KeyError):
             pass
-    found = sorted(graphs.page_ids - catalog.page_ids())
+    page_ids = graphs.page_ids
+    if page_ids is None:  # the monitor vouched: the folders' names, without a stat of each
+        page_ids = frozenset(name for name, _m in _list_folders(store.layout.revisions,
+                                                                 mtimes=False) or ()
+                             if name not in graphs.empty)
+    found = sorted(page_ids - catalog.page_ids())
     if db is not None:
         try:
             db.execute("INSERT OR REPLACE INTO meta VALUES('without_head', ?)",
@@ -182,8 +295,15 @@ def revision_count(store: Store, page_id: str) -> int:
     return sum(1 for n in names if n.endswith(".json") and not is_temp_name(n))
 
 
-def _list_folders(folder: Path) -> list[tuple[str, int]] | None:
-    """(name, mtime_ns) of every folder in `folder`, None if it does not exist."""
+def _list_folders(folder: Path, *, mtimes: bool = True) -> list[tuple[str, int]] | None:
+    """(name, mtime_ns) of every folder in `folder`, None if it does not exist (`mtimes=False`:
+    the names only, each with mtime 0, from the listing alone)."""
+    if not mtimes:
+        try:
+            with os.scandir(folder) as it:
+                return [(e.name, 0) for e in it if e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            return None
     try:
         if os.scandir in os.supports_fd:
             fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -289,16 +409,29 @@ def _stored_sums(sums: list[int], check: set[int], keyed: list[tuple[str, int, i
 
 
 def _save(db: sqlite3.Connection, fresh: list[tuple[str, int, int, int, int]],
-          gone: list[str], sums: list[int]) -> None:
+          gone: list[str], sums: list[int], pending: list[str],
+          monitor_token: str | None) -> None:
+    """Keep what a pass found: rows, fingerprints, the folders not yet remembered (looked at
+    again next time) and the monitor's token taken before the pass (None: no monitor; the
+    next pass that has one stats every folder)."""
     try:
         row = db.execute("SELECT value FROM meta WHERE key='fingerprints'").fetchone()
         blob = array("Q", sums).tobytes()
-        if not fresh and not gone and row is not None and row[0] == blob:
+        listed = json.dumps(sorted(pending))
+        if not fresh and not gone and row is not None and row[0] == blob and \
+                (_meta(db, "pending") or "[]") == listed and \
+                _meta(db, "monitor_token") == monitor_token:
             return
         db.execute("BEGIN IMMEDIATE")
         db.executemany("INSERT OR REPLACE INTO graph VALUES(?, ?, ?, ?, ?)", fresh)
         db.executemany("DELETE FROM graph WHERE page_id = ?", [(name,) for name in gone])
         db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprints', ?)", (blob,))
+        db.execute("INSERT OR REPLACE INTO meta VALUES('pending', ?)", (listed,))
+        if monitor_token is None:
+            db.execute("DELETE FROM meta WHERE key = 'monitor_token'")
+        else:
+            db.execute("INSERT OR REPLACE INTO meta VALUES('monitor_token', ?)",
+                       (monitor_token,))
         db.execute("COMMIT")
     except sqlite3.Error:
         pass  # memory only: the next run reads those folders again

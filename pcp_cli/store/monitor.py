@@ -33,10 +33,17 @@ is git's fsmonitor, and so are its rules:
 - **It stops by itself** after `--idle-timeout` seconds with no question (default one hour),
   when its store folder goes away, and on SIGTERM / SIGINT.
 
+It also watches `revisions/` and every page folder in it (store/revisions_watch.py), for `pcp
+status`'s revision graphs: asked with `"revisions": true`, it also names the page folders that
+gained or lost a file since the token, under the same rules, and one more: past its share of
+the system's inotify watches it does not watch `revisions/` at all and never vouches for it
+(`pcp monitor status` says why), while still vouching for the head files.
+
 The protocol is one JSON line each way over a Unix socket (`.pcp/monitor/socket`, or a short
 path under the runtime folder when the store's path is too long for a socket address):
 `{"since": TOKEN | null}` -> `{"token": TOKEN, "paths": [store-relative head files] | null}`
-(`null`: cannot vouch, scan everything).
+(`null`: cannot vouch, scan everything); with `"revisions": true` the answer also has
+`"revisions": [page folder names] | null`.
 """
 
 from __future__ import annotations
@@ -84,6 +91,18 @@ def ask(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
     """Ask the store's monitor what changed since `token`: (new token, head files named since,
     or None: cannot vouch), or None when no monitor answers (then the caller scans everything,
     and a store marked for it gets its monitor started for the next command)."""
+    return _ask(root, {"since": token}, "paths")
+
+
+def ask_revisions(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
+    """`ask` for `revisions/`: (new token, the page folders that gained or lost a file since
+    `token`, or None: cannot vouch), or None when no monitor answers. A monitor that does not
+    watch `revisions/` (too many folders, or an older pcp's) cannot vouch."""
+    return _ask(root, {"since": token, "revisions": True}, "revisions")
+
+
+def _ask(root: Path, question: dict[str, Any], key: str
+         ) -> tuple[str, list[str] | None] | None:
     path = socket_path(root)
     try:
         if not os.path.exists(path):  # no monitor: not even the socket module is loaded
@@ -93,7 +112,7 @@ def ask(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(ASK_TIMEOUT_S)
             conn.connect(str(path))
-            conn.sendall(json.dumps({"since": token}).encode() + b"\n")
+            conn.sendall(json.dumps(question).encode() + b"\n")
             answer = _read_line(conn)
     except (OSError, ValueError):
         if auto_started(root):
@@ -102,11 +121,11 @@ def ask(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
         return None
     try:
         reply = json.loads(answer)
-        paths = reply["paths"]
-        if paths is not None:
-            paths = [str(p) for p in paths]
-        return str(reply["token"]), paths
-    except (ValueError, KeyError, TypeError):
+        named = reply.get(key)
+        if named is not None:
+            named = [str(p) for p in named]
+        return str(reply["token"]), named
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
@@ -131,14 +150,22 @@ def _read_line(conn: Any, limit: int = 1 << 30) -> bytes:
 def status(root: Path) -> dict[str, Any]:
     """What `pcp monitor status` shows: running or not, its process, since when, auto."""
     info = _read_info(root)
-    running = ask_alive(root)
+    pong = _ping(root)
+    running = pong is not None
+    revisions = pong.get("revisions") if isinstance(pong, dict) else None
     return {"running": running, "auto": auto_started(root),
             "pid": info.get("pid") if running else None,
             "started_at": info.get("started_at") if running else None,
-            "socket": str(socket_path(root)), "supported": supported(root)}
+            "socket": str(socket_path(root)), "supported": supported(root),
+            # whether it watches revisions/ for `pcp status`, and if not, why
+            "revisions": revisions if isinstance(revisions, dict) else None}
 
 
 def ask_alive(root: Path) -> bool:
+    return _ping(root) is not None
+
+
+def _ping(root: Path) -> Any:
     import socket
 
     try:
@@ -146,10 +173,9 @@ def ask_alive(root: Path) -> bool:
             conn.settimeout(ASK_TIMEOUT_S)
             conn.connect(str(socket_path(root)))
             conn.sendall(b'{"ping": true}\n')
-            json.loads(_read_line(conn))
-            return True
+            return json.loads(_read_line(conn))
     except (OSError, ValueError):
-        return False
+        return None
 
 
 def supported(root: Path) -> str | None:
@@ -219,6 +245,9 @@ def _read_info(root: Path) -> dict[str, Any]:
 
 
 # -- the monitor process --------------------------------------------------------------------------
+REVISIONS = "revisions/"  # how the journal names a page folder under revisions/
+
+
 class Journal:
     """What the monitor remembers: the newest sequence number of each head file it saw named,
     and the floor below which it cannot vouch."""
@@ -230,6 +259,7 @@ class Journal:
         self.limit = limit
         self.seq = 0
         self.floor = 0
+        self.revisions_floor = 0  # the floor for `revisions/` alone (it is watched apart)
         self.paths: dict[str, int] = {}
 
     def token(self) -> str:
@@ -248,7 +278,25 @@ class Journal:
         self.floor = self.seq
         self.paths.clear()
 
+    def forget_revisions(self) -> None:
+        """What happened under `revisions/` before now is unknown; head files are still known."""
+        for path in [p for p in self.paths if p.startswith(REVISIONS)]:
+            del self.paths[path]
+        self.seq += 1
+        self.revisions_floor = self.seq
+
     def since(self, token: Any) -> list[str] | None:
+        """The head files named after `token`, None if it cannot vouch."""
+        found = self._since(token, self.floor)
+        return None if found is None else [p for p in found if not p.startswith(REVISIONS)]
+
+    def revisions_since(self, token: Any) -> list[str] | None:
+        """The page folders under `revisions/` named after `token`, None if it cannot vouch."""
+        found = self._since(token, max(self.floor, self.revisions_floor))
+        return None if found is None else [p[len(REVISIONS):] for p in found
+                                           if p.startswith(REVISIONS)]
+
+    def _since(self, token: Any, floor: int) -> list[str] | None:
         if not isinstance(token, str) or ":" not in token:
             return None
         instance, _, seq = token.partition(":")
@@ -256,7 +304,7 @@ class Journal:
             since = int(seq)
         except ValueError:
             return None
-        if instance != self.instance or since < self.floor or since > self.seq:
+        if instance != self.instance or since < floor or since > self.seq:
             return None
         return sorted(p for p, s in self.paths.items() if s > since)
 
@@ -269,6 +317,7 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
     import socket
 
     from pcp_cli.store import watch as watching
+    from pcp_cli.store.revisions_watch import RevisionsWatch
 
     why = supported(root)
     if why is not None:
@@ -279,6 +328,7 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
     pages = (root / "pages").resolve()
     hub = watching._Hub()
     store_watch = watching.StoreWatch(hub, pages)
+    revisions_watch = RevisionsWatch(hub, root.resolve() / "revisions")
     sock_path = socket_path(root)
     sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -303,20 +353,23 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
         selector = selectors.DefaultSelector()
         selector.register(server, selectors.EVENT_READ, "ask")
         selector.register(hub.fd, selectors.EVENT_READ, "events")
-        take(store_watch, journal)  # watch every folder before answering anything
+        take(store_watch, journal, revisions_watch)  # watch every folder before answering
         last_question = time.monotonic()
         while not stopping:
-            ready = selector.select(timeout=min(5.0, idle_timeout))
+            busy = revisions_watch.busy  # still setting watches: a chunk per turn
+            ready = selector.select(timeout=0 if busy else min(5.0, idle_timeout))
+            if busy and not ready:
+                take(store_watch, journal, revisions_watch)
             for key, _ in ready:
                 if key.data == "events":
-                    take(store_watch, journal)
+                    take(store_watch, journal, revisions_watch)
                     continue
                 try:
                     conn, _ = server.accept()
                 except OSError:
                     continue
                 with conn:
-                    if _answer(conn, store_watch, journal):
+                    if _answer(conn, store_watch, journal, revisions_watch):
                         last_question = time.monotonic()
             if time.monotonic() - last_question > idle_timeout:
                 break
@@ -331,9 +384,17 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
     return 0
 
 
-def take(store_watch: Any, journal: Journal) -> None:
-    """Drain the kernel's events into the journal; a change in what is watched moves the floor."""
+def take(store_watch: Any, journal: Journal, revisions_watch: Any = None) -> None:
+    """Drain the kernel's events into the journal; a change in what is watched moves the floor
+    (of everything for pages/, of revisions/ alone for revisions/)."""
     full, taken = store_watch.take()
+    if revisions_watch is not None:
+        revisions_full, folders = revisions_watch.take()
+        if revisions_full:
+            journal.forget_revisions()
+        else:
+            for name in sorted(folders):
+                journal.note(REVISIONS + name)
     if full:
         journal.forget()
         return
@@ -341,7 +402,7 @@ def take(store_watch: Any, journal: Journal) -> None:
         journal.note(path)
 
 
-def _answer(conn: Any, store_watch: Any, journal: Journal) -> bool:
+def _answer(conn: Any, store_watch: Any, journal: Journal, revisions_watch: Any = None) -> bool:
     """Answer one question; True when it was a command's (a status probe, `{"ping": true}`,
     does not keep an idle monitor alive)."""
     conn.settimeout(ASK_TIMEOUT_S)
@@ -352,11 +413,21 @@ def _answer(conn: Any, store_watch: Any, journal: Journal) -> bool:
     if not isinstance(question, dict):
         return False
     if question.get("ping"):
+        pong: dict[str, Any] = {"token": journal.token(), "paths": None}
+        if revisions_watch is not None:
+            pong["revisions"] = {"watched": revisions_watch.refused is None,
+                                 "folders": len(revisions_watch.folders),
+                                 "why_not": revisions_watch.refused}
         with contextlib.suppress(OSError):
-            conn.sendall(json.dumps({"token": journal.token(), "paths": None}).encode() + b"\n")
+            conn.sendall(json.dumps(pong).encode() + b"\n")
         return False
-    take(store_watch, journal)  # everything completed before the question is queued by now
-    reply = {"token": journal.token(), "paths": journal.since(question.get("since"))}
+    # everything completed before the question is queued by now
+    take(store_watch, journal, revisions_watch)
+    since = question.get("since")
+    reply = {"token": journal.token(), "paths": journal.since(since)}
+    if question.get("revisions"):
+        reply["revisions"] = journal.revisions_since(since) if revisions_watch is not None \
+            and revisions_watch.vouching else None
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps(reply).encode() + b"\n")
     return True

@@ -218,7 +218,7 @@ def _entry(rel: str, fields: dict[str, Any], mtime_ns: int, size: int) -> Entry:
     """The Entry the catalog would give back for these scanned fields (tags and record go
     through the same JSON round trip as a catalog row)."""
     values: dict[str, Any] = dict.fromkeys(_FIELDS)
-    values.update(fields)
+    values.update((k, v) for k, v in fields.items() if k in values)  # not `detail`: no Entry's
     values.update(path=rel, mtime_ns=mtime_ns, size=size, seq=0)
     values["tags"] = tuple(json.loads(json.dumps(list(values.get("tags") or ()),
                                                  ensure_ascii=False)))

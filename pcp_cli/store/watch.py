@@ -145,11 +145,11 @@ class _Hub:
         self.fd = self.libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
-        self.by_wd: dict[int, StoreWatch] = {}
+        self.by_wd: dict[int, Any] = {}  # wd -> the StoreWatch (or RevisionsWatch) it serves
         self.lock = threading.Lock()
 
-    def add(self, folder: str, watch: StoreWatch) -> int:
-        wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK))
+    def add(self, folder: str, watch: Any, mask: int = _MASK) -> int:
+        wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(folder), mask))
         if wd >= 0:
             self.by_wd[wd] = watch
         return wd
