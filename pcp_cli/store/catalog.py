@@ -65,7 +65,19 @@ _LATE_INDEXES = {
     "pages_groups": "CREATE INDEX IF NOT EXISTS pages_groups ON pages(namespace, type, origin, "
                     "lifecycle_status, review_status, sensitivity, created_at, updated_at, "
                     "page_id) WHERE problem IS NULL AND page_id IS NOT NULL",
+    # `namespaces()` (every search resolves its scopes with it) steps from one namespace to
+    # the next in this index instead of scanning the table (~100 ms at 100k pages -> 0.1 ms)
+    "pages_namespace": "CREATE INDEX IF NOT EXISTS pages_namespace ON pages(namespace)",
 }
+# `SELECT DISTINCT namespace FROM pages WHERE namespace IS NOT NULL ORDER BY 1` as a skip scan:
+# each step is one seek in pages_namespace, so it costs the number of namespaces, not of rows
+# (without the index, each step would scan the table: the plain query is used then).
+_NAMESPACES_SKIP_SCAN = (
+    "WITH RECURSIVE ns(name) AS ("
+    " SELECT MIN(namespace) FROM pages WHERE namespace IS NOT NULL"
+    " UNION ALL SELECT (SELECT MIN(namespace) FROM pages WHERE namespace > ns.name)"
+    " FROM ns WHERE ns.name IS NOT NULL)"
+    " SELECT name FROM ns WHERE name IS NOT NULL")
 
 _COLUMNS = (
     "path",
@@ -368,7 +380,10 @@ class Catalog:
 
     def namespaces(self) -> list[str]:
         """Every namespace a readable row names (to resolve scope patterns without loading rows)."""
+        indexed = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE name='pages_namespace'").fetchone()
         return [row[0] for row in self._db.execute(
+            _NAMESPACES_SKIP_SCAN if indexed else
             "SELECT DISTINCT namespace FROM pages WHERE namespace IS NOT NULL ORDER BY 1")]
 
     def identity(self) -> str:
