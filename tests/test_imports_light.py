@@ -53,6 +53,18 @@ def test_ls_does_not_import_heavy_modules(example: Path) -> None:
     assert data["heavy"] == []
 
 
+@pytest.mark.parametrize("args", [["ls", "--limit", "3"], ["show", "ks-001"], ["status"],
+                                  ["stats"], ["timeline", "list"], ["history", "ks-001"]])
+def test_read_commands_load_no_pydantic_nor_asyncio(example: Path, args: list[str]) -> None:
+    """A read command's whole floor: typer 0.29 validated every option through a pydantic
+    TypeAdapter (~95 ms of CPU per command, pyproject caps typer below it); asyncio comes
+    only with whoosh's query modules or the MCP server. None of them, nor the heavy ones."""
+    data = probe(*args, "--store", str(example))
+    assert data["code"] == 0, data
+    loaded = {m.split(".")[0] for m in data["modules"]}
+    assert loaded & {"pydantic", "pydantic_core", "asyncio", *HEAVY} == set()
+
+
 def test_probe_can_see_a_heavy_import(store: Path) -> None:
     """The probe is not blind: `pcp validate` does load jsonschema."""
     data = probe("validate", str(store))
