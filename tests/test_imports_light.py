@@ -63,6 +63,8 @@ def test_read_commands_load_no_pydantic_nor_asyncio(example: Path, args: list[st
     assert data["code"] == 0, data
     loaded = {m.split(".")[0] for m in data["modules"]}
     assert loaded & {"pydantic", "pydantic_core", "asyncio", *HEAVY} == set()
+    if args[0] == "status":  # it reads the index folder's meta.json: no analysis patterns
+        assert "pcp_cli.index.text" not in data["modules"]
 
 
 def test_probe_can_see_a_heavy_import(store: Path) -> None:
