@@ -559,17 +559,11 @@ def bind(options: HttpOptions) -> socket.socket:
     return sock
 
 
-def run_http(app: Starlette, options: HttpOptions, sock: socket.socket, log_stream: Any) -> None:
-    """Serve until interrupted (Ctrl-C / SIGTERM)."""
+def http_server(app: Starlette, options: HttpOptions) -> Any:
+    """The uvicorn server `pcp serve --http` runs `app` in (`.run(sockets=[sock])` serves)."""
     import uvicorn
 
-    configure_logging()
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    log_stream.write(f"pcp serve: serving MCP over HTTP at {options.scheme}://{shown}:{port}"
-                     f"{MCP_PATH}\n")
-    log_stream.flush()
-    # The connection limits and the header timeout: pcp_cli.mcp.connections.
+    # The connection limits, the header timeout and TCP_NODELAY: pcp_cli.mcp.connections.
     config = uvicorn.Config(
         connections.close_unless_authenticated(app), http=connections.protocol_class(),
         ws="none", log_level="warning", access_log=False, lifespan="on",
@@ -578,4 +572,15 @@ def run_http(app: Starlette, options: HttpOptions, sock: socket.socket, log_stre
         timeout_keep_alive=connections.KEEP_ALIVE, timeout_graceful_shutdown=3,
         server_header=False,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    return uvicorn.Server(config)
+
+
+def run_http(app: Starlette, options: HttpOptions, sock: socket.socket, log_stream: Any) -> None:
+    """Serve until interrupted (Ctrl-C / SIGTERM)."""
+    configure_logging()
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    log_stream.write(f"pcp serve: serving MCP over HTTP at {options.scheme}://{shown}:{port}"
+                     f"{MCP_PATH}\n")
+    log_stream.flush()
+    http_server(app, options).run(sockets=[sock])

@@ -1,23 +1,31 @@
 """Connections that cannot lock clients out of `pcp serve --http` (issue #26): sockets that send
-half a request head and stop, against a real server process over real sockets; and the
-waiting room's rule on its own, in process."""
+half a request head and stop, against a real server process over real sockets; the waiting
+room's rule on its own, in process; and connections that send each response at once (issue
+#25), on the server `pcp serve --http` runs, in process."""
 
 from __future__ import annotations
 
 import select
 import socket
+import threading
 import time
 from pathlib import Path
 
 import httpx2
 import pytest
 
+from pcp_cli.mcp.audit import AuditLog
 from pcp_cli.mcp.connections import HEADER_TIMEOUT, DoorLimits, WaitingRoom
+from pcp_cli.mcp.http import HttpOptions, bind, build_app, http_server
+from pcp_cli.mcp.store_backend import StoreBackend
+from pcp_cli.mcp.tokens import issue_token
 from tests.mcp.http_helpers import make_store, running_server, token
 
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 SEARCH = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
           "params": {"name": "pcp_search", "arguments": {"query": "tidewatch", "limit": 2}}}
+STATS = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "pcp_stats", "arguments": {}}}
 HALF_HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAcc"
 SLOW_SOCKETS = 75
 
@@ -117,3 +125,36 @@ def test_the_waiting_room_closes_the_longest_waiting_of_a_peer_then_of_all() -> 
     assert a2.closed and not (a3.closed or b1.closed or c1.closed)
     room.leave(a3)  # its request head arrived
     assert len(room) == 2
+
+
+def test_the_server_sends_each_response_without_waiting_for_an_ack(tmp_path: Path) -> None:
+    """Every accepted connection has Nagle's algorithm off (TCP_NODELAY): the server writes a
+    response's head and body in two sends, and with Nagle on the body waited for the client's
+    delayed ACK, ~40 ms per call on a kept-alive connection. Checked on the server's own end
+    of a kept-alive connection of the uvicorn server `pcp serve --http` runs."""
+    store = make_store(tmp_path / "store")
+    secret, _ = issue_token(store, "claude-desktop")
+    options = HttpOptions(port=0)
+    server = http_server(build_app(store, StoreBackend(store), AuditLog(store), options),
+                         options)
+    listening = bind(options)
+    port = listening.getsockname()[1]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+        with httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            for body in (LIST, STATS, LIST):
+                answer = client.post("/mcp", json=body, headers=_headers(secret))
+                assert answer.status_code == 200 and "error" not in answer.json(), answer.text
+            connections = list(server.server_state.connections)
+            assert len(connections) == 1  # the three requests kept one connection
+            ours = connections[0].transport.get_extra_info("socket")
+            assert ours.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listening.close()
