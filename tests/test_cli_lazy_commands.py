@@ -45,6 +45,7 @@ def test_a_command_imports_only_its_own_module() -> None:
 
 
 @pytest.mark.parametrize("args", [["show", "--help"], ["keystone", "add", "--help"],
+                                  ["status", "--help"], ["merge-file", "--help"], ["show"],
                                   ["search", "--help"], ["ls", "--bogus"], ["lss"]])
 def test_one_module_or_all_the_same_output(args: list[str]) -> None:
     """Help, usage errors and an unknown command read the same as with the whole app."""
@@ -63,3 +64,10 @@ def test_one_module_or_all_the_same_output(args: list[str]) -> None:
     one, every = (json.loads(r.stdout.strip().splitlines()[-1]) for r in results)
     assert one == every
     assert one[1] or one[2]
+
+
+@pytest.mark.parametrize("name", sorted(MAIN.COMMAND_MODULE))
+def test_a_command_builds_only_itself(name: str) -> None:
+    """typer evaluates the annotations of every command it builds: running one builds it alone
+    (its module's other commands are dropped), and the table's every name is found."""
+    assert set(MAIN.get_command(name).commands) == {name}

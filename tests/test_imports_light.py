@@ -21,7 +21,8 @@ with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
     code = run(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r}
                or m.startswith("pcp_cli.extract"))
-print(json.dumps({{"code": int(code), "heavy": heavy, "out": out.getvalue()}}))
+print(json.dumps({{"code": int(code), "heavy": heavy, "out": out.getvalue(),
+                  "modules": sorted(sys.modules)}}))
 """
 
 
@@ -52,6 +53,20 @@ def test_ls_does_not_import_heavy_modules(example: Path) -> None:
     assert data["heavy"] == []
 
 
+@pytest.mark.parametrize("args", [["ls", "--limit", "3"], ["show", "ks-001"], ["status"],
+                                  ["stats"], ["timeline", "list"], ["history", "ks-001"]])
+def test_read_commands_load_no_pydantic_nor_asyncio(example: Path, args: list[str]) -> None:
+    """A read command's whole floor: typer 0.29 validated every option through a pydantic
+    TypeAdapter (~95 ms of CPU per command, pyproject caps typer below it); asyncio comes
+    only with whoosh's query modules or the MCP server. None of them, nor the heavy ones."""
+    data = probe(*args, "--store", str(example))
+    assert data["code"] == 0, data
+    loaded = {m.split(".")[0] for m in data["modules"]}
+    assert loaded & {"pydantic", "pydantic_core", "asyncio", *HEAVY} == set()
+    if args[0] == "status":  # it reads the index folder's meta.json: no analysis patterns
+        assert "pcp_cli.index.text" not in data["modules"]
+
+
 def test_probe_can_see_a_heavy_import(store: Path) -> None:
     """The probe is not blind: `pcp validate` does load jsonschema."""
     data = probe("validate", str(store))
@@ -77,6 +92,31 @@ def test_version_loads_no_front_end_library(args: list[str]) -> None:
                           timeout=60)
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     assert data == {"code": 0, "out": f"pcp {__version__}\n", "loaded": []}
+
+
+def test_a_tantivy_search_of_plain_words_imports_no_whoosh(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tantivy engine takes a query of plain words without whoosh's parser: whoosh's
+    query, index and reading modules (and asyncio, which whoosh's `cached_property` pulls in)
+    were ~60 ms of every whole-process `pcp search`; only the Porter stemmer is loaded. Nor
+    multiprocessing (a rebuild's workers) or the CLI framework."""
+    pytest.importorskip("tantivy")
+    from tests.conftest import cli
+
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "tantivy")
+    assert cli("add", "a garden note", "--store", str(store)).code == 0
+    assert cli("search", "garden", "--store", str(store), "--json").code == 0  # builds it
+    data = probe("search", "Garden notes", "--store", str(store), "--json")
+    assert data["code"] == 0 and json.loads(data["out"])["count"] == 1
+    loaded = set(data["modules"])
+    assert loaded & {"whoosh.query", "whoosh.qparser", "whoosh.index", "whoosh.reading",
+                     "asyncio", "multiprocessing", "typer", "click", "pydantic"} == set()
+    assert {m for m in loaded if m.startswith("whoosh")} <= {
+        "whoosh", "whoosh.lang", "whoosh.lang.porter2"}
+    assert data["heavy"] == ["whoosh", "whoosh.lang", "whoosh.lang.porter2"]
+    # a query the parser must read still gets it, and finds the same page
+    data = probe("search", "garden AND note", "--store", str(store), "--json")
+    assert json.loads(data["out"])["count"] == 1 and "whoosh.qparser" in data["modules"]
 
 
 def test_a_search_of_an_unchanged_store_does_not_import_yaml(store: Path) -> None:

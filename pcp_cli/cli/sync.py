@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -96,6 +95,8 @@ def register(app: typer.Typer) -> None:
 
 def _edit(folder: Path, proposal: str) -> str:
     """Open $VISUAL/$EDITOR (else vi) on the proposal; return what the person saved."""
+    import tempfile  # here: `pcp status` imports this module too
+
     folder.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix="resolve-", suffix=".md", dir=folder)
     try:

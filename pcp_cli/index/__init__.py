@@ -7,8 +7,8 @@ the same set of pages on either (their rankings may differ).
 
 The engine is chosen per device, because the index is a cache: `PCP_INDEX_ENGINE` if set, else
 the `.engine` file in the index folder (written by `pcp index --engine NAME`), else whoosh.
-Importing this package imports neither engine; `SearchIndex.open_or_create` loads the chosen
-one on first use.
+Importing this package imports neither engine (nor the text analysis); `SearchIndex.open_or_create`
+loads the chosen one on first use.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import IndexUnavailable, UsageError
-from pcp_cli.index.text import make_snippet, query_words
 from pcp_cli.index.types import (
     FORMAT_VERSION,
     IndexDoc,
@@ -30,6 +29,17 @@ from pcp_cli.index.types import (
 
 if TYPE_CHECKING:
     from pcp_cli.index._whoosh import SearchIndex as _Engine
+    from pcp_cli.index.text import make_snippet, query_words
+
+
+def __getattr__(name: str) -> Any:
+    """`make_snippet` and `query_words`, from `text` on first use: what only reads the index
+    folder (`pcp status`'s `index_state`) skips compiling the analysis patterns (~4 ms)."""
+    if name in ("make_snippet", "query_words"):
+        from pcp_cli.index import text
+
+        return getattr(text, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DEFAULT_ENGINE",

@@ -7,8 +7,9 @@ terms (tantivy's `whitespace` tokenizer neither lowercases nor drops long tokens
 indexed exactly as pcp wrote it, at the position pcp gave it); a query is parsed by the same
 parser the whoosh engine uses and the parsed tree translated node by node, so `id:`, `type:`,
 `tag:` ... terms are score-less filters on both, phrases are phrases, and AND/OR/NOT mean the
-same. Rankings are tantivy's BM25, not whoosh's BM25F: the set of pages a query returns is the
-same, the order among them may differ.
+same. (A query of plain words skips the parser: `text.plain_query_terms` gives the terms its
+parse would hold, and whoosh is not imported at all.) Rankings are tantivy's BM25, not whoosh's
+BM25F: the set of pages a query returns is the same, the order among them may differ.
 
 Layout of the index folder (the store's `.pcp/index/`), the same shape as the whoosh engine's:
 
@@ -35,7 +36,7 @@ import tantivy as T
 
 from pcp_cli.errors import UsageError
 from pcp_cli.index.generations import GenerationIndex, fatal, writer_busy
-from pcp_cli.index.text import index_terms, matched_fields
+from pcp_cli.index.text import index_terms, matched_fields, plain_query_terms
 from pcp_cli.index.types import (
     ENGINE_FORMATS,
     IndexDoc,
@@ -224,6 +225,18 @@ class _Translator:
         self.asked.add((field, text))
         return T.Query.term_query(self.schema, field, text)
 
+    def words(self, pairs: list[tuple[str, str]]) -> Any:
+        """What `self(parsed)` gives for the parse of a plain-word query whose terms are
+        `pairs` (`plain_query_terms`): one term, or an OR of them."""
+        nodes = [self._term_node(field, text) for field, text in pairs]
+        if len(nodes) == 1:
+            return nodes[0]
+        return T.Query.boolean_query([(T.Occur.Should, node) for node in nodes])
+
+    def _term_node(self, field: str, text: Any) -> Any:
+        node = self.term(field, text)
+        return T.Query.boost_query(node, TAG_BOOST) if field == "tag" else node
+
     def __call__(self, q: Any) -> Any:
         from whoosh import query as Q
 
@@ -238,8 +251,7 @@ class _Translator:
     def _node(self, q: Any, Q: Any) -> Any:  # noqa: N803 - whoosh.query, as the engine names it
         t = type(q)
         if t is Q.Term:
-            node = self.term(q.fieldname, q.text)
-            return T.Query.boost_query(node, TAG_BOOST) if q.fieldname == "tag" else node
+            return self._term_node(q.fieldname, q.text)
         if t is Q.Phrase:
             words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in q.words]
             for w in words:
@@ -478,8 +490,9 @@ class SearchIndex(GenerationIndex):
         """
         self._check_search(sort, limit)
         self._require()
-        parsed = _parse(query)
-        if _is_null(parsed):
+        plain = plain_query_terms(query)  # plain words: their terms, without whoosh's parser
+        parsed = _parse(query) if plain is None else None
+        if plain is None and _is_null(parsed):
             return []  # only stop words: nothing to look for
         flt = filter or IndexFilter()
         with self._reading():
@@ -488,7 +501,7 @@ class SearchIndex(GenerationIndex):
             if clauses is None:
                 return []
             translate = _Translator(self)
-            user_q = translate(parsed)
+            user_q = translate(parsed) if plain is None else translate.words(plain)
             musts = [(T.Occur.Must, T.Query.const_score_query(q, 0.0))
                      for occur, q in clauses if occur == T.Occur.Must]
             nots = [(occur, q) for occur, q in clauses if occur != T.Occur.Must]

@@ -16,26 +16,33 @@ Where fork does not exist a rebuild runs in one process.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import queue
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from typing import Any
 
 from pcp_cli.errors import IndexUnavailable
 
-FORK = (
-    multiprocessing.get_context("fork")
-    if "fork" in multiprocessing.get_all_start_methods()
-    else None
-)
 HINT = "Check free memory and disk space, then run `pcp index --rebuild`."
 POLL = 1.0  # seconds between checks that the workers are still alive
 
 
+@cache
+def fork_context() -> Any:
+    """multiprocessing's fork context, or None where fork does not exist. Imported on first
+    use: every search imports the engine modules, and only a rebuild starts workers
+    (multiprocessing's import is ~5 ms of a whole-process `pcp search`)."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return multiprocessing.get_context("fork")
+
+
 def available(n: int) -> bool:
     """Whether `n` worker processes make sense here (fork exists, more than one core)."""
-    return FORK is not None and n >= 2 and (os.cpu_count() or 1) >= 2
+    return n >= 2 and (os.cpu_count() or 1) >= 2 and fork_context() is not None
 
 
 def serve(fn: Callable[[Any], Any], jobs: Any, results: Any) -> None:
@@ -56,10 +63,11 @@ class Workers:
 
     def __init__(self, target: Callable[..., None], args: tuple[Any, ...] = (), *, n: int = 2,
                  backlog: int = 8) -> None:
-        assert FORK is not None
-        self.jobs = FORK.Queue(maxsize=backlog)
-        self.results = FORK.Queue()
-        self.procs = [FORK.Process(target=target, args=(*args, self.jobs, self.results),
+        fork = fork_context()
+        assert fork is not None
+        self.jobs = fork.Queue(maxsize=backlog)
+        self.results = fork.Queue()
+        self.procs = [fork.Process(target=target, args=(*args, self.jobs, self.results),
                                    daemon=True) for _ in range(n)]
         self._stopped = False
 

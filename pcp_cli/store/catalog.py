@@ -65,6 +65,12 @@ _LATE_INDEXES = {
     "pages_groups": "CREATE INDEX IF NOT EXISTS pages_groups ON pages(namespace, type, origin, "
                     "lifecycle_status, review_status, sensitivity, created_at, updated_at, "
                     "page_id) WHERE problem IS NULL AND page_id IS NOT NULL",
+    # `namespaces()` (every search resolves its scopes with it) steps from one namespace to
+    # the next in this index instead of scanning the table (~100 ms at 100k pages -> 0.1 ms).
+    # Partial, so that only a query naming a namespace can use it: the whole-table GROUP BY
+    # namespace of `pcp stats` keeps its plans (with a plain index SQLite walked it instead).
+    "pages_namespace": "CREATE INDEX IF NOT EXISTS pages_namespace ON pages(namespace) "
+                       "WHERE namespace IS NOT NULL",
 }
 # Indexes of schema 7 (built once, like the late ones, on a schema-7 catalog that lacks one).
 _INDEXES_7 = {
@@ -82,6 +88,17 @@ _INDEXES_7 = {
     "pages_timeline_stamp": "CREATE INDEX IF NOT EXISTS pages_timeline_stamp ON pages(type, "
                             "seq, edited) WHERE type = 'timeline_event'",
 }
+
+
+# `SELECT DISTINCT namespace FROM pages WHERE namespace IS NOT NULL ORDER BY 1` as a skip scan:
+# each step is one seek in pages_namespace, so it costs the number of namespaces, not of rows
+# (without the index, each step would scan the table: the plain query is used then).
+_NAMESPACES_SKIP_SCAN = (
+    "WITH RECURSIVE ns(name) AS ("
+    " SELECT MIN(namespace) FROM pages WHERE namespace IS NOT NULL"
+    " UNION ALL SELECT (SELECT MIN(namespace) FROM pages WHERE namespace > ns.name)"
+    " FROM ns WHERE ns.name IS NOT NULL)"
+    " SELECT name FROM ns WHERE name IS NOT NULL")
 
 _COLUMNS = (
     "path",
@@ -449,7 +466,10 @@ class Catalog:
 
     def namespaces(self) -> list[str]:
         """Every namespace a readable row names (to resolve scope patterns without loading rows)."""
+        indexed = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE name='pages_namespace'").fetchone()
         return [row[0] for row in self._db.execute(
+            _NAMESPACES_SKIP_SCAN if indexed else
             "SELECT DISTINCT namespace FROM pages WHERE namespace IS NOT NULL ORDER BY 1")]
 
     def identity(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 from pcp_cli.audit_anchor import read_anchor
@@ -116,6 +115,8 @@ def sync(store: Store, *, remote: str | None = None, message: str | None = None
 
 
 def _default_message(repo: Repo) -> str:
+    import socket  # here: `pcp status` imports this module, and only a sync names the host
+
     host = socket.gethostname().split(".")[0] or "a device"
     return f"pcp sync from {host}"
 
