@@ -32,6 +32,7 @@ def mcp_session(mcp_inprocess_session):
     """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
     return mcp_inprocess_session
 
+
 GRANTS = """\
 clients:
   reader:

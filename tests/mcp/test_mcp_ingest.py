@@ -23,6 +23,7 @@ def mcp_session(mcp_inprocess_session):
     """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
     return mcp_inprocess_session
 
+
 WRITER = ["--client-id", "writer", "--allow-write"]
 
 

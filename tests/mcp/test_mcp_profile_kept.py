@@ -21,6 +21,7 @@ def mcp_session(mcp_inprocess_session):
     """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
     return mcp_inprocess_session
 
+
 GRANT = ("user:ada-lumen", "project:tidewatch")  # claude-desktop's scopes in mcp_store
 
 
