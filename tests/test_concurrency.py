@@ -122,6 +122,7 @@ def test_eight_cli_writers(store: Path) -> None:
     check_store_after(store, setup, records)
 
 
+@pytest.mark.slow  # eight real pcp processes at once
 def test_hand_edit_seen_by_eight_processes_at_once_is_recorded_once(store: Path) -> None:
     page = setup_pages(store, 1)[0]
     path = next((store / "pages").rglob(f"{page['page_id']}.md"))
@@ -144,6 +145,7 @@ def test_hand_edit_seen_by_eight_processes_at_once_is_recorded_once(store: Path)
     assert cli("doctor", "--store", str(store)).code == 0
 
 
+@pytest.mark.slow  # eight real pcp processes at once
 def test_same_idempotency_key_from_eight_processes_gives_one_page(store: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-m", "pcp_cli", "add", "keyed", "--json",
                                "--idempotency-key", "import:42", "--store", str(store)],

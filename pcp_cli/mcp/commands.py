@@ -46,6 +46,19 @@ def serve_stdio(store_path: str | os.PathLike[str] | None, *, client_id: str | N
                 scopes: Sequence[str] | None, allow_write: bool, log: Any) -> None:
     """`pcp serve`: resolve the client's grant, then serve MCP on stdio until the client
     leaves. Logs go to `log` (stderr)."""
+    from pcp_cli.mcp.server import run_stdio
+
+    run_stdio(stdio_server(store_path, client_id=client_id, scopes=scopes,
+                           allow_write=allow_write, log=log))
+
+
+def stdio_server(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
+                 scopes: Sequence[str] | None, allow_write: bool, log: Any,
+                 watch: bool = True) -> Any:
+    """The server `pcp serve` runs on stdio, ready to run: the client's grant resolved, the
+    store's files watched (`watch`; without it every call's refresh scans, as on a file system
+    that cannot be watched). The tests connect to it in-process, where a process-wide watch
+    would outlive the test."""
     from pcp_cli.mcp.audit import AuditLog
     from pcp_cli.mcp.store_backend import StoreBackend
 
@@ -56,16 +69,17 @@ def serve_stdio(store_path: str | os.PathLike[str] | None, *, client_id: str | N
                               allow_write)
         # each call's refresh scans only what changed under pages/; the full scan of the
         # safety net runs in the background
-        api.watch_files(store, background_scan=True)
+        if watch:
+            api.watch_files(store, background_scan=True)
     for notice in grant.notices:
         log.write(f"pcp serve: {notice}\n")
     log.write(f"pcp serve: store {root}; {_grant_line(grant)}\n")
-    from pcp_cli.mcp.server import build_server, run_stdio
+    from pcp_cli.mcp.server import build_server
 
     server = build_server(StoreBackend(root), grant, AuditLog(root))
     log.write(f"pcp serve: ready in {time.perf_counter() - started:.2f}s; serving MCP on stdio\n")
     log.flush()
-    run_stdio(server)
+    return server
 
 
 def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,

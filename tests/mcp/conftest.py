@@ -94,3 +94,43 @@ def mcp_session(
                 yield client
 
     return open_session
+
+
+@pytest.fixture
+def mcp_inprocess_session(
+    mcp_store: Path, server_stderr: Path
+) -> Callable[..., AbstractAsyncContextManager[Any]]:
+    """`mcp_session`'s twin for tests of what the tools answer, not of the process: the server
+    `pcp serve` would run (the same construction, grant and backend), connected in this process
+    over the SDK's in-memory transport (JSON-RPC messages, the initialize handshake), so a session
+    costs no process start-up (~1 s of CPU: python and the SDK's imports). The watch of the
+    store's files stays off (it is process-wide), so every call's refresh scans. A module opts
+    in with a `mcp_session` fixture returning this one; tests/mcp/test_mcp_serve.py and
+    test_mcp_stdio.py keep the real process."""
+    from mcp import Client
+
+    from pcp_cli.mcp.commands import stdio_server
+
+    @asynccontextmanager
+    async def open_session(
+        args: list[str] | None = None, env: dict[str, str] | None = None, mode: str = "legacy"
+    ) -> AsyncIterator[Any]:
+        assert not env, "an environment needs the real process: use the stdio mcp_session"
+        options: dict[str, Any] = {"client_id": None, "scopes": [], "allow_write": False}
+        rest = list(args or [])
+        while rest:
+            arg = rest.pop(0)
+            if arg == "--allow-write":
+                options["allow_write"] = True
+            elif arg == "--client-id" and rest:
+                options["client_id"] = rest.pop(0)
+            elif arg == "--scope" and rest:
+                options["scopes"].append(rest.pop(0))
+            else:
+                raise AssertionError(f"{arg}: not an in-process option; use the stdio session")
+        with server_stderr.open("a") as errlog:
+            server = stdio_server(mcp_store, log=errlog, watch=False, **options)
+            async with Client(server, mode=mode, read_timeout_seconds=30) as client:
+                yield client
+
+    return open_session

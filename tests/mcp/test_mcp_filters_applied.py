@@ -26,6 +26,13 @@ from tests.test_filters_applied import (
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def mcp_session(mcp_inprocess_session):
+    """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
+    return mcp_inprocess_session
+
+
 GRANTS = """\
 clients:
   reader:
@@ -63,11 +70,9 @@ def mcp_store(harbor_store: tuple[Path, dict[str, str]]) -> Path:
     return harbor_store[0]
 
 
-# One server per mode, every safeguard asked of it in turn. The modes issue #22 found
-# misreported (temporal, graph) and plain text run by default; the others with -m slow.
-DEFAULT_RUN = {"text", "temporal-all", "graph"}
-MCP_MODES = [pytest.param(*p.values, id=p.id, marks=[*p.marks, *(
-    () if p.id in DEFAULT_RUN else (pytest.mark.slow,))]) for p in MODES]
+# One server per mode, every safeguard asked of it in turn: every mode in the default run, now
+# that the server runs in-process (each was a `pcp serve` process, so most were in the slow set).
+MCP_MODES = MODES
 
 
 @pytest.mark.parametrize("mode", MCP_MODES)
@@ -139,7 +144,6 @@ async def test_a_grant_default_scopes_are_searched_when_a_call_names_none(mcp_se
     assert "no default_scopes" in every["filters_applied"]["scope_source"]
 
 
-@pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 async def test_timeline_and_stats_take_the_same_opt_in_as_search(mcp_session, harbor_store):
     _root, ids = harbor_store
     secret = ids["secret_event"]

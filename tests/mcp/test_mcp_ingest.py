@@ -17,6 +17,13 @@ from tests.mcp.test_mcp_serve import call, ok
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def mcp_session(mcp_inprocess_session):
+    """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
+    return mcp_inprocess_session
+
+
 WRITER = ["--client-id", "writer", "--allow-write"]
 
 

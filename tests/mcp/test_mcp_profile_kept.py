@@ -15,6 +15,13 @@ from tests.mcp.test_mcp_serve import ok
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def mcp_session(mcp_inprocess_session):
+    """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
+    return mcp_inprocess_session
+
+
 GRANT = ("user:ada-lumen", "project:tidewatch")  # claude-desktop's scopes in mcp_store
 
 

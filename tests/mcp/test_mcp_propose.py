@@ -9,6 +9,13 @@ from tests.conftest import cli
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def mcp_session(mcp_inprocess_session):
+    """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
+    return mcp_inprocess_session
+
+
 WRITER = ["--client-id", "writer", "--allow-write"]
 READER = ["--client-id", "claude-desktop"]
 

@@ -559,6 +559,7 @@ def test_help_does_not_import_the_sdk():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow  # three real server start-ups, timed: every other test here starts one
 async def test_start_up_time(mcp_session, capsys):
     """Spawn -> initialize -> tools/list of the real server on the example store."""
     timings = []
