@@ -30,9 +30,12 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcp_cli.store.files import head_files, head_stat
+
+if TYPE_CHECKING:
+    from pcp_cli.model.page import PageState
 
 SCHEMA_VERSION = "6"
 BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
@@ -155,6 +158,23 @@ Scanner = Callable[[str, bytes], dict[str, Any]]
 
 def digest_of(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
+
+
+def entry_fields(state: PageState) -> dict[str, Any]:
+    """The catalog fields a page state gives (the revision's ids and times come beside it)."""
+    return {
+        "page_id": state.page_id,
+        "type": state.type,
+        "namespace": state.namespace,
+        "title": state.title,
+        "lifecycle_status": state.lifecycle_status,
+        "review_status": state.review_status,
+        "origin": state.origin,
+        "sensitivity": state.sensitivity,
+        "tags": state.tags,
+        "record": state.record,
+        "problem": None,
+    }
 
 
 class Catalog:
