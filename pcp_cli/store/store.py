@@ -7,11 +7,6 @@ batch published and durable, then every head file, then the catalog — so a bat
 rounds of fsyncs instead of five per page. Readers never lock. A head file a
 person edited, or a Markdown file they dropped under `pages/`, is recorded as a new revision by
 the next writable Store that looks at it.
-
-This module is the write path and the reads; two parts live in modules of their own, as
-functions taking the store that `Store` binds as its methods: store/refresh.py keeps the
-catalog current and records hand edits and dropped files, store/lifecycle.py holds relations,
-supersession and deletion.
 """
 
 from __future__ import annotations
@@ -25,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pcp_cli.store.lifecycle as lifecycle
+import pcp_cli.store.refresh as refreshing
 from pcp_cli.config import resolve_store_root
 from pcp_cli.errors import (
     IdempotencyConflict,
@@ -48,10 +45,8 @@ from pcp_cli.model.page import (
     file_json,
     now_iso,
 )
-from pcp_cli.store import lifecycle
-from pcp_cli.store import refresh as refreshing
 from pcp_cli.store.atomic import FileBatch, is_temp_name, remove_file, write_atomic, write_new
-from pcp_cli.store.catalog import Catalog, Entry, digest_of
+from pcp_cli.store.catalog import Catalog, Changes, Entry, digest_of
 from pcp_cli.store.catalog import entry_fields as _entry_fields
 from pcp_cli.store.headfile import render_head
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
@@ -553,9 +548,13 @@ class Store:
         return self.current(entry.page_id).state.content
 
     # -- the catalog kept current, hand edits recorded: store/refresh.py ---------------------
-    # Functions taking the store, bound here as its methods (one signature, one docstring, in
-    # the module a reader opens for that part).
-    refresh = refreshing.refresh
+    # This module is the write path and the reads. The refresh and the lifecycle are functions
+    # taking the store, in modules of their own, bound here as its methods under their public
+    # names (one signature, one docstring, in the module a reader opens for that part).
+    def refresh(self, mode: str = "auto") -> Changes:
+        """Bring the catalog up to date and, when writable, record hand edits it found."""
+        return refreshing.refresh(self, mode)
+
     _scan = refreshing.scan  # the catalog's scanner of one head file
     check_head_file = refreshing.record_pending_edit
     _record_pending_edit = refreshing.record_pending_edit
