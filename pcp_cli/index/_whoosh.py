@@ -81,6 +81,9 @@ BOOSTED = 50
 # Slack on the upper bound that decides whether that first pass was enough: float sums in
 # another order differ in the last bits, and a bound must never be a hair too low.
 BOUND_SLACK = 1e-9
+# A filter on a one-value field (`lifecycle`, `review`, `sensitivity`, …) with at most this
+# many distinct values is read from whichever side has fewer postings (see _outside).
+FEW_VALUES = 64
 
 
 class PcpTokenizer(Tokenizer):
@@ -579,8 +582,23 @@ def _docset(searcher: Any, q: Q.Query) -> set[int] | None:
     straight from the posting blocks into Python sets; None for any other query (the caller
     then asks whoosh). whoosh's docs_for_query walks a matcher tree one document at a time,
     which was most of a fresh process's first search."""
-    if type(q) is Q.Term:
-        return _term_docs(searcher, q.fieldname, q.text)
+    if type(q) is Q.And and q.subqueries:
+        outside = [_outside(searcher, sub) for sub in q.subqueries]
+        if all(o is not None for o in outside):  # the default filter: see _outside
+            return _live(searcher).difference(*outside)
+    values = _field_values(q)
+    if values is not None:
+        fieldname, texts = values
+        excluded = _outside(searcher, q)
+        if excluded is not None:
+            return _live(searcher) - excluded
+        out: set[int] = set()
+        for text in texts:
+            got = _term_docs(searcher, fieldname, text)
+            if got is None:
+                return None
+            out |= got
+        return out
     if type(q) in (Q.Or, Q.And):
         sets = []
         for sub in q.subqueries:
@@ -598,6 +616,64 @@ def _docset(searcher: Any, q: Q.Query) -> set[int] | None:
                 out &= other
         return out
     return None
+
+
+def _field_values(q: Q.Query) -> tuple[str, list[str]] | None:
+    """(field, values) of a term, or of an OR of terms of one field; None for anything else."""
+    if type(q) is Q.Term:
+        return q.fieldname, [q.text]
+    if type(q) is Q.Or and q.subqueries and all(type(sub) is Q.Term for sub in q.subqueries) \
+            and len({sub.fieldname for sub in q.subqueries}) == 1:
+        return q.subqueries[0].fieldname, [sub.text for sub in q.subqueries]
+    return None
+
+
+def _outside(searcher: Any, q: Q.Query) -> set[int] | None:
+    """The documents a filter term (or an OR of terms of one field) leaves out, when that is
+    the cheaper side to read; None when it is not, or cannot be read that way.
+
+    The default filter admits most pages (`lifecycle:active`, `review:affirmed`, the lower
+    sensitivities): reading what it admits decoded nearly every document number once per
+    axis in each process's first search, a cost that grew with the store. For a one-value
+    field (an ID: at most one term per document) where, in every segment, every document has
+    a value (its terms' document counts add up to the segment's) and the values asked for hold
+    most of the documents, what the filter admits is every live document less the postings of
+    the other values, which are few. Global docnums (`_live` leaves out the deleted ones)."""
+    values = _field_values(q)
+    if values is None:
+        return None
+    fieldname, texts = values
+    try:
+        field = searcher.schema[fieldname]
+        wanted = {field.to_bytes(text) for text in texts}
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(field, ID):
+        return None
+    out: set[int] = set()
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        found = _few_values(reader, fieldname)
+        n = reader.doc_count_all()
+        if found is None or sum(df for _, df in found) != n or \
+                2 * sum(df for tb, df in found if tb in wanted) <= n:
+            return None
+        for tb, _ in found:
+            if tb not in wanted:
+                docs = _segment_docs(reader, fieldname, tb)
+                out.update(docs if not offset else [d + offset for d in docs])
+    return out
+
+
+def _live(searcher: Any) -> set[int]:
+    """Every live (not deleted) global docnum."""
+    out: set[int] = set()
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        out.update(range(offset, offset + reader.doc_count_all()))
+        if reader.has_deletions():
+            out.difference_update(d + offset for d in reader.deleted_docs_set)
+    return out
 
 
 def _page_docs(searcher: Any, page_ids: frozenset[str]) -> set[int]:
@@ -629,35 +705,53 @@ def _restrict_pages(searcher: Any, allowed: set[int] | None, flt: IndexFilter) -
 
 
 def _term_docs(searcher: Any, fieldname: str, text: str) -> set[int] | None:
-    from whoosh.codec.whoosh3 import W3LeafMatcher
-    from whoosh.matching.wrappers import FilterMatcher
-
     try:
         tb = searcher.schema[fieldname].to_bytes(text)
     except (KeyError, ValueError):
         return None
     out: set[int] = set()
     for sub, offset in searcher.leaf_searchers():
-        reader = sub.reader()
-        if (fieldname, tb) not in reader:
-            continue
-        m = reader.postings(fieldname, tb)
-        deleted: Any = ()
-        if type(m) is FilterMatcher and m._exclude:
-            deleted, m = m._ids, m.child
-        docs: set[int] = set()
-        if type(m) is W3LeafMatcher:
-            while m.is_active():
-                if m._ids is None:
-                    _read_ids(m)
-                docs.update(m._ids[m._i : m._blocklength])
-                m._next_block()
-        else:
-            docs.update(m.all_ids())
-        if deleted:
-            docs.difference_update(deleted)
+        docs = _segment_docs(sub.reader(), fieldname, tb)
         out.update(docs if not offset else (d + offset for d in docs))
     return out
+
+
+def _segment_docs(reader: Any, fieldname: str, tb: bytes) -> set[int]:
+    """The live documents of one segment holding a term, read straight from its postings."""
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching.wrappers import FilterMatcher
+
+    if (fieldname, tb) not in reader:
+        return set()
+    m = reader.postings(fieldname, tb)
+    deleted: Any = ()
+    if type(m) is FilterMatcher and m._exclude:
+        deleted, m = m._ids, m.child
+    docs: set[int] = set()
+    if type(m) is W3LeafMatcher:
+        while m.is_active():
+            if m._ids is None:
+                _read_ids(m)
+            docs.update(m._ids[m._i : m._blocklength])
+            m._next_block()
+    else:
+        docs.update(m.all_ids())
+    if deleted:
+        docs.difference_update(deleted)
+    return docs
+
+
+def _few_values(reader: Any, fieldname: str) -> list[tuple[bytes, int]] | None:
+    """(term, document count) of every value of a field in one segment, or None when it has
+    more than FEW_VALUES of them."""
+    values: list[tuple[bytes, int]] = []
+    for (fn, tb), info in reader.iter_from(fieldname, b""):
+        if fn != fieldname:
+            break
+        if len(values) == FEW_VALUES:
+            return None
+        values.append((tb, info.doc_frequency()))
+    return values
 
 
 def _narrow(searcher: Any, q: Q.Query, allowed: Any) -> tuple[Q.Query, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 
 from pcp_cli.errors import InvalidInput
@@ -17,6 +19,14 @@ def new_id(kind: str) -> str:
     from ulid import ULID  # imported here: it costs ~50 ms, and read-only commands never need it
 
     return f"{PREFIXES[kind]}_{ULID()}"
+
+
+def page_id_for_key(key: str) -> str:
+    """The page id a keyed write gets when no id is given: the same key, the same page."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    # The first 26 base32 characters come from the first 17 bytes (base64's encoder is pure
+    # Python, so it is given only the 20 bytes of its first four 5-byte groups).
+    return "pg_" + base64.b32encode(digest[:20]).decode("ascii")[:26]
 
 
 def is_safe_id(value: object) -> bool:

@@ -30,9 +30,12 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcp_cli.store.files import head_files, head_stat
+
+if TYPE_CHECKING:
+    from pcp_cli.model.page import PageState
 
 SCHEMA_VERSION = "7"
 BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
@@ -128,7 +131,7 @@ _STAT_COLUMNS = ("ctime_ns", "ino", "bucket", "racy")
 # Columns of schema 7, derived from a row's other fields when it is written (not part of an
 # Entry): `observed`, the page's observed time (`OBSERVED_SQL` as the row is written: what
 # stats' time range spans); `detail`, JSON of what a read shows beyond the row without opening
-# the page (a timeline event's content and extensions, store.py's `_detail`); NULL when not
+# the page (a timeline event's content and extensions, `_detail` below); NULL when not
 # known.
 _SHOWN_COLUMNS = ("observed", "detail")
 _SELECT = "SELECT " + ",".join(_COLUMNS) + " FROM pages"
@@ -194,6 +197,33 @@ Scanner = Callable[[str, bytes], dict[str, Any]]
 
 def digest_of(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
+
+
+def entry_fields(state: PageState) -> dict[str, Any]:
+    """The catalog fields a page state gives (the revision's ids and times come beside it)."""
+    return {
+        "page_id": state.page_id,
+        "type": state.type,
+        "namespace": state.namespace,
+        "title": state.title,
+        "lifecycle_status": state.lifecycle_status,
+        "review_status": state.review_status,
+        "origin": state.origin,
+        "sensitivity": state.sensitivity,
+        "tags": state.tags,
+        "record": state.record,
+        "problem": None,
+        "detail": _detail(state),
+    }
+
+
+def _detail(state: PageState) -> dict[str, Any] | None:
+    """What the catalog keeps of a page beyond its row's fields (`detail`), so that a read
+    shows it without opening the page: a timeline event's content and extensions (`pcp
+    timeline list` shows every event)."""
+    if state.type != "timeline_event":
+        return None
+    return {"content": state.content, "extensions": state.extensions}
 
 
 class Catalog:

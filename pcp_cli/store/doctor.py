@@ -20,6 +20,7 @@ from pcp_cli.store.atomic import is_temp_name, remove_file, writer_alive
 from pcp_cli.store.files import odd_files
 from pcp_cli.store.frontmatter import has_conflict_markers
 from pcp_cli.store.layout import is_foreign_root
+from pcp_cli.store.refresh import record_hand_edit
 from pcp_cli.store.store import Store
 
 
@@ -380,7 +381,7 @@ def _head_files(store: Store, fix: bool) -> list[Finding]:
 def _fix_head(store: Store, kind: str, rel: str, page_id: str | None) -> bool:
     with store.locked():
         if kind in ("new_file", "hand_edit"):
-            store._record_hand_edit(rel)
+            record_hand_edit(store, rel)
             return rel not in store.problems
         if kind in ("conflict_markers", "emptied_head_file") and page_id and \
                 store.page_exists(page_id):
@@ -495,7 +496,7 @@ def _missing_revision(store: Store, rel: str, page_id: str, named: str, newest: 
     if fix:
         with store.locked():
             note = f"recovered by `pcp doctor --fix` from {rel}: it named {named}, lost"
-            edit = store._record_hand_edit(rel, note=note)
+            edit = record_hand_edit(store, rel, note=note)
             finding.fixed = rel not in store.problems
             if edit is not None:
                 finding.message += f" (recorded as {edit.revision_id})"

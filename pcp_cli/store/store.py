@@ -11,11 +11,8 @@ the next writable Store that looks at it.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -23,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pcp_cli.store.lifecycle as lifecycle
+import pcp_cli.store.refresh as refreshing
 from pcp_cli.config import resolve_store_root
 from pcp_cli.errors import (
     IdempotencyConflict,
@@ -34,11 +33,9 @@ from pcp_cli.errors import (
     StoreDamaged,
     UsageError,
 )
-from pcp_cli.model import vocab
 from pcp_cli.model.check import FieldError, check_fields
-from pcp_cli.model.ids import check_id, is_safe_id, new_id
+from pcp_cli.model.ids import check_id, is_safe_id, new_id, page_id_for_key
 from pcp_cli.model.page import (
-    OBSERVED_AT,
     Actor,
     Event,
     PageState,
@@ -50,34 +47,19 @@ from pcp_cli.model.page import (
 )
 from pcp_cli.store.atomic import FileBatch, is_temp_name, remove_file, write_atomic, write_new
 from pcp_cli.store.catalog import Catalog, Changes, Entry, digest_of, merge_groups, merge_ranges
-from pcp_cli.store.headfile import ParsedHead, parse_head, render_head, title_from_body
+from pcp_cli.store.catalog import entry_fields as _entry_fields
+from pcp_cli.store.headfile import render_head
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
 from pcp_cli.store.local import heal as heal_local
 from pcp_cli.store.lock import writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
+from pcp_cli.store.refresh import HandEdit
 
 # Catalog rows listed and searched: readable head files, and unreadable ones served from the
-# page's newest revision meanwhile (Store._served_from_revision gives those a revision_id).
+# page's newest revision meanwhile (store/refresh.py gives those a revision_id).
 SERVED = "(problem IS NULL OR revision_id IS NOT NULL)"
 # The catalog's file under `.pcp/`.
 CATALOG_FILE = "catalog.sqlite"
-# Relation types that say the same read either way round.
-SYMMETRIC_RELATIONS = ("related_to",)
-
-REVISION_FIELDS = frozenset(
-    (
-        "revision_id",
-        "parent_revision_id",
-        "merged_revision_ids",
-        "created_at",
-        "created_by",
-        "page_created_at",
-        "provenance",
-        "idempotency_key",
-        "content_hash",
-        "payload",
-    )
-)
 
 
 @dataclass(frozen=True)
@@ -88,16 +70,6 @@ class WriteResult:
 
     def to_dict(self) -> dict[str, str]:
         return {"page_id": self.page_id, "revision_id": self.revision_id, "status": self.status}
-
-
-@dataclass(frozen=True)
-class HandEdit:
-    """A head file that was recorded as a new revision (or adopted as a new page)."""
-
-    path: str
-    page_id: str
-    revision_id: str
-    adopted: bool
 
 
 # A batch is published when it holds this many pages or bytes (whichever comes first), so a
@@ -152,14 +124,6 @@ class _Publishing:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-
-
-def page_id_for_key(key: str) -> str:
-    """The page id a keyed write gets when no id is given: the same key, the same page."""
-    digest = hashlib.sha256(key.encode("utf-8")).digest()
-    # The first 26 base32 characters come from the first 17 bytes (base64's encoder is pure
-    # Python, so it is given only the 20 bytes of its first four 5-byte groups).
-    return "pg_" + base64.b32encode(digest[:20]).decode("ascii")[:26]
 
 
 class Store:
@@ -595,172 +559,17 @@ class Store:
         assert entry.page_id
         return self.current(entry.page_id).state.content
 
-    # -- scanning head files --------------------------------------------------------------------
-    def _scan(self, rel: str, raw: bytes) -> dict[str, Any]:
-        """Catalog fields for one head file (called by the catalog for new or changed files)."""
-        name = rel.rsplit("/", 1)[-1][:-3]
-        file_page_id = name if is_safe_id(name) else None
-        folder_ns = ":".join(rel.split("/")[1:-1]) or self.default_namespace
-        try:
-            parsed = self._parse_head(raw, rel, file_page_id, folder_ns)
-        except InvalidInput as exc:
-            return self._served_from_revision(file_page_id, raw, exc.message)
-        if parsed.state is None:
-            return {"page_id": None, "problem": "new file: not yet adopted as a page",
-                    "title": str(parsed.frontmatter.get("title") or name)}
-        state = parsed.state
-        stored_hash = parsed.frontmatter.get("content_hash")
-        fields = _entry_fields(state)
-        fields.update(
-            revision_id=parsed.revision_id,
-            content_hash=state.content_hash,
-            created_at=parsed.frontmatter.get("created_at"),
-            updated_at=parsed.frontmatter.get("updated_at"),
-            edited=stored_hash != state.content_hash,
-        )
-        if state.namespace != folder_ns:
-            fields["edited"] = True
-        return fields
-
-    def _served_from_revision(self, page_id: str | None, raw: bytes,
-                              problem: str) -> dict[str, Any]:
-        """Catalog fields for a head file that cannot be read: the page's newest revision
-        (listed, searched and shown from it, the problem kept for doctor and the warnings),
-        unless the file holds git conflict markers (never served) or the page has none."""
-        fields: dict[str, Any] = {"page_id": page_id, "problem": problem}
-        if page_id is None or b"<<<<<<<" in raw or not self.revision_ids(page_id):
-            return fields
-        try:
-            head = self.graph_heads(page_id)[-1]
-        except PcpError:
-            return fields
-        if _claims_more_sensitivity(raw, head.state.sensitivity):
-            return fields  # the broken file may be marking the page more sensitive: hide it
-        fields.update(_entry_fields(head.state), problem=problem,
-                      revision_id=head.revision_id, content_hash=head.content_hash,
-                      created_at=head.page_created_at, updated_at=head.created_at)
-        return fields
-
-    def _parse_head(self, raw: bytes, rel: str, file_page_id: str | None,
-                    folder_ns: str) -> ParsedHead:
-        """parse_head, knowing the store: a file named after an existing page but without
-        frontmatter is that page's head file edited, never a new page. Emptied, it is refused
-        (doctor --fix rewrites it from the revisions); with text left, the text is the edit."""
-        parsed = parse_head(raw, path=rel, file_page_id=file_page_id,
-                            folder_namespace=folder_ns, owner_id=self.owner_id,
-                            load_revision=self.load_revision)
-        if parsed.state is not None or file_page_id is None or parsed.frontmatter or \
-                not self.page_exists(file_page_id):
-            return parsed
-        if not parsed.body.strip():
-            raise InvalidInput(
-                f"the head file of page {file_page_id} is empty",
-                path=rel, line=1,
-                hint="`pcp doctor --fix` rewrites it from its revisions (to remove the page, "
-                "`pcp delete` it)",
-            )
-        head = self.current(file_page_id)
-        state = head.state.evolve(content=parsed.body)
-        return ParsedHead({}, parsed.body, head.revision_id, state)
-
+    # -- the catalog kept current, hand edits recorded: store/refresh.py ---------------------
+    # This module is the write path and the reads. The refresh and the lifecycle are functions
+    # taking the store, in modules of their own, bound here as its methods under their public
+    # names (one signature, one docstring, in the module a reader opens for that part).
     def refresh(self, mode: str = "auto") -> Changes:
         """Bring the catalog up to date and, when writable, record hand edits it found."""
-        changes = self.catalog.refresh(mode)
-        if self.readonly:
-            return changes
-        pending = self.catalog.pending()
-        if not pending:
-            return changes
-        with self.locked():
-            for entry in pending:
-                self._record_hand_edit(entry.path)
-        recorded = {edit.page_id for edit in self.hand_edits}
-        extra = tuple(e for pid in sorted(recorded) for e in self.catalog.by_page_id(pid))
-        return Changes(extra + changes.changed, changes.removed)
+        return refreshing.refresh(self, mode)
 
-    def _record_hand_edit(self, rel: str, *, note: str | None = None) -> HandEdit | None:
-        """Turn an edited or new head file into a revision (with `note`, else the hand-edit
-        note). Caller holds the lock."""
-        path = self.root / rel
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        name = path.name[:-3]
-        folder_ns = self.layout.namespace_of(path) or self.default_namespace
-        try:
-            parsed = self._parse_head(raw, rel, name if is_safe_id(name) else None, folder_ns)
-            return self._record_parsed(rel, path, parsed, folder_ns, note=note)
-        except InvalidInput as exc:
-            self.problems[rel] = exc.message
-            return None
-
-    def _record_parsed(self, rel: str, path: Path, parsed: Any, folder_ns: str, *,
-                       note: str | None = None) -> HandEdit | None:
-        if parsed.state is None:
-            return self._adopt(rel, parsed.frontmatter, parsed.body, folder_ns)
-        state = parsed.state
-        page_id = state.page_id
-        self.check_state(state)
-        if not self.page_exists(page_id):
-            state = _as_adopted(state, path)
-            self.check_state(state)
-            revision = self._new_revision(state, actor=ADOPTER, operation="write",
-                                          note=f"adopted from {rel}")
-            self._publish(revision, old_path=path)
-            edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
-        else:
-            head = self.current(page_id)
-            base_id = parsed.revision_id if parsed.revision_id in self.revision_ids(page_id) \
-                else head.revision_id
-            if state.content_hash == head.content_hash:
-                # Nothing the head does not already say (only informational keys or the folder
-                # changed, or this edit was recorded by a writer that died before rewriting
-                # the file): rewrite the head file, record no revision.
-                self._publish(head, old_path=path, new_revision=False)
-                return None
-            revision = self._new_revision(
-                state, actor=self.user, operation="revise", parent=head,
-                note=note or f"hand edit recorded from {rel}",
-                input_revision_ids=(base_id,) if base_id != head.revision_id else (),
-            )
-            self._publish(revision, old_path=path)
-            edit = HandEdit(rel, page_id, revision.revision_id, adopted=False)
-        self.hand_edits.append(edit)
-        return edit
-
-    def _adopt(self, rel: str, data: dict[str, Any], body: str, folder_ns: str) -> HandEdit:
-        # The page id and key come from the file's path and bytes, so an adoption cut short by
-        # a crash (revision written, dropped file not yet removed) is finished when the file is
-        # seen again, instead of adopting it a second time.
-        raw = (self.root / rel).read_bytes()
-        key = f"adopted:{rel}:{hashlib.sha256(raw).hexdigest()}"
-        page_id = page_id_for_key(key)
-        earlier = self.revisions(page_id) if self.page_exists(page_id) else []
-        if earlier and earlier[0].idempotency_key == key:
-            head = self.current(page_id)
-            self._publish(head, old_path=self.root / rel, new_revision=False)
-            edit = HandEdit(rel, page_id, head.revision_id, adopted=True)
-            self.hand_edits.append(edit)
-            return edit
-        fallback = Path(rel).stem
-        state_data = {k: v for k, v in data.items() if k not in REVISION_FIELDS}
-        state_data.update(
-            page_id=page_id,
-            namespace=data.get("namespace", folder_ns),
-            owner_id=data.get("owner_id", self.owner_id),
-            type=data.get("type", "note"),
-            title=data.get("title") or title_from_body(body, fallback),
-            payload={"media_type": "text/markdown", "content": body},
-        )
-        state = _as_adopted(PageState.from_dict(state_data), self.root / rel)
-        self.check_state(state)
-        revision = self._new_revision(state, actor=ADOPTER, operation="write",
-                                      note=f"adopted from {rel}", idempotency_key=key)
-        self._publish(revision, old_path=self.root / rel)
-        edit = HandEdit(rel, page_id, revision.revision_id, adopted=True)
-        self.hand_edits.append(edit)
-        return edit
+    _scan = refreshing.scan  # the catalog's scanner of one head file
+    check_head_file = refreshing.record_pending_edit
+    _record_pending_edit = refreshing.record_pending_edit
 
     # -- writing ------------------------------------------------------------------------------
     def new_state(self, content: str, **fields: Any) -> PageState:
@@ -949,197 +758,15 @@ class Store:
             self._publish(revision)
             return WriteResult(page_id, revision.revision_id, "revised")
 
-    def set_lifecycle(self, page_id: str, status: str, *, actor: Actor | None = None,
-                      note: str | None = None) -> WriteResult:
-        if status not in vocab.LIFECYCLE_STATUSES:
-            raise UsageError(f"unknown lifecycle status {status!r}")
-        return self.revise(page_id, changes={"lifecycle_status": status}, actor=actor,
-                           note=note)
-
-    def link(
-        self,
-        from_page_id: str,
-        relation_type: str,
-        to_page_id: str,
-        *,
-        actor: Actor | None = None,
-        note: str | None = None,
-        from_revision_id: str | None = None,
-        to_revision_id: str | None = None,
-    ) -> Relation:
-        """LinkPages: a typed edge between two revisions (page ids resolve to their heads)."""
-        if not vocab.is_relation_type(relation_type):
-            raise UsageError(
-                f"unknown relation type {relation_type!r}",
-                hint=f"one of: {', '.join(vocab.RELATION_TYPES)}, or a namespaced type such "
-                "as com.example.reviews",
-            )
-        with self.locked():
-            self._flush_for(None)  # an open batch first: the relation may name its pages
-            source = self.get(from_page_id, from_revision_id)
-            target = self.get(to_page_id, to_revision_id)
-            existing = self.find_relation(relation_type, source.revision_id,
-                                          target.revision_id)
-            if existing is not None:
-                return existing  # a relation is idempotent: the same edge is stored once
-            relation = Relation(
-                relation_id=new_id("relation"),
-                relation_type=relation_type,
-                from_page_id=source.page_id,
-                from_revision_id=source.revision_id,
-                to_page_id=target.page_id,
-                to_revision_id=target.revision_id,
-                created_at=now_iso(),
-                created_by=actor or self.user,
-                note=note,
-            )
-            write_new(self.layout.relation_path(relation.relation_id),
-                      file_json(relation.to_dict()))
-            # We hold the writer lock, so this is the folder's only change: keep the index.
-            index = self._relations_seen[1] if self._relations_seen else None
-            if index is not None:
-                index[(relation_type, source.revision_id, target.revision_id)] = relation
-                self._relations_seen = (os.stat(self.layout.relations).st_mtime_ns, index)
-            return relation
-
-    def find_relation(self, relation_type: str, from_revision_id: str,
-                      to_revision_id: str) -> Relation | None:
-        """The stored relation of this type between these two revisions, if there is one
-        (either direction for the symmetric `related_to`)."""
-        ends = [(from_revision_id, to_revision_id)]
-        if relation_type in SYMMETRIC_RELATIONS:
-            ends.append((to_revision_id, from_revision_id))
-        index = self._relation_index()
-        for pair in ends:
-            relation = index.get((relation_type, *pair))
-            if relation is not None:
-                return relation
-        return None
-
-    def _relation_index(self) -> dict[tuple[str, str, str], Relation]:
-        """(type, from revision, to revision) -> relation, re-read when the folder changes."""
-        try:
-            stamp = os.stat(self.layout.relations).st_mtime_ns
-        except FileNotFoundError:
-            return {}
-        if self._relations_seen is None or self._relations_seen[0] != stamp:
-            index = {(r.relation_type, r.from_revision_id, r.to_revision_id): r
-                     for r in self.relations()}
-            self._relations_seen = (stamp, index)
-        return self._relations_seen[1]
-
-    def supersede(self, new_page_id: str, old_page_id: str, *,
-                  actor: Actor | None = None) -> None:
-        """NEW (just written) supersedes OLD. A write the disk refuses keeps NEW and says so:
-        `pcp doctor --fix` finishes the supersession."""
-        try:
-            self.finish_supersede(new_page_id, old_page_id, actor=actor)
-        except StorageFailed as exc:
-            raise StorageFailed(
-                f"{exc.message.split('; ')[0]}; keystone {new_page_id} is written but does not "
-                f"supersede {old_page_id} yet",
-                hint="check the disk, then `pcp doctor --fix` finishes the supersession",
-            ) from exc
-
-    def finish_supersede(self, new_page_id: str, old_page_id: str, *,
-                         actor: Actor | None = None, note: str | None = None) -> Relation:
-        """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
-
-        Steps already done are skipped, so `pcp doctor --fix` can finish a supersession that a
-        crash cut short (the relation is written last and marks it as complete).
-        """
-        with self.locked():
-            new = self.current(new_page_id)
-            old = self.current(old_page_id)
-            superseded = old.revision_id
-            if old.state.lifecycle_status == "active":
-                self.revise(
-                    old_page_id,
-                    changes={"lifecycle_status": "superseded",
-                             "record": {"superseded_by": new_page_id}},
-                    actor=actor,
-                    note=f"superseded by {new_page_id}",
-                    input_revision_ids=(new.revision_id,),
-                )
-            elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
-                superseded = old.parent_revision_id
-            return self.link(new_page_id, "supersedes", old_page_id, actor=actor,
-                             to_revision_id=superseded, note=note)
-
-    def relations(self, page_id: str | None = None) -> list[Relation]:
-        """Relations touching `page_id` (either end), or all of them; oldest first."""
-        found: list[Relation] = []
-        try:
-            names = sorted(os.listdir(self.layout.relations))
-        except FileNotFoundError:
-            return []
-        for name in names:
-            if not name.endswith(".json") or is_temp_name(name):
-                continue
-            path = self.layout.relations / name
-            try:
-                relation = Relation.from_dict(json.loads(path.read_bytes()))
-            except (ValueError, KeyError, TypeError, OSError):
-                self.problems[self.layout.rel(path)] = "unreadable relation file"
-                continue
-            if page_id is None or page_id in (relation.from_page_id, relation.to_page_id):
-                found.append(relation)
-        return sorted(found, key=lambda r: (r.created_at, r.relation_id))
-
-    def delete(self, page_id: str, *, actor: Actor | None = None) -> dict[str, Any]:
-        """DeletePage: remove the head file, every revision and every relation touching it.
-
-        The `page_deleted` event is written first and names every file to remove, so a delete
-        interrupted part way is finished by `pcp doctor --fix` instead of leaving half a page.
-        """
-        with self.locked():
-            self._flush_for(None)
-            self._case_index = None
-            head = self.current(page_id)
-            relations = self.relations(page_id)
-            revision_ids = self.revision_ids(page_id)
-            event = self.record_event(
-                "page_deleted",
-                {"page_id": page_id, "namespace": head.state.namespace,
-                 "revisions_removed": len(revision_ids), "relations_removed": len(relations),
-                 "revision_ids": revision_ids,
-                 "relation_ids": [relation.relation_id for relation in relations]},
-                actor=actor,
-            )
-            try:
-                self.finish_delete(page_id, revision_ids,
-                                   [relation.relation_id for relation in relations])
-            except StorageFailed as exc:
-                raise StorageFailed(
-                    f"{exc.message.split('; ')[0]}; the delete of {page_id} is recorded "
-                    "(its page_deleted event) but not finished",
-                    hint="check the disk, then `pcp doctor --fix` finishes the delete",
-                ) from exc
-            return {
-                "page_id": page_id,
-                "revisions_removed": len(revision_ids),
-                "relations_removed": len(relations),
-                "event_id": event.event_id,
-            }
-
-    def finish_delete(self, page_id: str, revision_ids: Sequence[str],
-                      relation_ids: Sequence[str]) -> None:
-        """Remove what a delete names (what is already gone is skipped). Takes the lock."""
-        with self.locked():
-            for relation_id in relation_ids:
-                remove_file(self.layout.relation_path(relation_id))
-            entries = self.catalog.by_page_id(page_id)
-            for entry in entries:
-                remove_file(self.root / entry.path)
-            for revision_id in revision_ids:
-                remove_file(self.layout.revision_path(page_id, revision_id))
-            folder = self.layout.revision_dir(page_id)
-            for leftover in folder.iterdir() if folder.exists() else ():
-                if is_temp_name(leftover.name):
-                    leftover.unlink()
-            if folder.exists() and not any(folder.iterdir()):
-                folder.rmdir()
-            self.catalog.record_removal(entry.path for entry in entries)
+    # -- relations and lifecycle: store/lifecycle.py (bound as above) -------------------------
+    set_lifecycle = lifecycle.set_lifecycle
+    link = lifecycle.link
+    find_relation = lifecycle.find_relation
+    relations = lifecycle.relations
+    supersede = lifecycle.supersede
+    finish_supersede = lifecycle.finish_supersede
+    delete = lifecycle.delete
+    finish_delete = lifecycle.finish_delete
 
     def record_event(
         self,
@@ -1169,35 +796,7 @@ class Store:
                       file_json(event.to_dict()))
             return event
 
-    def check_head_file(self, page_id: str) -> None:
-        """Before an operation that will revise `page_id`: record a pending hand edit of its head
-        file, or raise InvalidInput if the file cannot be read. Caller holds the lock."""
-        self._record_pending_edit(page_id)
-
     # -- internals ----------------------------------------------------------------------------
-    def _record_pending_edit(self, page_id: str) -> None:
-        """Before revising a page, record a hand edit of its head file, if there is one.
-
-        A head file that cannot be read stops the write: revising would overwrite it and lose
-        what the person wrote there.
-        """
-        for entry in self.catalog.by_page_id(page_id):
-            if not (self.root / entry.path).exists():
-                continue
-            if entry.edited or self.catalog.stat_changed(entry.path):
-                self.catalog.refresh("full")
-                self._record_hand_edit(entry.path)
-        for entry in self.catalog.by_page_id(page_id):
-            if entry.problem is not None and (self.root / entry.path).exists():
-                conflicted = "conflict markers" in entry.problem
-                raise InvalidInput(
-                    entry.problem,
-                    hint="`pcp doctor --fix` rebuilds it from its revisions (or resolve the "
-                    "conflict by hand)" if conflicted else "fix the file by hand (`pcp "
-                    "validate` lists what is wrong), or `pcp doctor` to see the store's "
-                    "problems",
-                )
-
     def _check_case_unique(self, page_id: str) -> None:
         """Refuse an id that differs from an existing page id only in case. Caller holds the lock.
 
@@ -1328,75 +927,6 @@ class Store:
             digest=digest_of(rendered),
         )
         return self.layout.rel(head_path), fields, removed
-
-
-# Who records a file found under `pages/` that no pcp command wrote: pcp itself, on nobody's
-# word. (A hand edit of an existing page is the owner's, and recorded as the user.)
-ADOPTER = Actor("system", "pcp-adopt")
-# Authority a dropped file may not give itself: only the person's own pcp commands (and their
-# hand edits of pages they already own) are `user_stated` or `approved`.
-_OWN_WORD = ("user_stated", "approved")
-
-
-def _as_adopted(state: PageState, path: Path) -> PageState:
-    """A page adopted from a dropped file, claiming no more than is known about it.
-
-    Origin: what its frontmatter says, but never `user_stated`/`approved`, and `generated`
-    (the spec's "cannot be classified: under-claim") when it says nothing. Integrity and
-    epistemic status `unknown` unless stated. Sensitivity as stated, else unclassified (None).
-    Observed time: the file's own date (`record.observed_at`, else its modification time).
-    """
-    origin = state.origin if state.origin not in _OWN_WORD else "generated"
-    record = dict(state.record)
-    if state.source_observed_at is None:
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            mtime = None
-        if mtime is not None:
-            from datetime import UTC, datetime
-
-            stamp = datetime.fromtimestamp(mtime, UTC)
-            record[OBSERVED_AT] = stamp.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    return state.evolve(origin=origin, record=record)
-
-
-def _claims_more_sensitivity(raw: bytes, sensitivity: str | None) -> bool:
-    """Whether an unreadable head file names a sensitivity above `sensitivity` (or one that is
-    not a known level), anywhere on a `sensitivity:` line."""
-    levels = vocab.SENSITIVITIES
-    rank = levels.index(sensitivity) if sensitivity in levels else -1
-    for match in re.finditer(rb"^\s*sensitivity\s*:\s*['\"]?([^\s'\"#]*)", raw, re.MULTILINE):
-        said = match.group(1).decode("utf-8", "replace").lower()
-        if said not in levels or levels.index(said) > rank:
-            return True
-    return False
-
-
-def _entry_fields(state: PageState) -> dict[str, Any]:
-    return {
-        "page_id": state.page_id,
-        "type": state.type,
-        "namespace": state.namespace,
-        "title": state.title,
-        "lifecycle_status": state.lifecycle_status,
-        "review_status": state.review_status,
-        "origin": state.origin,
-        "sensitivity": state.sensitivity,
-        "tags": state.tags,
-        "record": state.record,
-        "problem": None,
-        "detail": _detail(state),
-    }
-
-
-def _detail(state: PageState) -> dict[str, Any] | None:
-    """What the catalog keeps of a page beyond its row's fields (`detail`), so that a read
-    shows it without opening the page: a timeline event's content and extensions (`pcp
-    timeline list` shows every event)."""
-    if state.type != "timeline_event":
-        return None
-    return {"content": state.content, "extensions": state.extensions}
 
 
 def _apply_changes(state: PageState, changes: dict[str, Any]) -> PageState:

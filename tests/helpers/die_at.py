@@ -2,8 +2,9 @@
 
     python die_at.py FUNCTION N PCP_ARG...
 
-FUNCTION is one of the file operations `pcp_cli.store.store` uses (`remove_file`,
-`write_atomic`, `write_new`). The patch lives in this child process only; pcp itself has no test
+FUNCTION is one of the file operations the Store uses (`remove_file`, `write_atomic`,
+`write_new`), counted across the modules of the Store that call it (`pcp_cli.store.store`,
+`pcp_cli.store.lifecycle`). The patch lives in this child process only; pcp itself has no test
 hook. Exits 0 (printing `finished`) if the command ended before the Nth call.
 """
 
@@ -14,12 +15,13 @@ import signal
 import sys
 
 from pcp_cli.cli.main import run
-from pcp_cli.store import store as store_module
+from pcp_cli.store import lifecycle, store
 
 
 def main() -> None:
     function, n, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    real = getattr(store_module, function)
+    modules = [module for module in (store, lifecycle) if hasattr(module, function)]
+    real = getattr(modules[0], function)
     calls = 0
 
     def dying(*a, **kw):  # type: ignore[no-untyped-def]
@@ -29,7 +31,8 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return real(*a, **kw)
 
-    setattr(store_module, function, dying)
+    for module in modules:
+        setattr(module, function, dying)
     code = run(args)
     sys.stdout.write(f"finished with {code} after {calls} calls\n")
 

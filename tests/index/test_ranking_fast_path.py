@@ -142,3 +142,40 @@ def test_a_tag_beside_words_ranks_exactly_on_the_fast_path(
     tagged = {h.page_id for h in big.search("tag:fruit", filter=flt, limit=400)}
     found = {h.page_id for h in big.search(query, filter=flt, limit=400)}
     assert (tagged <= found) if " OR " in query else (found <= tagged)
+
+
+@pytest.mark.parametrize("flt", [
+    IndexFilter(),  # lifecycle:active AND review:affirmed AND sensitivity: most pages
+    IndexFilter(namespaces=("work",)),
+    IndexFilter(lifecycle_statuses=("superseded",)),  # few pages: read from its own postings
+    IndexFilter(lifecycle_statuses=("active", "superseded"), sensitivities=("low",)),
+    IndexFilter(types=("note",), since="2026-01-01"),  # a range: whoosh's own matchers
+])
+def test_a_filter_read_from_its_other_side_admits_the_same_pages(
+        big: SearchIndex, flt: IndexFilter) -> None:
+    """A filter admitting most pages is read as every live page less the few others
+    (`_outside`), across both segments, the deleted and the replaced page; the same set."""
+    from pcp_cli.index.query import filter_query
+
+    searcher = big._get_searcher()
+    constraint, _ = filter_query(flt)
+    got = W._docset(searcher, constraint)
+    if got is not None:
+        assert got == set(searcher.docs_for_query(constraint))
+    if flt == IndexFilter():
+        assert W._outside(searcher, W.Q.Term("lifecycle", "active")) is not None
+
+
+def test_a_page_without_a_value_keeps_a_filter_on_its_admitted_side(tmp_path: Path) -> None:
+    """The other side is read only where every page has a value: an empty one has no term,
+    and must not be admitted as if it held the value asked for."""
+    ix = SearchIndex.open_or_create(tmp_path / "ix")
+    ix.rebuild([*corpus(60), doc("blank", "apple", lifecycle_status=None)])
+    try:
+        searcher = ix._get_searcher()
+        q = W.Q.Term("lifecycle", "active")
+        assert W._outside(searcher, q) is None
+        assert W._docset(searcher, q) == set(searcher.docs_for_query(q))
+        assert "blank" not in ids(ix.search("apple", limit=100))
+    finally:
+        ix.close()

@@ -1,0 +1,230 @@
+"""Relations between pages, and a page's lifecycle: archive, supersede, delete.
+
+A relation is an immutable file under `relations/` naming two revisions; `find_relation` looks
+one up in an index of the folder kept while its modification time stays the same. A
+supersession and a delete each take several writes, ordered so that `pcp doctor --fix` can
+finish one a crash cut short (`finish_supersede`, `finish_delete`).
+
+These are functions of the Store (their first argument), bound as its methods in store.py
+(`Store.link`, `Store.delete`, …); they write revisions through `Store.revise`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pcp_cli.errors import StorageFailed, UsageError
+from pcp_cli.model import vocab
+from pcp_cli.model.ids import new_id
+from pcp_cli.model.page import Actor, Relation, file_json, now_iso
+from pcp_cli.store.atomic import is_temp_name, remove_file, write_new
+
+if TYPE_CHECKING:  # the Store binds these functions as its methods (see store.py)
+    from pcp_cli.store.store import Store, WriteResult
+
+# Relation types that say the same read either way round.
+SYMMETRIC_RELATIONS = ("related_to",)
+
+
+def set_lifecycle(store: Store, page_id: str, status: str, *, actor: Actor | None = None,
+                  note: str | None = None) -> WriteResult:
+    if status not in vocab.LIFECYCLE_STATUSES:
+        raise UsageError(f"unknown lifecycle status {status!r}")
+    return store.revise(page_id, changes={"lifecycle_status": status}, actor=actor,
+                        note=note)
+
+
+def link(
+    store: Store,
+    from_page_id: str,
+    relation_type: str,
+    to_page_id: str,
+    *,
+    actor: Actor | None = None,
+    note: str | None = None,
+    from_revision_id: str | None = None,
+    to_revision_id: str | None = None,
+) -> Relation:
+    """LinkPages: a typed edge between two revisions (page ids resolve to their heads)."""
+    if not vocab.is_relation_type(relation_type):
+        raise UsageError(
+            f"unknown relation type {relation_type!r}",
+            hint=f"one of: {', '.join(vocab.RELATION_TYPES)}, or a namespaced type such "
+            "as com.example.reviews",
+        )
+    with store.locked():
+        store._flush_for(None)  # an open batch first: the relation may name its pages
+        source = store.get(from_page_id, from_revision_id)
+        target = store.get(to_page_id, to_revision_id)
+        existing = store.find_relation(relation_type, source.revision_id,
+                                       target.revision_id)
+        if existing is not None:
+            return existing  # a relation is idempotent: the same edge is stored once
+        relation = Relation(
+            relation_id=new_id("relation"),
+            relation_type=relation_type,
+            from_page_id=source.page_id,
+            from_revision_id=source.revision_id,
+            to_page_id=target.page_id,
+            to_revision_id=target.revision_id,
+            created_at=now_iso(),
+            created_by=actor or store.user,
+            note=note,
+        )
+        write_new(store.layout.relation_path(relation.relation_id),
+                  file_json(relation.to_dict()))
+        # We hold the writer lock, so this is the folder's only change: keep the index.
+        index = store._relations_seen[1] if store._relations_seen else None
+        if index is not None:
+            index[(relation_type, source.revision_id, target.revision_id)] = relation
+            store._relations_seen = (os.stat(store.layout.relations).st_mtime_ns, index)
+        return relation
+
+
+def find_relation(store: Store, relation_type: str, from_revision_id: str,
+                  to_revision_id: str) -> Relation | None:
+    """The stored relation of this type between these two revisions, if there is one
+    (either direction for the symmetric `related_to`)."""
+    ends = [(from_revision_id, to_revision_id)]
+    if relation_type in SYMMETRIC_RELATIONS:
+        ends.append((to_revision_id, from_revision_id))
+    index = _relation_index(store)
+    for pair in ends:
+        relation = index.get((relation_type, *pair))
+        if relation is not None:
+            return relation
+    return None
+
+
+def _relation_index(store: Store) -> dict[tuple[str, str, str], Relation]:
+    """(type, from revision, to revision) -> relation, re-read when the folder changes."""
+    try:
+        stamp = os.stat(store.layout.relations).st_mtime_ns
+    except FileNotFoundError:
+        return {}
+    if store._relations_seen is None or store._relations_seen[0] != stamp:
+        index = {(r.relation_type, r.from_revision_id, r.to_revision_id): r
+                 for r in store.relations()}
+        store._relations_seen = (stamp, index)
+    return store._relations_seen[1]
+
+
+def supersede(store: Store, new_page_id: str, old_page_id: str, *,
+              actor: Actor | None = None) -> None:
+    """NEW (just written) supersedes OLD. A write the disk refuses keeps NEW and says so:
+    `pcp doctor --fix` finishes the supersession."""
+    try:
+        store.finish_supersede(new_page_id, old_page_id, actor=actor)
+    except StorageFailed as exc:
+        raise StorageFailed(
+            f"{exc.message.split('; ')[0]}; keystone {new_page_id} is written but does not "
+            f"supersede {old_page_id} yet",
+            hint="check the disk, then `pcp doctor --fix` finishes the supersession",
+        ) from exc
+
+
+def finish_supersede(store: Store, new_page_id: str, old_page_id: str, *,
+                     actor: Actor | None = None, note: str | None = None) -> Relation:
+    """The second half of "NEW supersedes OLD": OLD's superseded revision, then the relation.
+
+    Steps already done are skipped, so `pcp doctor --fix` can finish a supersession that a
+    crash cut short (the relation is written last and marks it as complete).
+    """
+    with store.locked():
+        new = store.current(new_page_id)
+        old = store.current(old_page_id)
+        superseded = old.revision_id
+        if old.state.lifecycle_status == "active":
+            store.revise(
+                old_page_id,
+                changes={"lifecycle_status": "superseded",
+                         "record": {"superseded_by": new_page_id}},
+                actor=actor,
+                note=f"superseded by {new_page_id}",
+                input_revision_ids=(new.revision_id,),
+            )
+        elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
+            superseded = old.parent_revision_id
+        return store.link(new_page_id, "supersedes", old_page_id, actor=actor,
+                          to_revision_id=superseded, note=note)
+
+
+def relations(store: Store, page_id: str | None = None) -> list[Relation]:
+    """Relations touching `page_id` (either end), or all of them; oldest first."""
+    found: list[Relation] = []
+    try:
+        names = sorted(os.listdir(store.layout.relations))
+    except FileNotFoundError:
+        return []
+    for name in names:
+        if not name.endswith(".json") or is_temp_name(name):
+            continue
+        path = store.layout.relations / name
+        try:
+            relation = Relation.from_dict(json.loads(path.read_bytes()))
+        except (ValueError, KeyError, TypeError, OSError):
+            store.problems[store.layout.rel(path)] = "unreadable relation file"
+            continue
+        if page_id is None or page_id in (relation.from_page_id, relation.to_page_id):
+            found.append(relation)
+    return sorted(found, key=lambda r: (r.created_at, r.relation_id))
+
+
+def delete(store: Store, page_id: str, *, actor: Actor | None = None) -> dict[str, Any]:
+    """DeletePage: remove the head file, every revision and every relation touching it.
+
+    The `page_deleted` event is written first and names every file to remove, so a delete
+    interrupted part way is finished by `pcp doctor --fix` instead of leaving half a page.
+    """
+    with store.locked():
+        store._flush_for(None)
+        store._case_index = None
+        head = store.current(page_id)
+        relations = store.relations(page_id)
+        revision_ids = store.revision_ids(page_id)
+        event = store.record_event(
+            "page_deleted",
+            {"page_id": page_id, "namespace": head.state.namespace,
+             "revisions_removed": len(revision_ids), "relations_removed": len(relations),
+             "revision_ids": revision_ids,
+             "relation_ids": [relation.relation_id for relation in relations]},
+            actor=actor,
+        )
+        try:
+            store.finish_delete(page_id, revision_ids,
+                                [relation.relation_id for relation in relations])
+        except StorageFailed as exc:
+            raise StorageFailed(
+                f"{exc.message.split('; ')[0]}; the delete of {page_id} is recorded "
+                "(its page_deleted event) but not finished",
+                hint="check the disk, then `pcp doctor --fix` finishes the delete",
+            ) from exc
+        return {
+            "page_id": page_id,
+            "revisions_removed": len(revision_ids),
+            "relations_removed": len(relations),
+            "event_id": event.event_id,
+        }
+
+
+def finish_delete(store: Store, page_id: str, revision_ids: Sequence[str],
+                  relation_ids: Sequence[str]) -> None:
+    """Remove what a delete names (what is already gone is skipped). Takes the lock."""
+    with store.locked():
+        for relation_id in relation_ids:
+            remove_file(store.layout.relation_path(relation_id))
+        entries = store.catalog.by_page_id(page_id)
+        for entry in entries:
+            remove_file(store.root / entry.path)
+        for revision_id in revision_ids:
+            remove_file(store.layout.revision_path(page_id, revision_id))
+        folder = store.layout.revision_dir(page_id)
+        for leftover in folder.iterdir() if folder.exists() else ():
+            if is_temp_name(leftover.name):
+                leftover.unlink()
+        if folder.exists() and not any(folder.iterdir()):
+            folder.rmdir()
+        store.catalog.record_removal(entry.path for entry in entries)
