@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from scale_bench import run  # one whole process: wall, CPU, output
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,18 +47,6 @@ def commands(store: Path, page_id: str, word: str) -> dict[str, list[str]]:
                                          *s],
         f"search {word}": ["-m", "pcp_cli", "search", word, *s],
     }
-
-
-def run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd,
-                            env=env)
-    out = proc.stdout.read() if proc.stdout else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) not in (0, 1):  # rg: 1 is "no match"
-        raise SystemExit(f"{argv} failed: {status}")
-    return wall, usage.ru_utime + usage.ru_stime, out
 
 
 def start_monitor(store: Path, cwd: Path, env: dict[str, str]) -> None:

@@ -47,10 +47,12 @@ def commands(store: Path, page_id: str, word: str) -> dict[str, list[str]]:
     }
 
 
-def run(argv: list[str]) -> tuple[float, float, bytes]:
+def run(argv: list[str], cwd: Path = ROOT,
+        env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
+    """One whole process: (wall seconds, CPU seconds of the child, its output)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
+                            cwd=cwd, env=env or {**os.environ, "NO_COLOR": "1"})
     out = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
