@@ -165,7 +165,8 @@ METAVARS = {
 }
 
 
-# The click trees built so far in this process, by the module they hold (None: every module).
+# The click trees built so far in this process, by the command they hold (`build_app` keeps
+# only the named command of its module; None: every command).
 # A process runs one command, so this matters only to in-process callers that run many (the
 # tests' `cli()`): typer's building of the tree (a signature and type hints per parameter) was
 # ~85 ms of each run, more than most commands themselves. click commands keep no state between
@@ -178,7 +179,7 @@ def get_command(name: str | None = None) -> Any:
     COMMAND_MODULE), with readable metavars everywhere."""
     import typer
 
-    key = COMMAND_MODULE.get(name) if name is not None else None
+    key = name if name in COMMAND_MODULE else None
     command = _COMMANDS.get(key)
     if command is None:
         command = typer.main.get_command(build_app(name))
