@@ -4,9 +4,9 @@ Writes take the store-wide lock, publish the immutable revision file first and t
 second (both atomically), then note the change in the catalog. Importers write in batches
 (`Store.batch()`): the same order, per batch instead of per page — every revision file of the
 batch published and durable, then every head file, then the catalog — so a batch costs three
-syncs of the file system (`atomic.GroupCommit`) instead of five fsyncs per page. Readers never lock. A head file a
-person edited, or a Markdown file they dropped under `pages/`, is recorded as a new revision by
-the next writable Store that looks at it.
+syncs of the file system (`atomic.GroupCommit`) instead of five fsyncs per page. Readers never
+lock. A head file a person edited, or a Markdown file they dropped under `pages/`, is recorded
+as a new revision by the next writable Store that looks at it.
 """
 
 from __future__ import annotations
@@ -316,6 +316,10 @@ class Store:
                 yield
                 return
             self._pending = _Pending()
+            # Listed afresh in the batch: from then on, every page the batch creates goes
+            # through _check_case_unique, so `revision_ids` can answer a new page without
+            # listing its (absent) folder.
+            self._case_index = None
             try:
                 yield
                 self.flush()
@@ -328,10 +332,10 @@ class Store:
 
     def flush(self, *, background: bool = False) -> None:
         """Publish the open batch: every new revision file, then every head file, each step
-        durable before the next (`_publish_files`), then the catalog in one transaction. A refused write raises StorageFailed with none of the batch's pages
-        changed. `background`: the files are published by a thread (see `batch`); the batch
-        before it is always finished first, so batches reach the disk in order. Caller holds
-        the lock."""
+        durable before the next (`_publish_files`), then the catalog in one transaction. A refused
+        write raises StorageFailed with none of the batch's pages changed. `background`: the files
+        are published by a thread (see `batch`); the batch before it is always finished first, so
+        batches reach the disk in order. Caller holds the lock."""
         self._settle()
         if not self._pending or not self._pending.pages:
             return
@@ -385,6 +389,9 @@ class Store:
         return is_safe_id(page_id) and self.layout.revision_dir(page_id).is_dir()
 
     def revision_ids(self, page_id: str) -> list[str]:
+        if self._pending is not None and self._case_index is not None and \
+                page_id.lower() not in self._case_index:
+            return []  # the revisions folder was listed in this batch (`batch`): no such page
         folder = self.layout.revision_dir(page_id)
         try:
             names = os.listdir(folder)
