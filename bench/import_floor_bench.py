@@ -9,14 +9,14 @@ are copied into a plain folder, once. Each turn then times, whole processes, one
 other and in an order that alternates between turns: `sh -c 'cp -r FOLDER DEST && sync'`, and
 `python -m pcp_cli import FOLDER --store NEW --json` into a store made just before (`pcp init`,
 not timed) with this checkout's `pcp_cli` and, with `--code`, another checkout's (the
-baseline, e.g. `git archive main`). Between steps the previous step's output is removed and
-`sync` run, untimed, so no step pays for another's writes. Reported: wall and CPU (user +
+baseline, e.g. `git archive main`). Between steps `sync` runs, untimed, so no step pays for
+another's writes. Reported: wall and CPU (user +
 system of the child) per step, medians over the turns, the import ÷ cp+sync ratio per turn
 and its median, pages/s, the load average. `--once` times this checkout's import alone (the
 pages/s at a large count, and the projection to a million pages it supports).
 
-Which sync path ran (syncfs or per-file fsync) is counted once, untimed, with `strace -f -c`
-when strace is installed: the timed runs are never traced.
+Which sync path ran (syncfs or per-file fsync) is counted once per checkout, untimed, with
+`strace -f -c` when strace is installed (not with `--once`): the timed runs are never traced.
 """
 
 from __future__ import annotations
@@ -57,10 +57,10 @@ def timed(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
             "stdout": done.stdout}
 
 
-def settle(*paths: Path) -> None:
-    """Remove what a step wrote and flush it out, untimed."""
-    for path in paths:
-        shutil.rmtree(path, ignore_errors=True)
+def settle() -> None:
+    """Flush out what a step wrote, untimed. (What the steps wrote is removed only at the end:
+    on a file system mounted with `discard`, as the bench machine's is, removing a store of
+    21,000 pages takes minutes and would load the disk under the next step.)"""
     subprocess.run(["sync"], check=True)
 
 
@@ -96,16 +96,15 @@ def syscalls(code: Path, folder: Path, store: Path) -> dict[str, int] | None:
     subprocess.run([sys.executable, "-m", "pcp_cli", "init", str(store), "--owner", "bench"],
                    check=True, capture_output=True, env=env, cwd=NEUTRAL)
     log = store.parent / f"{store.name}.strace"
-    subprocess.run(["strace", "-f", "-c", "-e", "trace=syncfs,fsync,fdatasync", "-o", str(log),
-                    sys.executable, "-m", "pcp_cli", "import", str(folder), "--store",
-                    str(store), "--json"], check=True, capture_output=True, env=env, cwd=NEUTRAL)
+    subprocess.run(["strace", "-f", "--seccomp-bpf", "-c", "-e", "trace=syncfs,fsync,fdatasync",
+                    "-o", str(log), sys.executable, "-m", "pcp_cli", "import", str(folder),
+                    "--store", str(store), "--json"],
+                   check=True, capture_output=True, env=env, cwd=NEUTRAL)
     counts: dict[str, int] = {}
     for line in log.read_text().splitlines():
         parts = line.split()
         if parts and parts[-1] in ("syncfs", "fsync", "fdatasync"):
             counts[parts[-1]] = int(parts[3] if len(parts) == 6 else parts[-2])
-    settle(store)
-    log.unlink()
     return counts
 
 
@@ -136,8 +135,9 @@ def main() -> None:
         steps += list(codes)
         result: dict[str, Any] = {"notes": count, "megabytes": round(megabytes, 1),
                                   "load_before": [round(x, 2) for x in os.getloadavg()],
-                                  "syscalls": {label: syscalls(code, folder, scratch / "traced")
-                                               for label, code in codes.items()}}
+                                  "syscalls": {} if args.once else {
+                                      label: syscalls(code, folder, scratch / f"traced-{label}")
+                                      for label, code in codes.items()}}
         runs: dict[str, list[dict[str, Any]]] = {step: [] for step in steps}
         settle()
         for turn in range(args.turns):
@@ -151,7 +151,7 @@ def main() -> None:
                 run["load"] = round(os.getloadavg()[0], 2)
                 runs[step].append(run)
                 print(f"turn {turn} {step}: {run}", file=sys.stderr)
-                settle(target)
+                settle()
         for step, done in runs.items():
             result[step] = {"median_wall": median(done, "wall"),
                             "median_cpu": round(statistics.median(

@@ -275,6 +275,69 @@ def test_a_killed_batched_import_is_finished_by_doctor(
     assert {"missing_head_file", "temp_file"} <= left, left
 
 
+def test_a_page_id_differing_only_in_case_is_refused_in_a_batch_and_after(store: Path) -> None:
+    """The batch lists revisions/ once and answers new pages from that listing: an id that
+    differs from a page's only in case is still refused, in the batch that made the page and
+    in a later one; a new id is still written."""
+    from pcp_cli.errors import InvalidInput
+
+    with Store.open(store) as opened:
+        with opened.batch():
+            opened.write_page(opened.new_state("first", page_id="pg_CaseOne"))
+            with pytest.raises(InvalidInput, match="only in case"):
+                opened.write_page(opened.new_state("second", page_id="pg_caseone"))
+        with opened.batch():
+            assert opened.revision_ids("pg_nothing") == []
+            with pytest.raises(InvalidInput, match="only in case"):
+                opened.write_page(opened.new_state("third", page_id="PG_CASEONE"))
+            opened.write_page(opened.new_state("fourth", page_id="pg_CaseTwo"))
+        assert len(opened.revision_ids("pg_CaseOne")) == 1
+        assert len(opened.revision_ids("pg_CaseTwo")) == 1
+
+
+@pytest.mark.parametrize("failing", [1, 2, 3])
+def test_a_step_refused_after_syncfs_failed_undoes_the_whole_group_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: int) -> None:
+    """syncfs fails at the first, second or third sync and so do the fsyncs that stand in for
+    it: StorageFailed, and every file and folder is as it was (the renamed new file removed,
+    the replaced one restored, the temporary files and new folders gone)."""
+    import errno
+    import os
+
+    from pcp_cli.errors import StorageFailed
+    from pcp_cli.store import atomic
+
+    root = tmp_path / "files"
+    (root / "pages").mkdir(parents=True)
+    (root / "pages" / "old.md").write_bytes(b"old head\n")
+    (root / "revisions").mkdir()
+    before = snapshot(root)
+    syncs = {"n": 0}
+
+    def syncfs(fd: int) -> None:
+        syncs["n"] += 1
+        if syncs["n"] >= failing:
+            raise OSError(errno.EIO, "Input/output error")
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(atomic, "syncfs", syncfs)
+    commit = atomic.GroupCommit()
+    revisions, heads = commit.stage(), commit.stage()
+    revisions.add(root / "revisions" / "pg_1" / "rev_1.json", "{}", new=True)
+    heads.add(root / "pages" / "old.md", "new head\n")
+    heads.add(root / "pages" / "new" / "pg_1.md", "a new head\n")
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(StorageFailed) as refused:
+        commit.publish()
+    monkeypatch.undo()
+    assert "(EIO)" in refused.value.message and "as it was" in refused.value.message
+    assert snapshot(root) == before
+    assert sorted(p.name for p in root.rglob("*")) == ["old.md", "pages", "revisions"]
+    assert syncs["n"] == failing  # the fsyncs stood in for every sync after the failed one
+
+
 @pytest.mark.slow  # among the default run's slowest (10-26 s): in the slow set
 @pytest.mark.parametrize(("op", "no_syncfs"), [
     ("write", False), ("rename", False),

@@ -394,7 +394,7 @@ class _Commit:
 
     def _undo(self) -> bool:
         """Put back every renamed file (newest first), remove the temporary files and the
-        folders made, and make that durable; False when some of it could not be undone."""
+        folders made, and try to make that durable; False when a file could not be put back."""
         whole = True
         for path, old in reversed(self.renamed):
             try:
@@ -408,11 +408,9 @@ class _Commit:
             except OSError:
                 whole = False
         FileBatch._discard(self.temps.values(), self.created)
-        if self.renamed:
-            try:
+        if self.renamed:  # best effort, as a single write's undo: the disk is failing
+            with contextlib.suppress(OSError):
                 self._sync([], list(dict.fromkeys(path.parent for path, _ in self.renamed)))
-            except OSError:
-                whole = False
         return whole
 
     def _failed_path(self) -> Path:

@@ -180,7 +180,7 @@ class Store:
         # Lowercased page id -> the page ids spelled that way; kept only while this Store holds
         # the writer lock (no other writer can add a page then), so that a batch of creations
         # lists the revisions folder once instead of once per page.
-        self._case_index: dict[str, set[str]] | None = None
+        self._case_index: dict[str, tuple[str, ...]] | None = None
         self.hand_edits: list[HandEdit] = []
         self._relations_seen: tuple[int, dict[tuple[str, str, str], Relation]] | None = None
         self.problems: dict[str, str] = {}
@@ -1191,18 +1191,25 @@ class Store:
                 names = os.listdir(self.layout.revisions)
             except FileNotFoundError:
                 names = []
-            index: dict[str, set[str]] = {}
-            for name in names:
-                index.setdefault(name.lower(), set()).add(name)
+            # Built in C (an import lists this once a lock hold: 100,000 names took 80-220 ms
+            # in a Python loop); names that already collide, if any, are gathered after.
+            lowered = map(str.lower, names)
+            index: dict[str, tuple[str, ...]] = dict(zip(lowered, zip(names), strict=True))
+            if len(index) < len(names):
+                for name in names:
+                    if name not in index[name.lower()]:
+                        index[name.lower()] += (name,)
             self._case_index = index
-        spellings = self._case_index.setdefault(page_id.lower(), set())
+        key = page_id.lower()
+        spellings = self._case_index.get(key, ())
         for name in spellings:
             if name != page_id:
                 raise InvalidInput(
                     f"page id {page_id!r} differs from existing page {name!r} only in case",
                     hint="ids must stay distinct on case-insensitive file systems",
                 )
-        spellings.add(page_id)
+        if not spellings:
+            self._case_index[key] = (page_id,)
 
     def _new_revision(
         self,
