@@ -3,9 +3,11 @@
     python bench/import_floor_bench.py --from STORE/pages --count 21000 \\
         [--code OTHER_CHECKOUT] [--turns 3] [--scratch DIR]
     python bench/import_floor_bench.py --from STORE/pages --count 100000 --turns 1 --once
+    python bench/import_floor_bench.py --count 21000 --code OTHER_CHECKOUT   # generated notes
 
 The first COUNT head files under `--from` (sorted, as `import_bench.py --markdown` picks them)
-are copied into a plain folder, once. Each turn then times, whole processes, one after the
+are copied into a plain folder, once (without `--from`, COUNT small notes are generated: a
+title and tags, one to five paragraphs). Each turn then times, whole processes, one after the
 other and in an order that alternates between turns: `sh -c 'cp -r FOLDER DEST && sync'`, and
 `python -m pcp_cli import FOLDER --store NEW --json` into a store made just before (`pcp init`,
 not timed) with this checkout's `pcp_cli` and, with `--code`, another checkout's (the
@@ -114,8 +116,9 @@ def median(runs: list[dict[str, Any]], key: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from", dest="source", type=Path, required=True,
-                        help="copy the first COUNT .md files under this folder")
+    parser.add_argument("--from", dest="source", type=Path,
+                        help="copy the first COUNT .md files under this folder (default: "
+                        "generate small notes, as import_bench.py --markdown does)")
     parser.add_argument("--count", type=int, default=21000)
     parser.add_argument("--code", type=Path, help="another checkout: the baseline")
     parser.add_argument("--turns", type=int, default=3)
@@ -164,9 +167,9 @@ def main() -> None:
                                                                      strict=True)]
                     result[step]["ratio_to_cp_sync_per_turn"] = [round(x, 1) for x in ratios]
                     result[step]["median_ratio_to_cp_sync"] = round(statistics.median(ratios), 1)
-        if args.once:
+        if args.once:  # at this rate throughout (what grows with the store is not in it)
             rate = result["this"]["median_pages_per_second"]
-            result["projected_1m_minutes"] = round(1_000_000 / rate / 60, 1)
+            result["projected_1m_minutes_at_this_rate"] = round(1_000_000 / rate / 60, 1)
         result["load_after"] = [round(x, 2) for x in os.getloadavg()]
         print(json.dumps(result, indent=2))
 
