@@ -295,6 +295,41 @@ def test_a_page_id_differing_only_in_case_is_refused_in_a_batch_and_after(store:
         assert len(opened.revision_ids("pg_CaseTwo")) == 1
 
 
+def test_the_listing_of_revisions_is_kept_between_holds_only_while_it_can_vouch(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large store's listing of revisions/ is used again by the next hold of the lock when
+    the folder is unchanged, and made again when anything was added to it meanwhile: a page
+    another writer created between the holds is still seen (its case twin refused)."""
+    import os
+
+    from pcp_cli.errors import InvalidInput
+    from pcp_cli.store import kept_listing
+
+    monkeypatch.setattr(kept_listing, "KEEP_MIN", 0)
+    listings: list[str] = []
+    real_listdir = os.listdir
+
+    def counting(path: object) -> list[str]:
+        if str(path).endswith("revisions"):
+            listings.append(str(path))
+        return real_listdir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listdir", counting)
+    with Store.open(store) as opened:
+        with opened.batch():
+            opened.write_page(opened.new_state("one", page_id="pg_KeptOne"))
+        assert len(listings) == 1
+        with opened.batch():  # unchanged since: the kept listing serves
+            opened.write_page(opened.new_state("two", page_id="pg_KeptTwo"))
+        assert len(listings) == 1
+        with Store.open(store) as other:  # another writer, between the holds
+            other.write_page(other.new_state("three", page_id="pg_Other"))
+        listings.clear()
+        with opened.batch(), pytest.raises(InvalidInput, match="only in case"):
+            opened.write_page(opened.new_state("four", page_id="pg_OTHER"))
+        assert len(listings) == 1  # listed again: the folder changed
+
+
 @pytest.mark.parametrize("failing", [1, 2, 3])
 def test_a_step_refused_after_syncfs_failed_undoes_the_whole_group_commit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: int) -> None:

@@ -48,6 +48,7 @@ from pcp_cli.model.page import (
     file_json,
     now_iso,
 )
+from pcp_cli.store import kept_listing
 from pcp_cli.store.atomic import (
     GroupCommit,
     is_temp_name,
@@ -177,10 +178,12 @@ class Store:
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
-        # Lowercased page id -> the page ids spelled that way; kept only while this Store holds
+        # Lowercased page id -> the page ids spelled that way; valid while this Store holds
         # the writer lock (no other writer can add a page then), so that a batch of creations
-        # lists the revisions folder once instead of once per page.
+        # lists the revisions folder once instead of once per page; between holds it is kept
+        # only while the folder provably has not changed (kept_listing).
         self._case_index: dict[str, tuple[str, ...]] | None = None
+        self._case_kept: Any = None  # the last hold's listing, while it can vouch (kept_listing)
         self.hand_edits: list[HandEdit] = []
         self._relations_seen: tuple[int, dict[tuple[str, str, str], Relation]] | None = None
         self.problems: dict[str, str] = {}
@@ -329,6 +332,8 @@ class Store:
                 raise
             finally:
                 self._pending = None
+                # For the next batch's hold (an import's), while it can vouch (kept_listing).
+                self._case_kept = kept_listing.keep(self.layout.revisions, self._case_index)
 
     def flush(self, *, background: bool = False) -> None:
         """Publish the open batch: every new revision file, then every head file, each step
@@ -1186,6 +1191,8 @@ class Store:
 
         The revisions folder is listed once per lock hold, then the new id is remembered.
         """
+        if self._case_index is None:
+            self._case_index = kept_listing.reuse(self.layout.revisions, self._case_kept)
         if self._case_index is None:
             try:
                 names = os.listdir(self.layout.revisions)
