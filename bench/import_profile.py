@@ -95,9 +95,13 @@ def one_import(folder: Path, scratch: Path, profile: bool) -> None:
     after = resource.getrusage(resource.RUSAGE_SELF)
     pages = summary["created"] + summary["revised"] + summary["unchanged"]
     user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    from pcp_cli.store import atomic
+
+    syncs = dict(getattr(atomic, "SYNCS", {}))  # which sync path ran (a baseline has none)
     print(f"import: {pages} pages, {summary['failed']} failed, {wall:.2f} s wall, "
           f"{pages / wall:.0f} pages/s; CPU per page {user / pages * 1e3:.2f} ms user + "
-          f"{system / pages * 1e3:.2f} ms system; load {os.getloadavg()[0]:.1f}")
+          f"{system / pages * 1e3:.2f} ms system; load {os.getloadavg()[0]:.1f}; "
+          f"group commit syncs {syncs or 'none'}")
     if profiler:
         import pstats
 

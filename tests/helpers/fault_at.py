@@ -2,10 +2,15 @@
 
     python fault_at.py OP N FAULT PCP_ARG...
 
-OP is `write`, `fsync` (a file's), `rename` or `dirfsync` (a folder's fsync), as
-`pcp_cli.store.atomic` performs them; FAULT is `EIO`, `ENOSPC` or `kill` (SIGKILL just before
-the operation). With OP `trace` (N and FAULT ignored), every operation is logged instead, one
+OP is `write`, `fsync` (a file's), `rename`, `dirfsync` (a folder's fsync) or `syncfs` (a
+group commit's sync of the file system), as `pcp_cli.store.atomic` performs them, or `commit`
+/ `committed` (just before / just after the catalog records a batch of pages); FAULT is `EIO`,
+`ENOSPC` or `kill` (SIGKILL just before the operation, or for `committed` just after the
+commit). With OP `trace` (N and FAULT ignored), every operation is logged instead, one
 `op path` line each, to the file named by `PCP_FAULT_TRACE`.
+
+`PCP_TEST_NO_SYNCFS=1` (read here) makes `pcp_cli.store.atomic` find no syncfs, as on a
+platform without one: a group commit then fsyncs each file and folder.
 
 `PCP_TEST_BATCH_PAGES` (read here, never by pcp) makes an import's batches that many pages, so
 a small export spans several batches.
@@ -97,10 +102,35 @@ def watch_opens(fake: FaultyOs) -> None:
     sys.addaudithook(hook)
 
 
+def watch_syncs(fake: FaultyOs) -> None:
+    """The group commit's syncfs calls, and the catalog's batch commits, as operations."""
+    real_syncfs = atomic.syncfs
+
+    def syncfs(fd: int) -> None:
+        fake._hit("syncfs", fake._paths.get(fd, fd))
+        real_syncfs(fd)
+
+    atomic.syncfs = syncfs  # type: ignore[assignment]
+    if os.environ.get("PCP_TEST_NO_SYNCFS"):
+        atomic._libc_syncfs = lambda: None  # type: ignore[assignment]
+    from pcp_cli.store.catalog import Catalog
+
+    record_writes = Catalog.record_writes
+
+    def recording(self: Catalog, writes: object) -> None:
+        writes = list(writes)  # type: ignore[call-overload]
+        fake._hit("commit", f"catalog {len(writes)} files")
+        record_writes(self, writes)  # type: ignore[arg-type]
+        fake._hit("committed", f"catalog {len(writes)} files")
+
+    Catalog.record_writes = recording  # type: ignore[method-assign]
+
+
 def main() -> None:
     op, n, fault, args = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
     fake = FaultyOs(op, n, fault)
     atomic.os = fake  # type: ignore[attr-defined]
+    watch_syncs(fake)
     if op == "trace":
         watch_opens(fake)
     if os.environ.get("PCP_TEST_BATCH_PAGES"):
