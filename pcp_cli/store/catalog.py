@@ -42,6 +42,7 @@ BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
 # system (FAT: 2 s, some network file systems: 1 s).
 RACY_FINE_NS = 50_000_000
 RACY_COARSE_NS = 2_000_000_000
+APPLY_CHUNK = 2_000  # files read by a scan that are parsed and written in one transaction
 PENDING = "edited = 1 OR problem LIKE 'new file%'"
 # Rows `pcp status` lists (hand edits, new, conflicted and invalid files): a partial index, so
 # that status at 100,000 pages looks up its few rows instead of scanning the table (~140 ms).
@@ -140,13 +141,31 @@ class Entry:
         return cls(**data)
 
 
-@dataclass(frozen=True)
 class Changes:
-    changed: tuple[Entry, ...]
-    removed: tuple[str, ...]
+    """What a refresh found: the rows it wrote (`changed`) and the paths it removed.
+
+    A scan's rows are read back from the catalog when `changed` is first asked for (`load`,
+    with `count` rows): the first scan of a million-page store writes a million rows that its
+    caller seldom looks at, and need not hold them all."""
+
+    __slots__ = ("_changed", "_count", "_load", "removed")
+
+    def __init__(self, changed: Iterable[Entry] = (), removed: Iterable[str] = (), *,
+                 load: Callable[[], Iterable[Entry]] | None = None, count: int = 0) -> None:
+        self._changed = tuple(changed) if load is None else None
+        self._load = load
+        self._count = count if self._changed is None else len(self._changed)
+        self.removed = tuple(removed)
+
+    @property
+    def changed(self) -> tuple[Entry, ...]:
+        if self._changed is None:
+            assert self._load is not None
+            self._changed, self._load = tuple(self._load()), None
+        return self._changed
 
     def __bool__(self) -> bool:
-        return bool(self.changed or self.removed)
+        return bool(self._count or self.removed)
 
 
 # A scanner turns (store-relative path, raw bytes, mtime_ns, size) into the row's fields.
@@ -508,6 +527,7 @@ class Catalog:
         restats: list[tuple[str, os.stat_result, int]] = []
         unread: set[int] = set()  # buckets with a file that could not be read: rechecked
         present: set[str] = set()
+        first_seq, written = self.seq(), 0
         for b in check:
             for rel, st in groups[b]:
                 present.add(rel)
@@ -517,15 +537,26 @@ class Catalog:
                     continue
                 if not self._compare(rel, st, row, updates, restats):
                     unread.add(b)
+                if len(updates) >= APPLY_CHUNK:
+                    # Written a chunk at a time, so a first scan holds one chunk's bytes, not
+                    # the store's. Safe to stop between chunks: the bucket fingerprints are
+                    # written last, so the next scan compares these buckets' rows again.
+                    written += self._apply(updates, restats, [], None)._count
+                    updates, restats = [], []
         # A row the walk did not meet may be a file another process created after the walk
         # began (a hand edit it adopted, a page it wrote): that one is the next scan's.
         removed = sorted(path for path in known if path not in present
                          and not self._born_since(path, walked_at))
         for b in unread:
             sums[b] = (sums[b] + 1) & _MASK64  # never equal to what the files say: look again
-        if not updates and not restats and not removed and sums == stored:
+        if not written and not updates and not restats and not removed and sums == stored:
             return Changes((), ())
-        return self._apply(updates, restats, removed, sums)
+        last = self._apply(updates, restats, removed, sums)
+        if not written:
+            return last
+        upto = self.seq()
+        return Changes(removed=last.removed, count=written + last._count,
+                       load=lambda: self._written(first_seq, upto))
 
     def _born_since(self, rel: str, moment: int) -> bool:
         try:
@@ -600,7 +631,7 @@ class Catalog:
             rows.append(fields)
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            seq = self.seq()
+            seq = first = self.seq()
             for fields in rows:
                 seq += 1
                 self._upsert(fields, seq)
@@ -624,9 +655,13 @@ class Catalog:
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
-        changed = tuple(e for rel in (r["path"] for r in rows) for e in self.entries(
-            "path = ?", (rel,)))
-        return Changes(changed, tuple(removed))
+        return Changes(removed=removed, count=len(rows),
+                       load=lambda: self._written(first, first + len(rows)))
+
+    def _written(self, after: int, upto: int) -> list[Entry]:
+        """The rows written with a `seq` in (after, upto] and still holding it."""
+        return sorted((Entry.from_row(row) for row in self._db.execute(
+            _SELECT + " WHERE seq > ? AND seq <= ?", (after, upto))), key=lambda e: e.path)
 
     def _upsert(self, fields: dict[str, Any], seq: int) -> None:
         values = dict.fromkeys(_COLUMNS + _STAT_COLUMNS)
