@@ -1,6 +1,7 @@
-"""A catalog scan that reads many files writes them a chunk at a time (so the first scan of a
-million-page store does not hold every file's bytes), and stays all-or-nothing where it counts:
-stopped between chunks, the next scan finishes the job; `Changes` still names every row."""
+"""The catalog at a million pages, tested small: a scan that reads many files writes them a
+chunk at a time (so the first scan does not hold every file's bytes), and stopped between chunks
+the next scan finishes the job; `Changes` still names every row; reading every row (an index
+rebuild) goes a batch at a time and gives what `entries` gives."""
 
 from __future__ import annotations
 
@@ -80,3 +81,14 @@ def test_a_chunked_rescan_reports_each_changed_file_once(example, monkeypatch):
         assert changes.removed == ("pages/user/gone.md",)
         assert [e.path for e in changes.changed] == sorted(
             p.relative_to(example).as_posix() for p in heads if p != gone)
+
+
+def test_each_entry_gives_what_entries_gives_a_batch_at_a_time(example):
+    from pcp_cli.query.index_sync import INDEXABLE
+
+    with api.open_store(example) as store:
+        whole = store.catalog.entries(INDEXABLE)
+        assert len(whole) > 10
+        assert list(store.catalog.each_entry(INDEXABLE, batch=3)) == whole
+        assert list(store.catalog.each_entry("type = ?", ("keystone",), batch=2)) == \
+            store.catalog.entries("type = ?", ("keystone",))
