@@ -12,6 +12,7 @@ import pytest
 
 from pcp_cli import api
 from pcp_cli.store import catalog as catalog_mod
+from tests.conftest import cli
 
 
 def rows(root: Path) -> list[tuple]:
@@ -92,3 +93,34 @@ def test_each_entry_gives_what_entries_gives_a_batch_at_a_time(example):
         assert list(store.catalog.each_entry(INDEXABLE, batch=3)) == whole
         assert list(store.catalog.each_entry("type = ?", ("keystone",), batch=2)) == \
             store.catalog.entries("type = ?", ("keystone",))
+
+
+def test_a_first_scan_reads_a_revision_only_for_what_the_head_file_lacks(store, tmp_path,
+                                                                           monkeypatch):
+    """A head file that says what its revision recorded is cataloged from the file alone; a
+    page whose revision holds facets the file leaves out (source_spans) still gets them, so
+    neither looks edited by hand."""
+    from pcp_cli.store.store import Store
+    from tests.test_ingest import EVENTS, ingest, write
+
+    assert ingest(store, write(tmp_path, EVENTS)).code == 0
+    assert cli("add", "a plain note", "--store", str(store)).code == 0
+    for f in (store / ".pcp").glob("catalog.sqlite*"):
+        f.unlink()
+    real = Store.load_revision
+    loaded: list[str] = []
+
+    def load_revision(self, page_id, revision_id):
+        loaded.append(page_id)
+        return real(self, page_id, revision_id)
+
+    monkeypatch.setattr(Store, "load_revision", load_revision)
+    with api.open_store(store, readonly=True) as opened:
+        read_by_the_scan = set(loaded)
+        entries = opened.catalog.entries("page_id IS NOT NULL")
+        assert len(entries) == 3 and not any(e.edited or e.problem for e in entries)
+        spanned = {e.page_id for e in entries if opened.current(e.page_id).state.facets.get(
+            "source_spans")}
+        assert len(spanned) == 2 and read_by_the_scan == spanned  # not the note's revision
+        for entry in entries:
+            assert entry.content_hash == opened.current(entry.page_id).content_hash

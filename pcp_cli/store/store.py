@@ -598,13 +598,14 @@ class Store:
                     "title": str(parsed.frontmatter.get("title") or name)}
         state = parsed.state
         stored_hash = parsed.frontmatter.get("content_hash")
+        state_hash = parsed.state_hash or state.content_hash
         fields = _entry_fields(state)
         fields.update(
             revision_id=parsed.revision_id,
-            content_hash=state.content_hash,
+            content_hash=state_hash,
             created_at=parsed.frontmatter.get("created_at"),
             updated_at=parsed.frontmatter.get("updated_at"),
-            edited=stored_hash != state.content_hash,
+            edited=stored_hash != state_hash,
         )
         if state.namespace != folder_ns:
             fields["edited"] = True
