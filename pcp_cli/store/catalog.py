@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.store.files import head_files, head_stat
+from pcp_cli.store.files import FileStat, head_files, head_stat
 
 SCHEMA_VERSION = "6"
 BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
@@ -489,8 +489,8 @@ class Catalog:
         racy = self._rows("racy = 1")
         wanted = sorted(set(rels) | set(racy))
         known = {**racy, **self._rows_in("path", wanted)}
-        updates: list[tuple[str, os.stat_result, bytes, int]] = []
-        restats: list[tuple[str, os.stat_result, int]] = []
+        updates: list[tuple[str, FileStat, bytes, int]] = []
+        restats: list[tuple[str, FileStat, int]] = []
         removed: list[str] = []
         for rel in wanted:
             row = known.get(rel)
@@ -513,7 +513,7 @@ class Catalog:
         crc32 = zlib.crc32
         mask = BUCKETS - 1
         sums = [0] * BUCKETS
-        groups: list[list[tuple[str, os.stat_result]]] = [[] for _ in range(BUCKETS)]
+        groups: list[list[tuple[str, FileStat]]] = [[] for _ in range(BUCKETS)]
         for item in files:
             rel, st = item
             c = crc32(rel.encode())
@@ -533,8 +533,8 @@ class Catalog:
             known = self._rows()
         else:
             known = {**racy, **self._rows_in("bucket", sorted(check))}
-        updates: list[tuple[str, os.stat_result, bytes, int]] = []
-        restats: list[tuple[str, os.stat_result, int]] = []
+        updates: list[tuple[str, FileStat, bytes, int]] = []
+        restats: list[tuple[str, FileStat, int]] = []
         unread: set[int] = set()  # buckets with a file that could not be read: rechecked
         present: set[str] = set()
         first_seq, written = self.seq(), 0
@@ -594,9 +594,9 @@ class Catalog:
             + (f" WHERE {where}" if where else ""), tuple(params))
         return {row[0]: row[1:] for row in rows}
 
-    def _compare(self, rel: str, st: os.stat_result, row: tuple[Any, ...] | None,
-                 updates: list[tuple[str, os.stat_result, bytes, int]],
-                 restats: list[tuple[str, os.stat_result, int]]) -> bool:
+    def _compare(self, rel: str, st: FileStat, row: tuple[Any, ...] | None,
+                 updates: list[tuple[str, FileStat, bytes, int]],
+                 restats: list[tuple[str, FileStat, int]]) -> bool:
         """Read a head file whose stat moved from its row's: the same bytes are a restat (only
         when the stat or the racy mark changed), other bytes an update. False when it cannot be
         read."""
@@ -623,14 +623,14 @@ class Catalog:
             found.update(self._rows(f"{column} IN ({','.join('?' * len(chunk))})", chunk))
         return found
 
-    def _walk(self) -> list[tuple[str, os.stat_result]]:
+    def _walk(self) -> list[tuple[str, FileStat]]:
         """(store-relative path, lstat) of every head file under pages/ (files.head_files)."""
         return head_files(self.pages_dir, self.pages_dir.relative_to(self.root).as_posix())
 
     def _apply(
         self,
-        updates: list[tuple[str, os.stat_result, bytes, int]],
-        restats: list[tuple[str, os.stat_result, int]],
+        updates: list[tuple[str, FileStat, bytes, int]],
+        restats: list[tuple[str, FileStat, int]],
         removed: list[str],
         sums: list[int] | None,
     ) -> Changes:
@@ -785,7 +785,7 @@ def _bucket(rel: str) -> int:
     return zlib.crc32(rel.encode()) & (BUCKETS - 1)
 
 
-def _racy(st: os.stat_result, known_at: int) -> bool:
+def _racy(st: FileStat | os.stat_result, known_at: int) -> bool:
     """Could the file be rewritten after `known_at` (when its content was read or written)
     and keep every stat field? Only within the timestamp tick of its last change."""
     changed = max(st.st_mtime_ns, st.st_ctime_ns)
@@ -793,6 +793,6 @@ def _racy(st: os.stat_result, known_at: int) -> bool:
     return known_at < changed + tick
 
 
-def _stat_fields(st: os.stat_result, known_at: int) -> dict[str, Any]:
+def _stat_fields(st: FileStat | os.stat_result, known_at: int) -> dict[str, Any]:
     return {"mtime_ns": st.st_mtime_ns, "size": st.st_size, "ctime_ns": st.st_ctime_ns,
             "ino": st.st_ino, "racy": _racy(st, known_at)}
