@@ -452,7 +452,13 @@ class Catalog:
                     changes = self.scan_paths(paths) if paths else Changes((), ())
                     watched.scanned(started, full=False)
                     return changes
-                changes = self._scan_files()
+                if paths is None and mode != "full" and not watched.scanned_at:
+                    # This process's first refresh: a store monitor, when one runs, vouches
+                    # for what it saw as it does for every command (a full scan otherwise), so
+                    # `pcp serve`'s first call on a big store does not stat every file.
+                    changes = self._refresh_with_monitor(mode)
+                else:
+                    changes = self._scan_files()
             except BaseException:
                 watched.failed()
                 raise
