@@ -124,3 +124,12 @@ def test_a_first_scan_reads_a_revision_only_for_what_the_head_file_lacks(store, 
         assert len(spanned) == 2 and read_by_the_scan == spanned  # not the note's revision
         for entry in entries:
             assert entry.content_hash == opened.current(entry.page_id).content_hash
+
+
+def test_namespaces_are_the_distinct_ones_in_order(store):
+    for text, ns in [("a", "work"), ("b", "personal"), ("c", "work:acme"), ("d", "work")]:
+        assert cli("add", text, "--namespace", ns, "--store", str(store)).code == 0
+    with api.open_store(store) as opened:
+        found = opened.catalog.namespaces()
+        assert found == sorted({e.namespace for e in opened.catalog.entries() if e.namespace})
+        assert found == ["personal", "work", "work:acme"]

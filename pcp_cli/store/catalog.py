@@ -63,6 +63,9 @@ _LATE_INDEXES = {
     # `pcp stats` / `pcp_stats` (`groups`) count from this index alone, in its GROUP BY order,
     # instead of scanning the table and sorting (0.19 s -> 0.08 s of CPU at 100k pages): it
     # covers every column that query and its filters read.
+    # `namespaces()` (every search) walks the distinct namespaces through this index, a
+    # lookup each, instead of reading every row (~0.3 s at 1M pages)
+    "pages_namespace": "CREATE INDEX IF NOT EXISTS pages_namespace ON pages(namespace)",
     "pages_groups": "CREATE INDEX IF NOT EXISTS pages_groups ON pages(namespace, type, origin, "
                     "lifecycle_status, review_status, sensitivity, created_at, updated_at, "
                     "page_id) WHERE problem IS NULL AND page_id IS NOT NULL",
@@ -397,8 +400,12 @@ class Catalog:
 
     def namespaces(self) -> list[str]:
         """Every namespace a readable row names (to resolve scope patterns without loading rows)."""
+        # A skip scan of pages_namespace: the next namespace after each, one index lookup per
+        # namespace, not one row per page.
         return [row[0] for row in self._db.execute(
-            "SELECT DISTINCT namespace FROM pages WHERE namespace IS NOT NULL ORDER BY 1")]
+            "WITH RECURSIVE ns(n) AS (SELECT MIN(namespace) FROM pages UNION ALL "
+            "SELECT (SELECT MIN(namespace) FROM pages WHERE namespace > n) FROM ns "
+            "WHERE n IS NOT NULL) SELECT n FROM ns WHERE n IS NOT NULL")]
 
     def identity(self) -> str:
         """A random id minted with this catalog: a rebuilt catalog restarts its sequence, and a
