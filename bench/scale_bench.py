@@ -2,7 +2,7 @@
 store monitor; and `rg -l -i` over pages/ beside `pcp search` (issue #25).
 
     python bench/scale_bench.py --store SMALL --store BIG [--rounds 5] [--word garden]
-        [--monitor both|on|off] [--markdown]
+        [--monitor both|on|off] [--markdown] [--only WORDS]...
 
 Make the stores first (not in the repo), e.g. with bench/store_search_bench.py's `gen_store`
 (`long_share=0.05` for ~5% long transcripts), then index each once (`pcp index --engine
@@ -94,6 +94,9 @@ def main() -> None:
     ap.add_argument("--word", default="garden")
     ap.add_argument("--monitor", choices=("both", "on", "off"), default="both")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--only", action="append", metavar="WORDS",
+                    help="measure only the commands whose name holds WORDS (repeatable), e.g. "
+                         "--only search --only rg while an index is still being built")
     args = ap.parse_args()
     if shutil.which("rg") is None:
         raise SystemExit("needs ripgrep (rg) on PATH")
@@ -108,7 +111,8 @@ def main() -> None:
         outputs: dict[str, bytes] = {}
         for on in modes:
             monitor(store, on)
-            cmds = commands(store, page_id, args.word)
+            cmds = {name: argv for name, argv in commands(store, page_id, args.word).items()
+                    if not args.only or any(words in name for words in args.only)}
             for argv in cmds.values():  # warm the page cache and the catalog
                 run(argv)
             runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}

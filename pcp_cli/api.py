@@ -951,8 +951,9 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     index's
     report, and under `vectors` the vector index's `{rebuilt, reason, embedded, fields_only,
     removed, stale, documents, chunks, model}` — or `{installed: false, hint}` without the
-    semantic extra. `vectors=None` means "if the extra is installed"; `rebuild_vectors=None`
-    follows `rebuild`. `progress(n)` / `vector_progress(n)` are called during a rebuild.
+    semantic extra, `{installed: true, skipped: true}` with it and `vectors=False`.
+    `vectors=None` means "if the extra is installed"; `rebuild_vectors=None` follows `rebuild`.
+    `progress(n)` / `vector_progress(n)` are called during a rebuild.
     """
     from pcp_cli.errors import IndexUnavailable
     from pcp_cli.semantic import INSTALL_HINT, installed
@@ -989,7 +990,8 @@ def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,
     if vectors is None:
         vectors = installed()
     if not vectors:
-        data["vectors"] = {"installed": installed(), "hint": INSTALL_HINT}
+        data["vectors"] = ({"installed": True, "skipped": True} if installed()
+                           else {"installed": False, "hint": INSTALL_HINT})
         return data
     from pcp_cli.query.vector_sync import catch_up as vectors_catch_up
     from pcp_cli.query.vector_sync import open_vectors

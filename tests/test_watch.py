@@ -156,3 +156,27 @@ def test_the_safety_net_scan_runs_in_the_background(example, monkeypatch):
         path.write_text(path.read_text() + "\nA line added.\n")
         store.refresh()  # by this call's targeted scan, or the thread's: seen either way
         assert digest_row(store, HEAD) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_after_a_long_full_scan_the_safety_net_waits_longer(example, monkeypatch):
+    """On a big store a full scan takes seconds (and a call waits for it): the safety net runs
+    at most SAFETY_SHARE of the time, so the age it allows grows with the last scan's length."""
+    import time
+
+    with api.open_store(example, readonly=True) as store:
+        assert api.watch_files(store)
+        counted = scans(store, monkeypatch)
+        store.refresh()  # the first refresh after watching always scans
+        watched = watch.watching(store.layout.pages)
+        assert watched is not None and counted == [1]
+        now = time.monotonic()
+        watched.scanned_at, watched.scan_s = now - 2 * watch.MAX_AGE_S, 0.001  # a short scan
+        store.refresh()
+        assert counted == [1, 1]  # older than MAX_AGE_S: scanned again
+        watched.scanned_at, watched.scan_s = now - 2 * watch.MAX_AGE_S, 5.0  # a 5 s scan
+        assert watched.max_age() == 5.0 / watch.SAFETY_SHARE
+        store.refresh()
+        assert counted == [1, 1]  # within 250 s of it: the events are trusted
+        watched.scanned_at = now - watched.max_age() - 1
+        store.refresh()
+        assert counted == [1, 1, 1]

@@ -179,6 +179,11 @@ def register(app: typer.Typer) -> None:
             "--engine", metavar="whoosh|tantivy",
             help="Use this search engine on this device from now on (rebuilds the index when "
                  "it changes); tantivy needs pip install 'pcp-cli[fast]'.")] = None,
+        vectors: Annotated[bool, typer.Option(
+            "--vectors/--no-vectors",
+            help="With the semantic extra, also bring the semantic vectors up to date "
+                 "(--no-vectors: the text index only; a semantic search embeds what is "
+                 "missing when it runs).")] = True,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -190,7 +195,8 @@ def register(app: typer.Typer) -> None:
             with _progress_bar(total) as progress, _progress_bar(
                     total, "embedding") as vector_progress:
                 report = api.index_store(store, rebuild=rebuild, progress=progress,
-                                         vector_progress=vector_progress, engine=engine)
+                                         vector_progress=vector_progress, engine=engine,
+                                         vectors=None if vectors else False)
         emit(report, as_json, lambda: text(_index_line(report) + "\n"
                                            + _vectors_line(report["vectors"])))
         if report.get("replaced_build") and not as_json:
@@ -268,6 +274,8 @@ def _index_line(report: dict[str, Any]) -> str:
 
 
 def _vectors_line(report: dict[str, Any]) -> str:
+    if report.get("skipped"):
+        return "Semantic vectors: left as they were (--no-vectors)."
     if "installed" in report:
         return ("Semantic vectors: not built (the semantic extra is not installed; "
                 f"{report['hint']}).")

@@ -182,7 +182,7 @@ def to_doc(store: Store, entry: Entry) -> IndexDoc:
 
 
 def _all_docs(store: Store) -> Iterator[IndexDoc]:
-    for entry in store.catalog.entries(INDEXABLE):
+    for entry in store.catalog.each_entry(INDEXABLE):
         yield to_doc(store, entry)
 
 

@@ -105,7 +105,7 @@ def disk_bytes(store: Store) -> int:
 
 
 def _docs(store: Store) -> Iterator[IndexDoc]:
-    for entry in store.catalog.entries(INDEXABLE):
+    for entry in store.catalog.each_entry(INDEXABLE):
         yield to_doc(store, entry)
 
 

@@ -27,12 +27,12 @@ import time
 import uuid
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.store.files import head_files, head_stat
+from pcp_cli.store.files import FileStat, head_files, head_stat
 
 if TYPE_CHECKING:
     from pcp_cli.model.page import PageState
@@ -45,6 +45,7 @@ BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
 # system (FAT: 2 s, some network file systems: 1 s).
 RACY_FINE_NS = 50_000_000
 RACY_COARSE_NS = 2_000_000_000
+APPLY_CHUNK = 2_000  # files read by a scan that are parsed and written in one transaction
 PENDING = "edited = 1 OR problem LIKE 'new file%'"
 # Rows `pcp status` lists (hand edits, new, conflicted and invalid files): a partial index, so
 # that status at 100,000 pages looks up its few rows instead of scanning the table (~140 ms).
@@ -182,13 +183,31 @@ class Entry:
         return cls(**data)
 
 
-@dataclass(frozen=True)
 class Changes:
-    changed: tuple[Entry, ...]
-    removed: tuple[str, ...]
+    """What a refresh found: the rows it wrote (`changed`) and the paths it removed.
+
+    A scan's rows are read back from the catalog when `changed` is first asked for (`load`,
+    with `count` rows): the first scan of a million-page store writes a million rows that its
+    caller seldom looks at, and need not hold them all."""
+
+    __slots__ = ("_changed", "_count", "_load", "removed")
+
+    def __init__(self, changed: Iterable[Entry] = (), removed: Iterable[str] = (), *,
+                 load: Callable[[], Iterable[Entry]] | None = None, count: int = 0) -> None:
+        self._changed = tuple(changed) if load is None else None
+        self._load = load
+        self._count = count if self._changed is None else len(self._changed)
+        self.removed = tuple(removed)
+
+    @property
+    def changed(self) -> tuple[Entry, ...]:
+        if self._changed is None:
+            assert self._load is not None
+            self._changed, self._load = tuple(self._load()), None
+        return self._changed
 
     def __bool__(self) -> bool:
-        return bool(self.changed or self.removed)
+        return bool(self._count or self.removed)
 
 
 # A scanner turns (store-relative path, raw bytes, mtime_ns, size) into the row's fields.
@@ -358,6 +377,16 @@ class Catalog:
     def entries(self, where: str = "", params: Iterable[Any] = ()) -> list[Entry]:
         sql = _SELECT + (f" WHERE {where}" if where else "") + " ORDER BY path"
         return [Entry.from_row(row) for row in self._db.execute(sql, tuple(params))]
+
+    def each_entry(self, where: str = "", params: Iterable[Any] = (), *, batch: int = 1000
+                   ) -> Iterator[Entry]:
+        """`entries`, one at a time: what reads every row (an index rebuild) holds a batch of
+        them, not the store's (a million Entries are over a gigabyte). Its own cursor, so the
+        catalog can answer other queries meanwhile."""
+        cursor = self._db.execute(_SELECT + (f" WHERE {where}" if where else "")
+                                  + " ORDER BY path", tuple(params))
+        while rows := cursor.fetchmany(batch):
+            yield from (Entry.from_row(row) for row in rows)
 
     def window(self, where: str, params: Iterable[Any], limit: int, offset: int = 0
                ) -> list[Entry]:
@@ -554,7 +583,13 @@ class Catalog:
                     changes = self.scan_paths(paths) if paths else Changes((), ())
                     watched.scanned(started, full=False)
                     return changes
-                changes = self._scan_files()
+                if paths is None and mode != "full" and not watched.scanned_at:
+                    # This process's first refresh: a store monitor, when one runs, vouches
+                    # for what it saw as it does for every command (a full scan otherwise), so
+                    # `pcp serve`'s first call on a big store does not stat every file.
+                    changes = self._refresh_with_monitor(mode)
+                else:
+                    changes = self._scan_files()
             except BaseException:
                 watched.failed()
                 raise
@@ -591,8 +626,8 @@ class Catalog:
         racy = self._rows("racy = 1")
         wanted = sorted(set(rels) | set(racy))
         known = {**racy, **self._rows_in("path", wanted)}
-        updates: list[tuple[str, os.stat_result, bytes, int]] = []
-        restats: list[tuple[str, os.stat_result, int]] = []
+        updates: list[tuple[str, FileStat, bytes, int]] = []
+        restats: list[tuple[str, FileStat, int]] = []
         removed: list[str] = []
         for rel in wanted:
             row = known.get(rel)
@@ -615,7 +650,7 @@ class Catalog:
         crc32 = zlib.crc32
         mask = BUCKETS - 1
         sums = [0] * BUCKETS
-        groups: list[list[tuple[str, os.stat_result]]] = [[] for _ in range(BUCKETS)]
+        groups: list[list[tuple[str, FileStat]]] = [[] for _ in range(BUCKETS)]
         for item in files:
             rel, st = item
             c = crc32(rel.encode())
@@ -635,10 +670,11 @@ class Catalog:
             known = self._rows()
         else:
             known = {**racy, **self._rows_in("bucket", sorted(check))}
-        updates: list[tuple[str, os.stat_result, bytes, int]] = []
-        restats: list[tuple[str, os.stat_result, int]] = []
+        updates: list[tuple[str, FileStat, bytes, int]] = []
+        restats: list[tuple[str, FileStat, int]] = []
         unread: set[int] = set()  # buckets with a file that could not be read: rechecked
         present: set[str] = set()
+        first_seq, written = self.seq(), 0
         for b in check:
             for rel, st in groups[b]:
                 present.add(rel)
@@ -648,15 +684,26 @@ class Catalog:
                     continue
                 if not self._compare(rel, st, row, updates, restats):
                     unread.add(b)
+                if len(updates) >= APPLY_CHUNK:
+                    # Written a chunk at a time, so a first scan holds one chunk's bytes, not
+                    # the store's. Safe to stop between chunks: the bucket fingerprints are
+                    # written last, so the next scan compares these buckets' rows again.
+                    written += self._apply(updates, restats, [], None)._count
+                    updates, restats = [], []
         # A row the walk did not meet may be a file another process created after the walk
         # began (a hand edit it adopted, a page it wrote): that one is the next scan's.
         removed = sorted(path for path in known if path not in present
                          and not self._born_since(path, walked_at))
         for b in unread:
             sums[b] = (sums[b] + 1) & _MASK64  # never equal to what the files say: look again
-        if not updates and not restats and not removed and sums == stored:
+        if not written and not updates and not restats and not removed and sums == stored:
             return Changes((), ())
-        return self._apply(updates, restats, removed, sums)
+        last = self._apply(updates, restats, removed, sums)
+        if not written:
+            return last
+        upto = self.seq()
+        return Changes(removed=last.removed, count=written + last._count,
+                       load=lambda: self._written(first_seq, upto))
 
     def _born_since(self, rel: str, moment: int) -> bool:
         try:
@@ -684,9 +731,9 @@ class Catalog:
             + (f" WHERE {where}" if where else ""), tuple(params))
         return {row[0]: row[1:] for row in rows}
 
-    def _compare(self, rel: str, st: os.stat_result, row: tuple[Any, ...] | None,
-                 updates: list[tuple[str, os.stat_result, bytes, int]],
-                 restats: list[tuple[str, os.stat_result, int]]) -> bool:
+    def _compare(self, rel: str, st: FileStat, row: tuple[Any, ...] | None,
+                 updates: list[tuple[str, FileStat, bytes, int]],
+                 restats: list[tuple[str, FileStat, int]]) -> bool:
         """Read a head file whose stat moved from its row's: the same bytes are a restat (only
         when the stat or the racy mark changed), other bytes an update. False when it cannot be
         read."""
@@ -713,14 +760,14 @@ class Catalog:
             found.update(self._rows(f"{column} IN ({','.join('?' * len(chunk))})", chunk))
         return found
 
-    def _walk(self) -> list[tuple[str, os.stat_result]]:
+    def _walk(self) -> list[tuple[str, FileStat]]:
         """(store-relative path, lstat) of every head file under pages/ (files.head_files)."""
         return head_files(self.pages_dir, self.pages_dir.relative_to(self.root).as_posix())
 
     def _apply(
         self,
-        updates: list[tuple[str, os.stat_result, bytes, int]],
-        restats: list[tuple[str, os.stat_result, int]],
+        updates: list[tuple[str, FileStat, bytes, int]],
+        restats: list[tuple[str, FileStat, int]],
         removed: list[str],
         sums: list[int] | None,
     ) -> Changes:
@@ -731,7 +778,7 @@ class Catalog:
             rows.append(fields)
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            seq = self.seq()
+            seq = first = self.seq()
             for fields in rows:
                 seq += 1
                 self._upsert(fields, seq)
@@ -755,9 +802,13 @@ class Catalog:
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
-        changed = tuple(e for rel in (r["path"] for r in rows) for e in self.entries(
-            "path = ?", (rel,)))
-        return Changes(changed, tuple(removed))
+        return Changes(removed=removed, count=len(rows),
+                       load=lambda: self._written(first, first + len(rows)))
+
+    def _written(self, after: int, upto: int) -> list[Entry]:
+        """The rows written with a `seq` in (after, upto] and still holding it."""
+        return sorted((Entry.from_row(row) for row in self._db.execute(
+            _SELECT + " WHERE seq > ? AND seq <= ?", (after, upto))), key=lambda e: e.path)
 
     def _upsert(self, fields: dict[str, Any], seq: int) -> None:
         values = dict.fromkeys(_COLUMNS + _STAT_COLUMNS)
@@ -911,7 +962,7 @@ def _bucket(rel: str) -> int:
     return zlib.crc32(rel.encode()) & (BUCKETS - 1)
 
 
-def _racy(st: os.stat_result, known_at: int) -> bool:
+def _racy(st: FileStat | os.stat_result, known_at: int) -> bool:
     """Could the file be rewritten after `known_at` (when its content was read or written)
     and keep every stat field? Only within the timestamp tick of its last change."""
     changed = max(st.st_mtime_ns, st.st_ctime_ns)
@@ -919,6 +970,6 @@ def _racy(st: os.stat_result, known_at: int) -> bool:
     return known_at < changed + tick
 
 
-def _stat_fields(st: os.stat_result, known_at: int) -> dict[str, Any]:
+def _stat_fields(st: FileStat | os.stat_result, known_at: int) -> dict[str, Any]:
     return {"mtime_ns": st.st_mtime_ns, "size": st.st_size, "ctime_ns": st.st_ctime_ns,
             "ino": st.st_ino, "racy": _racy(st, known_at)}

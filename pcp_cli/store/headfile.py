@@ -63,6 +63,7 @@ class ParsedHead:
     body: str
     revision_id: str | None
     state: PageState | None
+    state_hash: str | None = None  # state.content_hash, when parse_head worked it out
 
 
 def parse_head(
@@ -126,9 +127,17 @@ def parse_head(
             },
         }
     )
+    state = PageState.from_dict(state_data)
+    state_hash = None
     if load_revision is not None and isinstance(revision_id, str):
-        _restore_revision_facets(state_data, page_id, revision_id, load_revision)
-    return ParsedHead(data, head.body, revision_id, PageState.from_dict(state_data))
+        # A file that says exactly what its revision recorded (the hash it names) lacks no
+        # facet of it: that revision need not be read (a fifth of a first scan's time).
+        state_hash = state.content_hash
+        if state_hash != data.get("content_hash"):
+            _restore_revision_facets(state_data, page_id, revision_id, load_revision)
+            state = PageState.from_dict(state_data)
+            state_hash = state.content_hash
+    return ParsedHead(data, head.body, revision_id, state, state_hash)
 
 
 def _restore_revision_facets(state_data: dict[str, Any], page_id: str, revision_id: str,

@@ -73,13 +73,14 @@ def scan(store: Store, rel: str, raw: bytes) -> dict[str, Any]:
                 "title": str(parsed.frontmatter.get("title") or name)}
     state = parsed.state
     stored_hash = parsed.frontmatter.get("content_hash")
+    state_hash = parsed.state_hash or state.content_hash
     fields = entry_fields(state)
     fields.update(
         revision_id=parsed.revision_id,
-        content_hash=state.content_hash,
+        content_hash=state_hash,
         created_at=parsed.frontmatter.get("created_at"),
         updated_at=parsed.frontmatter.get("updated_at"),
-        edited=stored_hash != state.content_hash,
+        edited=stored_hash != state_hash,
     )
     if state.namespace != folder_ns:
         fields["edited"] = True

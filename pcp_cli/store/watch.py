@@ -14,7 +14,10 @@ only then. The stat scan stays the truth whenever there is doubt:
 - an event queue overflow, a watch that could not be added, a new or removed folder, or a
   catalog that was replaced (its first scan not done) make the next refresh scan and re-watch;
 - a full scan is also done when the last one is older than `MAX_AGE_S`, whatever the events
-  say (the safety net); `keep_scanning` runs it in the background before a call has to;
+  say (the safety net); `keep_scanning` runs it in the background before a call has to. On a
+  big store that scan is long (seconds at a million pages) and a call that needs the lock
+  meanwhile waits for it, so the age grows with what the last full scan took: the safety net
+  takes at most `SAFETY_SHARE` of the time (a 5 s scan: every 250 s, not every minute);
 - only local file systems are watched (ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS):
   inotify does not see another machine's writes to a network file system, so there the scan
   runs on every refresh as before. Not on Linux: the same.
@@ -40,6 +43,7 @@ from typing import Any
 from pcp_cli.store.layout import is_foreign_root
 
 MAX_AGE_S = 60.0
+SAFETY_SHARE = 0.02
 _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
 _IN_DELETE_SELF, _IN_MOVE_SELF, _IN_Q_OVERFLOW, _IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
@@ -70,15 +74,22 @@ class StoreWatch:
         self.paths: set[str] = set()  # head files named by events since the last scan
         self.rewatch = True
         self.scanned_at = 0.0
+        self.scan_s = 0.0  # how long the last full scan took
+
+    def max_age(self) -> float:
+        """How old the last full scan may be before the safety net runs another: `MAX_AGE_S`,
+        or longer when the scans are long, so that they take at most `SAFETY_SHARE` of the
+        time (`MAX_AGE_S = 0`: every refresh scans)."""
+        return MAX_AGE_S and max(MAX_AGE_S, self.scan_s / SAFETY_SHARE)
 
     def pending(self) -> set[str] | None:
         """Drain the events and take what the catalog must scan: None for every file (the
         first scan, an overflow, a folder added or removed, a watch lost, or the last full scan
-        older than `MAX_AGE_S`), else the store-relative paths of the head files named by
+        older than `max_age()`), else the store-relative paths of the head files named by
         events since the last `pending` (empty: nothing moved). Events noted from now on are
         the next call's. The caller holds `lock`, scans, then calls `scanned` (or `failed`)."""
         full, taken = self.take()
-        if full or time.monotonic() - self.scanned_at > MAX_AGE_S:
+        if full or time.monotonic() - self.scanned_at > self.max_age():
             return None
         return taken
 
@@ -98,6 +109,7 @@ class StoreWatch:
         A targeted scan (`full=False`) leaves the age of the last full scan as it was."""
         if full:
             self.scanned_at = started
+            self.scan_s = time.monotonic() - started
 
     def failed(self) -> None:
         """The scan did not finish: the next one scans everything."""
@@ -209,7 +221,7 @@ _GUARD = threading.Lock()
 
 def keep_scanning(pages: Path, open_store: Callable[[], Any]) -> None:
     """Run the safety net's full scan in a daemon thread, before a call would have to: every
-    `MAX_AGE_S / 4` seconds, when the last full scan is older than half of `MAX_AGE_S`, a store
+    `MAX_AGE_S / 4` seconds, when the last full scan is older than half of `max_age()`, a store
     opened for that scan alone runs `refresh("full")` (under the watch's lock, as a call's
     refresh would). A call's own refresh stays the judge: if this thread falls behind or fails,
     the call scans as before."""
@@ -220,7 +232,7 @@ def keep_scanning(pages: Path, open_store: Callable[[], Any]) -> None:
             watched = watching(pages)
             if watched is None or not pages.is_dir():
                 return
-            if time.monotonic() - watched.scanned_at < MAX_AGE_S / 2:
+            if time.monotonic() - watched.scanned_at < watched.max_age() / 2:
                 continue
             try:
                 with open_store() as store:

@@ -455,3 +455,16 @@ def test_an_edit_leaves_the_filter_snapshot_and_a_new_process_still_sees_it(exam
                        "--store", example, *args)
         assert proc.code == 0, proc.stderr
         assert (porto in ids(json.loads(proc.stdout))) == bool(args)
+
+
+def test_index_no_vectors_builds_the_text_index_only(example):
+    indexed = cli("index", "--no-vectors", "--store", str(example), "--json")
+    assert indexed.code == 0, indexed.stderr
+    assert indexed.json["vectors"] == {"installed": True, "skipped": True}
+    assert indexed.json["documents"] > 0
+    assert not (example / ".pcp" / "vectors").exists()
+    said = cli("index", "--no-vectors", "--store", str(example))
+    assert "Semantic vectors: left as they were (--no-vectors)." in said.stdout
+    found = cli("search", QUESTION, "--mode", "semantic", "--store", str(example), "--json")
+    assert found.code == 0, found.stderr  # the semantic search embeds what is missing
+    assert (example / ".pcp" / "vectors").exists()
