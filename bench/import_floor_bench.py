@@ -125,6 +125,8 @@ def main() -> None:
     parser.add_argument("--once", action="store_true", help="this checkout's import only")
     parser.add_argument("--scratch", type=Path, help="where the notes and stores go")
     args = parser.parse_args()
+    if args.scratch is not None:
+        args.scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.scratch) as tmp:
         scratch = Path(tmp)
         folder = scratch / "notes"
