@@ -216,21 +216,8 @@ class FileBatch:
                           ) from exc
 
     def _write_temp(self, path: Path, tmp: str, fds: list[int]) -> None:
-        """Write and fsync the temporary file of `path` (its descriptor is in `fds` until it is
-        closed, for the caller to close should this raise)."""
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            fds.append(fd)
-            view = memoryview(self._files[path])
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except OSError as exc:
-            if exc.filename is None:
-                exc.filename = str(path)
-            raise
-        fds.remove(fd)
-        os.close(fd)
+        """Write and fsync the temporary file of `path` (see `_write_file`)."""
+        _write_file(path, tmp, self._files[path], fds, fsync=True)
 
     @staticmethod
     def _discard(temps: Iterable[str], created: list[Path]) -> None:
