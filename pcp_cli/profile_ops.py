@@ -14,7 +14,6 @@ micro_prompt or the Markdown profile, and enter `json` and the archive only with
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from pcp_cli.model.page import (
     now_iso,
 )
 from pcp_cli.model.scopes import in_scopes
+from pcp_cli.store import kept
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.store import Store, WriteResult
 
@@ -150,8 +150,8 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
 
     key = _micro_prompt_key(store, scopes)
     if key is not None:
-        cached = _kept_text(store, key)
-        if cached is not None:
+        cached = kept.read(store.layout.local / _KEPT_MICRO_PROMPT, key)
+        if isinstance(cached, str):
             return cached
     entries = _entries(store, "keystone", scopes=scopes)
     keystones = [_load(store, e) for e in entries]
@@ -161,7 +161,7 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
              if not e.edited}
     if key is not None and all(named.get(r.page_id) == r.revision_id
                                for r in [*keystones, *([profile] if profile else [])]):
-        _keep_text(store, key, text)
+        kept.keep(store.layout.local / _KEPT_MICRO_PROMPT, key, text)
     return text
 
 
@@ -173,47 +173,16 @@ def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
     view of the head files, a store without a catalog)."""
     if not isinstance(store, Store) or not store.has_catalog():
         return None
-    import sys
 
     from pcp_cli import __version__
 
-    stamps = []
-    code = [sys.modules[name].__file__ for name in ("pcp_cli.render.micro_prompt",
-                                                     "pcp_cli.render.select", __name__)]
-    for path in (*code, store.root / "pcp.yaml"):
-        try:
-            st = os.stat(path)
-        except (OSError, TypeError):
-            return None
-        stamps.append(f"{st.st_mtime_ns}/{st.st_size}")
+    stamps = kept.code_stamps(("pcp_cli.render.micro_prompt", "pcp_cli.render.select",
+                               __name__), store.root / "pcp.yaml")
+    if stamps is None:
+        return None
     catalog = store.catalog
     return "|".join([catalog.identity(), str(catalog.seq()), ",".join(sorted(scopes)),
                      __version__, *stamps])
-
-
-def _kept_text(store: Store, key: str) -> str | None:
-    import json
-
-    try:
-        kept = json.loads((store.layout.local / _KEPT_MICRO_PROMPT).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("text"), str):
-        return str(kept["text"])
-    return None
-
-
-def _keep_text(store: Store, key: str, text: str) -> None:
-    import json
-
-    path = store.layout.local / _KEPT_MICRO_PROMPT
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps({"key": key, "text": text}), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a read-only .pcp/: computed again next time
-        with contextlib.suppress(OSError):
-            tmp.unlink()
 
 
 # What the micro_prompt is made of: the only pages its fresh-clone path reads.

@@ -8,15 +8,14 @@ and `2024-06-15` within `--from 2024`.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.model import scopes as scope_rule
+from pcp_cli.store import kept
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -123,23 +122,20 @@ def collect_kept(store: Store, *, scopes: Sequence[str] | None = None,
     an event's head file holds an unrecorded edit or one could not be read."""
     key = _kept_key(store, scopes, sensitivities)
     path = store.layout.local / _KEPT if key is not None else None
-    if path is not None:
+    events = kept.read(path, key) if path is not None else None
+    if isinstance(events, list):
         try:
-            kept = json.loads(path.read_bytes())
-            if isinstance(kept, dict) and kept.get("key") == key:
-                return [(str(e["id"]), str(e["date"]), e) for e in kept["events"]]
-        except (OSError, ValueError, KeyError, TypeError):
+            return [(str(e["id"]), str(e["date"]), e) for e in events]
+        except (KeyError, TypeError):
             pass
     found = collect(store, scopes=scopes, sensitivities=sensitivities)
     if path is not None and all(isinstance(event, dict) for _p, _d, event in found):
-        _keep(path, {"key": key, "events": [event for _p, _d, event in found]})
+        kept.keep(path, key, [event for _p, _d, event in found])
     return found
 
 
 def _kept_key(store: Store, scopes: Sequence[str] | None,
               sensitivities: Sequence[str | None] | None) -> list[Any] | None:
-    import sys
-
     from pcp_cli import __version__
     from pcp_cli.render import portable  # noqa: F401 - its code is part of the key
     from pcp_cli.store.store import Store as RealStore
@@ -149,25 +145,11 @@ def _kept_key(store: Store, scopes: Sequence[str] | None,
     count, newest, edited = store.catalog.type_stamp(("timeline_event",))
     if edited:
         return None
-    stamps = []
-    for name in ("pcp_cli.render.portable", __name__):
-        try:
-            st = os.stat(str(sys.modules[name].__file__))
-        except (OSError, KeyError, TypeError):
-            return None
-        stamps.append(f"{st.st_mtime_ns}/{st.st_size}")
+    stamps = kept.code_stamps(("pcp_cli.render.portable", __name__))
+    if stamps is None:
+        return None
     return [store.catalog.identity(), count, newest, None if scopes is None else sorted(scopes),
             None if sensitivities is None else list(sensitivities), __version__, *stamps]
-
-
-def _keep(path: Any, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a read-only .pcp/: built again next time
-        with contextlib.suppress(OSError):
-            tmp.unlink()
 
 
 def _collect_entries(store: Any, scopes: Sequence[str] | None,
