@@ -213,20 +213,13 @@ def _mode(path: Path) -> int | None:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """One writer at a time (two apps registering at once would lose an entry)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no advisory lock; the write itself is still atomic
-        yield
-        return
-    from pcp_cli.store.atomic import write_atomic
+    """One writer at a time (two apps registering at once would lose an entry). The lock file
+    is opened in place, created if missing, and never replaced: a lock file renamed into place
+    while another process held the old one locked two different files, and four stores
+    registering at once lost one entry."""
+    from filelock import FileLock
 
     lock = path.with_name(f".{path.name}.lock")
-    if not lock.exists():
-        write_atomic(lock, "")
-    with lock.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock), thread_local=False):
+        yield
