@@ -1140,7 +1140,10 @@ def clauses(work: str) -> list[str]:
 
 def is_claim(sentence: Sentence) -> bool:
     """False for a question, a hypothetical or wish, reported speech, or a fragment."""
-    work = spoken(sentence.work)
+    return _is_claim(spoken(sentence.work))
+
+
+def _is_claim(work: str) -> bool:
     if not work or work.endswith("?") or "?" in work:
         return False
     if len(work) > 400:  # a run-on paragraph without stops: pasted, or a list
@@ -1157,14 +1160,14 @@ _PIECES = re.compile(r",?\s+(?:but|so|and|because)\s+(?=I\b|I'm\b|I've\b|my\b)|;
                      r"\s+[\u2014-]{1,2}\s+", re.I)
 
 
-def claim_pieces(sentence: Sentence) -> list[str]:
+def claim_pieces(sentence: Sentence, work: str | None = None) -> list[str]:
     """The parts of a sentence that state something of the person. A whole claim, or, when
     only a hedge or someone else's words ("my friend says I should …, but I …") keep it from
     being one, its parts after a "but", "so", "and", "because" (before "I" or "my"), ";" or a
     dash that are claims themselves. Nothing of a
     question or a hypothetical ("if", "imagine", "would") is a claim, in any part."""
-    work = spoken(sentence.work)
-    if is_claim(sentence):
+    work = spoken(sentence.work) if work is None else work
+    if _is_claim(work):
         return [work]
     if not work or "?" in work or len(work) > 400 or _SCOPED.search(work):
         return []
@@ -1180,9 +1183,10 @@ def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
         for pattern, function in ANYWHERE:
             for match in pattern.finditer(sentence.work):
                 here.extend(function(match, sentence))
-        pieces = claim_pieces(sentence)
+        work = spoken(sentence.work)
+        pieces = claim_pieces(sentence, work)
         if pieces:
-            if len(pieces) == 1 and pieces[0] == spoken(sentence.work):
+            if len(pieces) == 1 and pieces[0] == work:
                 whole = _FILLER.sub("", pieces[0])
                 for pattern, function in CLAIM_ANYWHERE:
                     match = pattern.search(whole)

@@ -2,7 +2,9 @@
 
 Contract (each point has its own test in tests/render/test_micro_prompt.py):
 - at most `LIMIT` (1,400) characters, always, ending with `(profile as of YYYY-MM-DD)`, the date
-  of the newest material actually used;
+  of the newest material actually used; when what it says was said earlier than it was last
+  affirmed (a claim accepted from a conversation two years old), the line says that too:
+  `(profile as of 2026-12-05; said between 2023-01-20 and 2023-08-10)`;
 - identity and role first, then current focus and workflow, then how to work with the person;
 - only the profile and current keystones (active, affirmed, not high-sensitivity, not
   superseded); competing claims resolved by `select` (newest high-authority wins);
@@ -27,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from pcp_cli.model.page import Revision
+from pcp_cli.model.page import OBSERVED_AT, Revision
 from pcp_cli.render.select import (
     authority,
     category,
@@ -92,6 +94,9 @@ class _Unit:
     seconds: float | None  # when this material was last known true
     top_tier: bool = False
     from_profile: bool = False
+    # When it was said, where the keystone records it (`observed_at`: a claim `pcp propose`
+    # drew from a conversation keeps the time of its sentence when it is accepted).
+    said: float | None = None
 
 
 def _sentence(text: str) -> str:
@@ -225,6 +230,7 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
                 (tier, section, group, rank),
                 _sentence(rev.state.content),
                 material_instant(rev),
+                said=instant(rev.state.record.get(OBSERVED_AT)),
             )
         )
     return units
@@ -292,9 +298,21 @@ def _redundant(unit: _Unit, kept: Sequence[_Unit]) -> bool:
 
 
 def _currency(units: Sequence[_Unit]) -> str:
+    """`(profile as of DAY)`, and when the material was said before it was affirmed, when it
+    was said: "(profile as of 2026-12-05; said between 2023-01-20 and 2023-08-10)"."""
     known = [u.seconds for u in units if u.seconds is not None]
     when = day(max(known)) if known else "unknown date"
-    return f"(profile as of {when})"
+    said = sorted(day(u.said) for u in units if u.said is not None)
+    if not said or said[-1] == when:
+        return f"(profile as of {when})"
+    if said[0] == said[-1]:
+        return f"(profile as of {when}; said on {said[0]})"
+    return f"(profile as of {when}; said between {said[0]} and {said[-1]})"
+
+
+def _said_earlier(units: Sequence[_Unit]) -> bool:
+    return any(u.said is not None and u.seconds is not None and day(u.said) != day(u.seconds)
+               for u in units)
 
 
 # Categories that hold one current value: the newest highest-authority claim is what is true
@@ -364,8 +382,11 @@ def micro_prompt(profile: Revision | None, keystones: Sequence[Revision]) -> str
     units = _units(fresh, claims)
     if not units:
         return EMPTY
-    # The currency line has a fixed length whatever the date, so reserve it first.
-    budget = LIMIT - len("\n\n(profile as of unknown date)")
+    # The currency line has a fixed length whatever the date, so reserve it first (its longer
+    # form only where some material was said before it was affirmed).
+    longest = ("(profile as of unknown date; said between YYYY-MM-DD and YYYY-MM-DD)"
+               if _said_earlier(units) else "(profile as of unknown date)")
+    budget = LIMIT - len("\n\n" + longest)
     kept: list[_Unit] = []
     for unit in sorted(units, key=lambda u: u.priority):
         if _redundant(unit, kept):
