@@ -66,7 +66,7 @@ def sources() -> list[Path]:
 
 def test_sources_found() -> None:
     names = {p.relative_to(PACKAGE).as_posix() for p in sources()}
-    assert {"api.py", "cli/main.py", "store/store.py", "store/frontmatter.py"} <= names
+    assert {"api/__init__.py", "cli/main.py", "store/store.py", "store/frontmatter.py"} <= names
 
 
 # The one door from the CLI into the MCP front end (`pcp serve`, `pcp audit`, `pcp grant`,
@@ -164,9 +164,9 @@ def test_errors_module_imports_nothing_from_the_package() -> None:
 def test_the_checker_sees_a_crossing(tmp_path: Path) -> None:
     """The checker itself can fail: a relative import of the store from cli is caught."""
     fake = tmp_path / "_layer_probe.py"
-    fake.write_text("from ..store import store\nfrom pcp_cli.store.doctor import check\n")
+    fake.write_text("from ..store import store\nfrom pcp_cli.upkeep.doctor import check\n")
     modules = [m for m, _ in imports_of(fake, package="pcp_cli.cli")]
-    assert "pcp_cli.store" in modules and "pcp_cli.store.doctor" in modules
+    assert "pcp_cli.store" in modules and "pcp_cli.upkeep.doctor" in modules
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -282,12 +282,12 @@ def test_no_module_imports_itself_through_a_circle() -> None:
 
 
 def test_source_parsers_sit_below_the_facade() -> None:
-    """adapters/ imports neither api nor profile_ops, and profile_ops does not import api."""
+    """adapters/ imports no api module, and api/profile.py does not import the api's table."""
     graph = import_graph(sources())
     bad = [f"{m} imports {t} (line {line})" for m, edges in graph.items()
            for t, line in edges.items()
-           if (_is(m, "pcp_cli.adapters") and t in ("pcp_cli.api", "pcp_cli.profile_ops"))
-           or (m == "pcp_cli.profile_ops" and t == "pcp_cli.api")]
+           if (_is(m, "pcp_cli.adapters") and _is(t, "pcp_cli.api"))
+           or (m == "pcp_cli.api.profile" and t == "pcp_cli.api")]
     assert not bad, "\n".join(bad)
 
 

@@ -12,12 +12,12 @@ from typing import Annotated
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.editor import ask_yes, run_editor
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
-    api,
     complete_namespace,
     complete_page,
     complete_type,

@@ -79,7 +79,7 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
                 for path in store.layout.not_folders()]
     if replaced:
         return replaced
-    from pcp_cli.store.damage import folder_damage
+    from pcp_cli.upkeep.damage import folder_damage
 
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
@@ -123,7 +123,7 @@ def _validation(store: Store, findings: list[Finding],
                 events: list[tuple[Path, Any]]) -> list[Finding]:
     """The problems `pcp validate` reports that no finding above already covers: one set of
     checks, so doctor never calls a store clean that validate rejects."""
-    from pcp_cli.model.validate import validate_store
+    from pcp_cli.upkeep.validate import validate_store
 
     covered = {f.path for f in findings}
     extra = []
