@@ -68,6 +68,7 @@ _TABLE: dict[str, str] = {
     "link": "pcp_cli.api.pages",
     "set_lifecycle": "pcp_cli.api.pages",
     "require_page": "pcp_cli.api.pages",
+    "delete_page": "pcp_cli.store.lifecycle:delete",
     "record_edit": "pcp_cli.api.pages",
     "find_page": "pcp_cli.store.refs:resolve",
     "short_page_ids": "pcp_cli.store.refs:short_ids",

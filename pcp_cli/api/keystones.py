@@ -11,7 +11,9 @@ from pcp_cli.api.checks import check_enum, given_id
 from pcp_cli.errors import UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import Actor, Revision, now_iso, title_from
+from pcp_cli.store import lifecycle
 from pcp_cli.store.catalog import Entry
+from pcp_cli.store.refresh import record_pending_edit
 from pcp_cli.store.store import Store, WriteResult
 
 
@@ -59,7 +61,7 @@ def add_keystone(
     with store.locked():
         old: Revision | None = None
         if supersedes is not None:
-            store.check_head_file(supersedes)
+            record_pending_edit(store, supersedes)
             old = store.current(supersedes)
             if old.state.type != "keystone":
                 raise UsageError(f"{supersedes} is a {old.state.type}, not a keystone")
@@ -87,7 +89,7 @@ def add_keystone(
         # A proposal changes nothing about the keystone it would replace until it is accepted
         # (api/review.py, accept_proposal does the superseding then).
         if old is not None and result.status == "created" and not proposed:
-            store.supersede(result.page_id, old.page_id, actor=actor)
+            lifecycle.supersede(store, result.page_id, old.page_id, actor=actor)
         return result
 
 

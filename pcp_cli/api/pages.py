@@ -15,6 +15,7 @@ from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.lifecycle import supersedes_now
 from pcp_cli.model.page import Actor, Relation, Revision, observed_time, title_from
+from pcp_cli.store import lifecycle
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.store import Store, WriteResult
 from pcp_cli.upkeep.damage import refuse_damaged
@@ -356,17 +357,18 @@ def link(store: Store, from_id: str, relation_type: str, to_id: str, *,
             old = target.revision_id if target.state.lifecycle_status == "active" else \
                 target.parent_revision_id or target.revision_id
             before = store.find_relation(relation_type, source.revision_id, old)
-            relation = store.finish_supersede(source.page_id, target.page_id, actor=actor,
+            relation = lifecycle.finish_supersede(store, source.page_id, target.page_id,
                                               note=note)
             return relation, before is None
         before = store.find_relation(relation_type, source.revision_id, target.revision_id)
-        relation = store.link(from_id, relation_type, to_id, note=note, actor=actor)
+        relation = lifecycle.link(store, from_id, relation_type, to_id, note=note,
+                                  actor=actor)
         return relation, before is None
 
 
 def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None = None,
                   actor: Actor | None = None) -> WriteResult:
-    return store.set_lifecycle(page_id, status, actor=actor, note=reason)
+    return lifecycle.set_lifecycle(store, page_id, status, actor=actor, note=reason)
 
 
 def require_page(store: Store, page_id: str) -> Revision:

@@ -12,6 +12,7 @@ from pcp_cli.api.profile import _entries, _load
 from pcp_cli.errors import UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import PROFILE_PAGE_ID, Actor, Revision, now_iso
+from pcp_cli.store import lifecycle
 from pcp_cli.store.store import Store, WriteResult
 
 
@@ -128,7 +129,7 @@ def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResu
                    "superseded_by": PROFILE_PAGE_ID}},
         expected_revision_id=proposal.revision_id, actor=actor,
         note=f"accepted into {PROFILE_PAGE_ID} by {actor.actor_id}")
-    store.link(PROFILE_PAGE_ID, "derived_from", proposal.page_id, actor=actor,
+    lifecycle.link(store, PROFILE_PAGE_ID, "derived_from", proposal.page_id, actor=actor,
                to_revision_id=proposal.revision_id)
     return profile
 
@@ -196,7 +197,7 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
             note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""),
         )
         for superseded in old:
-            store.supersede(page_id, superseded.page_id, actor=actor)
+            lifecycle.supersede(store, page_id, superseded.page_id, actor=actor)
         return result
 
 
