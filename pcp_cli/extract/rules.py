@@ -270,7 +270,7 @@ _THAT_JOINS = re.compile(
     r"\b(?!(?:like|likes|love|loves|do|does|did|for|with|about|to|at|of|in|on|enjoy|enjoys|"
     r"hate|hates|prefer|prefers|want|wants|is|was|be|doing|making|make|get|getting|know|all|"
     r"just|like|see|try|trying|into|and|or|but)\b)[a-z][a-z-]+\s+that\s+[a-z]")
-_ANTECEDENT = re.compile(r"\\b(?:my|our)\\s+([a-z-]+(?:\\s+[a-z-]+){0,2})")
+_ANTECEDENT = re.compile(r"\b(?:my|our)\s+([a-z-]+(?:\s+[a-z-]+){0,2})")
 _NOT_NOUN = frozenset(("in", "on", "at", "and", "but", "so", "to", "from", "with", "for", "is",
                        "are", "was", "were", "have", "has", "had", "that", "which", "who",
                        "when", "since", "because", "or", "of", "as", "like", "too", "a", "the"))
