@@ -84,7 +84,7 @@ ADV = (r"(?:(?:really|actually|currently|now|still|also|mostly|mainly|usually|ge
        r"already|genuinely|seriously|do|really do|sure|truly|absolutely)\s+)*")
 _STOP = re.compile(
     r"\s*(?:[.;:!?,](?=\s|$)|[()\[\]]|\s{3,}|\s(?:and I|and (?:it|that|this|they|he|she|we|you|"
-    r"my)\b|but|so that|so I|because|since|as|"
+    r"my)\b|but|so|because|since|as|"
     r"who|which|that's|where|when|while|although|though|until|unless|whereas|except|if|lol|haha)\b|$)")
 _TRAILING = re.compile(
     r"(?:\s+(?:too|as well|a lot|lately|right now|these days|now|anyway|anyways|currently|"
@@ -270,6 +270,8 @@ _THAT_JOINS = re.compile(
     r"\b(?!(?:like|likes|love|loves|do|does|did|for|with|about|to|at|of|in|on|enjoy|enjoys|"
     r"hate|hates|prefer|prefers|want|wants|is|was|be|doing|making|make|get|getting|know|all|"
     r"just|like|see|try|trying|into|and|or|but)\b)[a-z][a-z-]+\s+that\s+[a-z]")
+_FOR_ALL = re.compile(r"\bfor(?:\s+(?:literally|pretty much|basically|almost|nearly|just about))?"
+                      r"\s*$")
 _ANTECEDENT = re.compile(r"\b(?:my|our)\s+([a-z-]+(?:\s+[a-z-]+){0,2})")
 _NOT_NOUN = frozenset(("in", "on", "at", "and", "but", "so", "to", "from", "with", "for", "is",
                        "are", "was", "were", "have", "has", "had", "that", "which", "who",
@@ -311,7 +313,9 @@ def self_contained(content: str, sentence: Sentence) -> str | None:
         pointing = [m for m in _POINTING.finditer(text)
                     if _from_sentence(text, m, sentence.work)
                     and not (m.group(0) == "that" and _THAT_JOINS.search(
-                        text[max(0, m.start() - 30):m.end() + 20]))]
+                        text[max(0, m.start() - 30):m.end() + 20]))
+                    and not (m.group(0) in ("everything", "anything")  # "for everything"
+                             and _FOR_ALL.search(text[:m.start()]))]
         if not pointing:
             return text
         first = pointing[0]

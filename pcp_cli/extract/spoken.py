@@ -61,6 +61,8 @@ _KIN = rf"(?:{PETS}|{FAMILY}|kids|children)"
 # "my late grandmother", "my childhood dog", "my future kids": not someone the person has now.
 _NOT_NOW = (r"(?:late|childhood|former|ex|ex-|future|dream|imaginary|previous|deceased|old|"
             r"first|last|neighbou?r'?s|friend'?s|sister'?s|brother'?s)")
+_NUMBER_WORD = {"2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven",
+                "8": "eight", "9": "nine", "10": "ten"}
 _COUNT = (r"(?:two|three|four|five|six|seven|eight|nine|ten|2|3|4|5|6|7|8|9|10)")
 _SIZE = r"(?:(?:little|young|baby|big|older|younger|twin|new|adopted|rescue|sweet|lovely)\s+)*"
 
@@ -120,8 +122,13 @@ ANYWHERE.append((re.compile(
 def _my_counted(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "with my four pups", "my two kids" """
     who = _kin_words(m.group("who"))
-    yield _keystone("relationship", _has(who, count=m.group("count").lower()), s, 0.65,
-                    value=f"has {who}")
+    count = m.group("count").lower()
+    # one count at a time: "my four pups" and "my four dogs" are one fact, and a later "my
+    # five dogs" is newer news of it
+    slot = "pets" if re.fullmatch(PETS, who, re.I) else (
+        "children" if re.fullmatch(r"kids|children|sons|daughters|twins", who) else None)
+    yield _keystone("relationship", _has(who, count=count), s, 0.65, slot=slot,
+                    value=_NUMBER_WORD.get(count, count))
 
 
 ANYWHERE.append((re.compile(rf"\bmy\s+(?P<count>{_COUNT})\s+{_SIZE}(?P<who>{_KIN})\b(?!\s*{_NAME})",
