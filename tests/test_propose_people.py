@@ -267,3 +267,21 @@ def test_distill_files_a_food_like_nowhere_near_working_style(store: Path) -> No
     markdown = cli("profile", "show", "--format", "markdown", "--store", str(store)).stdout
     how_i_work = markdown.split("## How I work")[1].split("\n## ")[0]
     assert "Chicken" not in how_i_work
+
+
+def test_a_models_special_category_claim_is_high_too() -> None:
+    from collections import Counter
+
+    from pcp_cli.extract.llm import Chunk, candidates_from
+
+    body = f"### User · {TURN} 10:00\n\nI have depression. I'm a writer.\n"
+    chunk = Chunk(None, person_sentences(body, "conversation"))
+    answer = {"proposals": [
+        {"kind": "keystone", "category": "constraint", "content": "Has depression.",
+         "evidence": "I have depression.", "date": None, "confidence": 0.8},
+        {"kind": "keystone", "category": "identity", "content": "Is a writer.",
+         "evidence": "I'm a writer.", "date": None, "confidence": 0.8}]}
+    found = {c.content: c for c in candidates_from(answer, chunk, Counter())}
+    assert found["Has depression."].sensitivity == "high"
+    assert found["Has depression."].slot is None
+    assert found["Is a writer."].sensitivity == "medium"

@@ -84,7 +84,7 @@ ADV = (r"(?:(?:really|actually|currently|now|still|also|mostly|mainly|usually|ge
        r"already|genuinely|seriously|do|really do|sure|truly|absolutely)\s+)*")
 _STOP = re.compile(
     r"\s*(?:[.;:!?,](?=\s|$)|[()\[\]]|\s{3,}|\s(?:and I|and (?:it|that|this|they|he|she|we|you|"
-    r"my)\b|but|so|because|since|as|"
+    r"my)\b|in the next\b|next (?:week|month|year)\b|but|so|because|since|as|"
     r"who|which|that's|where|when|while|although|though|until|unless|whereas|except|if|lol|haha)\b|$)")
 _TRAILING = re.compile(
     r"(?:\s+(?:too|as well|a lot|lately|right now|these days|now|anyway|anyways|currently|"
@@ -823,7 +823,9 @@ def _trying(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"(?:first\s+)?(?:draft|thesis|dissertation|book|novel|degree|marathon|course)|pass my|"
       r"transition|get into|move into|move to|run a|design|teach|go back to school|"
       r"work as|work in|write a book|finish my|publish|launch my|start my own|"
-      r"retire|master|speak|change careers|quit my|buy a house|save for)\b.+)")
+      r"retire|master|speak|change careers|quit my|buy a house|save for|create a|open a|"
+      r"open my|adopt a|travel to|travel the|visit|explore|expand my|grow my|mentor|"
+      r"start a family|have kids|get a dog|get a puppy|get married|move abroad)\b.+)")
 def _want(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value(m.group("v"))
     if value and len(value.split()) <= 12:

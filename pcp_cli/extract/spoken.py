@@ -531,3 +531,27 @@ def _adopted(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     if event is not None:
         yield event
     yield _keystone("relationship", _has(who), s, 0.6, value=f"has {who}")
+
+
+_SOUGHT = (r"(?:place|apartment|flat|house|home|spot|location|job|position|dog|puppy|pup|pet|"
+           r"partner|roommate|flatmate|school|studio|investors?|venue|space|car|neighbou?rhood)")
+
+
+@rule(rf"^{I_AM}\s+{ADV}(?:on the hunt for|searching for|looking for|hunting for|house-hunting for)"
+      rf"\s+(?P<v>(?:an?|the|my|some)\s+(?:[\w-]+\s+){{0,3}}?{_SOUGHT}\b(?:\s+(?:for|in|near)\s+"
+      r"(?:my|a|an|the)?\s*[\w -]{2,30}?)?)(?=\s*(?:[,.;:!]|$|\s(?:and|but|so|that|which)\b))")
+def _looking_for(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "I'm on the hunt for the ideal spot for my dance studio" """
+    yield _keystone("objective", f"Is looking for {m.group('v')}", s, 0.6)
+
+
+@rule(rf"^{I_AM}\s+{ADV}(?:thinking (?:of|about)|considering|planning on)\s+"
+      r"(?P<v>(?:getting|adopting|moving|opening|starting|buying|learning|working with|"
+      r"switching to|going back to|applying)\b.+)")
+def _thinking_of(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "I'm thinking of working with some fashion bloggers" """
+    from pcp_cli.extract.phrasings import _TASK
+
+    value = _value(m.group("v"))
+    if value and len(value.split()) <= 12 and not _TASK.search(value):
+        yield _keystone("objective", f"Is thinking of {value}", s, 0.6)
