@@ -96,6 +96,15 @@ def test_a_pointing_word_is_resolved_from_its_sentence() -> None:
         "I got my turtles in May and I love holding them.")
 
 
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("I want to run a marathon this year.", "Wants to run a marathon this year."),
+    ("I prefer to work early when it's quiet.", "Prefers to work early."),
+    ("I use Figma for literally everything.", "Uses Figma for literally everything."),
+])
+def test_the_same_words_pointing_at_nothing_are_kept(sentence: str, expected: str) -> None:
+    assert expected in _contents(sentence)
+
+
 def test_the_extractors_own_wording_is_not_taken_for_a_pointing_word() -> None:
     # "their" in "Lives with their partner" is the rule's, not the person's
     assert _contents("I live with my partner.") == {"Lives with their partner."}

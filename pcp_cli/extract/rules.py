@@ -270,6 +270,14 @@ _THAT_JOINS = re.compile(
     r"\b(?!(?:like|likes|love|loves|do|does|did|for|with|about|to|at|of|in|on|enjoy|enjoys|"
     r"hate|hates|prefer|prefers|want|wants|is|was|be|doing|making|make|get|getting|know|all|"
     r"just|like|see|try|trying|into|and|or|but)\b)[a-z][a-z-]+\s+that\s+[a-z]")
+# The same words where they point at nothing said before: a time ("this year", "these days"),
+# the weather-and-time "it" ("when it's quiet", "if it rains"), a place named after "here".
+_POINTS_AT_NOTHING = re.compile(
+    r"(?:this|these|that)\s+(?:year|month|week|weekend|semester|term|summer|winter|spring|"
+    r"autumn|fall|morning|afternoon|evening|time|days)\b|"
+    r"it(?:'s|\s+is|\s+was|\s+gets)\s+(?:quiet|dark|cold|hot|warm|late|early|raining|sunny|"
+    r"busy|noisy|calm|snowing|light)\b|it\s+rains\b|"
+    r"(?:here|there)\s+in\s+[A-Z]")
 _FOR_ALL = re.compile(r"\bfor(?:\s+(?:literally|pretty much|basically|almost|nearly|just about))?"
                       r"\s*$")
 _ANTECEDENT = re.compile(r"\b(?:my|our)\s+([a-z-]+(?:\s+[a-z-]+){0,2})")
@@ -315,7 +323,8 @@ def self_contained(content: str, sentence: Sentence) -> str | None:
                     and not (m.group(0) == "that" and _THAT_JOINS.search(
                         text[max(0, m.start() - 30):m.end() + 20]))
                     and not (m.group(0) in ("everything", "anything")  # "for everything"
-                             and _FOR_ALL.search(text[:m.start()]))]
+                             and _FOR_ALL.search(text[:m.start()]))
+                    and not _POINTS_AT_NOTHING.match(text, m.start())]
         if not pointing:
             return text
         first = pointing[0]
