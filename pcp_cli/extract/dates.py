@@ -24,8 +24,8 @@ MONTHS["sept"] = 9
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|" \
          r"december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 _YEAR = r"((?:19|20)[0-9]{2})"
-_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10}
+_NUMBERS = {"a few": 3, "a couple of": 2, "a": 1, "one": 1, "two": 2, "three": 3, "four": 4,
+            "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 _ISO = re.compile(r"\b" + _YEAR + r"-([01][0-9])(?:-([0-3][0-9]))?\b")
 _MONTH_DAY_YEAR = re.compile(r"\b" + _MONTH + r"\s+([0-3]?[0-9])(?:st|nd|rd|th)?,?\s+" + _YEAR
@@ -45,7 +45,8 @@ _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _DAY_BEFORE = re.compile(r"\b(?:yesterday|last night)\b", re.I)
 _SAME_DAY = re.compile(r"\b(?:today|this morning|this afternoon|this evening|tonight)\b", re.I)
 _TOMORROW = re.compile(r"\btomorrow\b", re.I)
-_WEEKS_AGO = re.compile(r"\b(?:(a|one|two|three|four|five|six|[0-9])\s+weeks?\s+ago|"
+_WEEKS_AGO = re.compile(r"\b(?:(a few|a couple of|a|one|two|three|four|five|six|[0-9])\s+"
+                        r"weeks?\s+ago|"
                         r"(last|past|previous)\s+week|(next|coming)\s+week)\b", re.I)
 _FEW_DAYS = re.compile(r"\b(?:a few|a couple of|couple of|two|three)\s+days\s+ago\b|"
                        r"\bthe other day\b", re.I)
@@ -79,15 +80,6 @@ def _check(year: int, month: int | None = None, day: int | None = None) -> str |
 def _shift_month(year: int, month: int, back: int) -> tuple[int, int]:
     index = year * 12 + (month - 1) - back
     return index // 12, index % 12 + 1
-
-
-def date_in(text: str, when: str | None = None, *, future: bool = False
-            ) -> tuple[str | None, bool]:
-    """(the date `text` gives, whether it was relative to `when`, the turn's YYYY-MM-DD).
-    `future`: the text tells of something to come ("we're moving in September"), so a month
-    named without a year is the next one of that name."""
-    found = resolve(text, when, future=future)
-    return found.date, found.relative
 
 
 @dataclass(frozen=True)
