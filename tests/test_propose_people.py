@@ -294,3 +294,13 @@ def test_a_models_special_category_claim_is_high_too() -> None:
     assert found["Has depression."].sensitivity == "high"
     assert found["Has depression."].slot is None
     assert found["Is a writer."].sensitivity == "medium"
+
+
+def test_a_name_said_in_a_conversation_names_the_profile(store: Path) -> None:
+    _add(store, f"### User · {TURN} 10:00\n\nMy name is Ada Lumen. I work as a nurse.\n")
+    result, _ = _propose(store)
+    assert cli("review", "accept", *[p["id"] for p in result["proposals"]], "--store",
+               str(store)).code == 0
+    assert cli("profile", "distill", "--store", str(store)).code == 0
+    prompt = cli("export", "--format", "micro_prompt", "--store", str(store)).stdout
+    assert prompt.startswith("Ada Lumen — ") and "nurse" in prompt.split("\n\n")[0]

@@ -49,7 +49,11 @@ MAX_SUMMARY_SENTENCES = 8
 
 _NAME_WORD = r"[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?"
 _NAME = rf"{_NAME_WORD}(?: {_NAME_WORD}){{0,3}}"
-_MY_NAME = re.compile(rf"^(?:my name is|i am called|call me) ({_NAME})\b", re.IGNORECASE)
+# "Their name is …" is how `pcp propose` words "My name is …" (third person, as every claim).
+_MY_NAME = re.compile(rf"^(?:my name is|their name is|i am called|call me) ({_NAME})\b",
+                      re.IGNORECASE)
+_ONLY_NAME = re.compile(rf"^(?:my name is|their name is|i am called|call me) {_NAME}\.?$",
+                        re.IGNORECASE)
 _X_IS_A = re.compile(rf"^({_NAME}) is (?:a|an) ")
 # Capitalised sentence openers that are not names.
 _NOT_NAMES = frozenset(
@@ -89,7 +93,8 @@ _NOT_NAMES = frozenset(
         "Works",
     ]
 )
-_ROLE = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as) (an? [^;.,()]+)")
+_ROLE = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as|Works as|Is) "
+                   r"(an? [^;.,()]+)")
 _FOCUS = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm) ([a-z]+ing\b.*)$")
 _AI_WORDS = re.compile(r"\b(ai|assistant|model|llm|chatbot|agent|you|your)\b", re.IGNORECASE)
 _TOOL_CLAIM = re.compile(r"^(?:Uses|Runs|Writes (?:[A-Z]|mostly|mainly)|Their team uses|"
@@ -242,8 +247,9 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
             used = group[:MAX_SENTENCES_PER_FIELD]
             derived[key] = (_join(used, MAX_SENTENCES_PER_FIELD), used)
 
-    summary_sources = (identity + by_cat.get("relationship", []) + by_cat.get("glossary", [])
-                       + personal)
+    # the name is the headline's; a keystone that only says it is not said again below it
+    summary_sources = ([rev for rev in identity if not _ONLY_NAME.match(clean(rev.state.content))]
+                       + by_cat.get("relationship", []) + by_cat.get("glossary", []) + personal)
     summary_sources = summary_sources[:MAX_SUMMARY_SENTENCES]
     if summary_sources:
         derived["summary"] = (_join(summary_sources, MAX_SUMMARY_SENTENCES), summary_sources)
