@@ -303,4 +303,12 @@ def test_a_name_said_in_a_conversation_names_the_profile(store: Path) -> None:
                str(store)).code == 0
     assert cli("profile", "distill", "--store", str(store)).code == 0
     prompt = cli("export", "--format", "micro_prompt", "--store", str(store)).stdout
-    assert prompt.startswith("Ada Lumen — ") and "nurse" in prompt.split("\n\n")[0]
+    assert prompt.split("\n\n")[0] == "Ada Lumen — Nurse."
+
+
+def test_distill_keeps_workshops_out_of_working_style(store: Path) -> None:
+    assert cli("keystone", "add", "Likes organizing workshops.", "--category", "preference",
+               "--store", str(store)).code == 0
+    assert cli("profile", "distill", "--store", str(store)).code == 0
+    profile = cli("profile", "show", "--json", "--store", str(store)).json
+    assert "working_style" not in profile and "workshops" in profile["summary"]

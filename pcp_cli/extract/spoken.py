@@ -308,11 +308,13 @@ def _new_job_as(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     role, org = m.group("role").strip(), m.group("org")
     if not _role_ok(role):
         return
-    event = _event("job", f"Started a new job as {role}" + (f" at {org}" if org else ""), s,
+    article = "an " if role[0].lower() in "aeiou" else "a "
+    event = _event("job", f"Started a new job as {article}{role}" + (f" at {org}" if org
+                                                                      else ""), s,
                    announced=True)
     if event is not None:
         yield event
-    yield _keystone("identity", f"Works as {role}", s, 0.7, slot="role", value=role)
+    yield _keystone("identity", f"Works as {article}{role}", s, 0.7, slot="role", value=role)
     if org:
         yield _keystone("identity", f"Works at {org}", s, 0.65, slot="employer", value=org)
 
@@ -356,7 +358,8 @@ def _likes(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
         return
     first = value.split()[0]
     if first[:1].isupper() and not first.isupper() and (
-            first.lower() in _COMMON or first.lower().endswith("ing")) and (
+            first.lower() in _COMMON or first.lower().endswith("ing")
+            or first in ("The", "A", "An")) and (
             len(value.split()) == 1 or not value.split()[1][:1].isupper()):
         value = value[0].lower() + value[1:]  # "Dancing makes me happy": not a name
     yield _keystone("preference", f"Likes {value}", s, 0.6)

@@ -93,15 +93,15 @@ _NOT_NAMES = frozenset(
         "Works",
     ]
 )
-_ROLE = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as|Works as|Is) "
-                   r"(an? [^;.,()]+)")
+_ROLE = re.compile(r"^(?:(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as|Is) "
+                   r"(an? [^;.,()]+)|Works as ((?:an? )?[^;.,()]+))")
 _FOCUS = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm) ([a-z]+ing\b.*)$")
 _AI_WORDS = re.compile(r"\b(ai|assistant|model|llm|chatbot|agent|you|your)\b", re.IGNORECASE)
 _TOOL_CLAIM = re.compile(r"^(?:Uses|Runs|Writes (?:[A-Z]|mostly|mainly)|Their team uses|"
                          r"(?:Makes|Writes|Does|Builds|Keeps|Typesets|Draws|Drafts) their .+ "
                          r"(?:in|with|on|using) )")
 _WORK_WORDS = re.compile(
-    r"\b(work\w*|job|meetings?|calls?|focus\w*|productive|deadlines?|schedul\w*|async\w*|"
+    r"\b(work(?:s|ing|ed|days?|load|flow|place|space)?|job|meetings?|calls?|focus\w*|productive|deadlines?|schedul\w*|async\w*|"
     r"remote\w*|office|desk|morning person|night owl|early riser|plan\w*|tasks?|projects?|"
     r"code|coding|review\w*|commits?|tests?|testing|ship\w*|document\w*|sketch\w*|draft\w*|"
     r"batch\w*|sprints?|emails?|notes?|journal\w*|deep work|breaks?|pomodoro|interruptions?|"
@@ -167,7 +167,7 @@ def extract_role(text: str) -> str | None:
     match = _ROLE.match(clean(text))
     if not match:
         return None
-    role = re.sub(r"^an? ", "", match.group(1)).strip()
+    role = re.sub(r"^an? ", "", match.group(1) or match.group(2)).strip()
     return _capitalise(role) if role else None
 
 
@@ -248,7 +248,10 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
             derived[key] = (_join(used, MAX_SENTENCES_PER_FIELD), used)
 
     # the name is the headline's; a keystone that only says it is not said again below it
-    summary_sources = ([rev for rev in identity if not _ONLY_NAME.match(clean(rev.state.content))]
+    headline = {rev.page_id for key in ("profession",) if key in derived
+                for rev in derived[key][1]}
+    summary_sources = ([rev for rev in identity if rev.page_id not in headline
+                        and not _ONLY_NAME.match(clean(rev.state.content))]
                        + by_cat.get("relationship", []) + by_cat.get("glossary", []) + personal)
     summary_sources = summary_sources[:MAX_SUMMARY_SENTENCES]
     if summary_sources:
