@@ -407,6 +407,24 @@ def list_missed(results: list[dict[str, Any]]) -> None:
                       f"{','.join(sorted(o['turns']))}", file=sys.stderr)
 
 
+def _timed(pcp: propose_quality.Pcp, *args: str, store: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of one whole pcp process (user + system, `os.wait4`): CPU time
+    says what the command costs on a machine other work keeps busy."""
+    import subprocess
+
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("PCP_STORE", None)
+    start = time.perf_counter()
+    proc = subprocess.Popen([*pcp.base, "--store", str(store), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            cwd=tempfile.gettempdir())
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"pcp {' '.join(args)} failed on {store}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
 def cost(pcp: propose_quality.Pcp, scale: int, repeat: int, work: Path) -> dict[str, Any]:
     folder = work / "scaled"
     folder.mkdir(parents=True, exist_ok=True)
@@ -415,12 +433,11 @@ def cost(pcp: propose_quality.Pcp, scale: int, repeat: int, work: Path) -> dict[
     pcp.init(store, "scaled")
     for export in exports:
         pcp.import_(store, export)
-    times = []
-    for _ in range(repeat):
-        times.append(pcp.propose(store)[1])
-    median = statistics.median(times)
-    return {"conversations": count, "runs": times, "median_s": median,
-            "per_1000_s": median * 1000 / count}
+    runs = [_timed(pcp, "propose", "--dry-run", "--json", store=store) for _ in range(repeat)]
+    wall = statistics.median(r[0] for r in runs)
+    cpu = statistics.median(r[1] for r in runs)
+    return {"conversations": count, "runs": runs, "median_s": wall, "median_cpu_s": cpu,
+            "per_1000_s": wall * 1000 / count, "per_1000_cpu_s": cpu * 1000 / count}
 
 
 def measure(command: str, args: argparse.Namespace, verdicts: dict[str, str],
@@ -456,9 +473,10 @@ def measure(command: str, args: argparse.Namespace, verdicts: dict[str, str],
         if args.scale:
             report["cost"] = c = cost(pcp, args.scale, args.repeat, work)
             print(f"\n`pcp propose --dry-run --json` on {c['conversations']} conversations "
-                  f"({label}): median {c['median_s']:.2f} s of "
-                  f"{', '.join(f'{t:.2f}' for t in c['runs'])} → **{c['per_1000_s']:.2f} s "
-                  f"per 1,000 conversations**")
+                  f"({label}): median {c['median_cpu_s']:.2f} s CPU, {c['median_s']:.2f} s "
+                  f"wall (runs, wall/CPU: "
+                  f"{', '.join(f'{w:.2f}/{u:.2f}' for w, u in c['runs'])}) → "
+                  f"**{c['per_1000_cpu_s']:.2f} s of CPU per 1,000 conversations**")
     return report
 
 
