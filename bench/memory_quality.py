@@ -20,7 +20,7 @@ For each person: a fresh store, `pcp import`, `pcp propose --json` (timed), then
   and conv-44 only, and is applied to conv-48 unread.
 - *matching a proposal to an observation* (strict): the proposal's evidence must include the
   observation's own turn, and every key word of the proposal (its words less the claim's
-  verb and function words: "Has a puppy named Pixie" → puppy, pixie) must be in the
+  verb and function words: "Has a kitten named Mochi" → kitten, mochi) must be in the
   observation, compared after folding case and plural or verb endings. Recall is the share
   of durable observations matched by a proposal not judged wrong.
 - *precision*: every proposal is judged right, wrong or not self-contained ("Likes holding

@@ -30,34 +30,34 @@ def _contents(sentence: str, when: str = TURN) -> set[str]:
 @pytest.mark.parametrize(("sentence", "expected"), [
     # appositives: the name beside the thing named
     ("Oscar, my guinea pig, loves kale.", {"Has a guinea pig, Oscar."}),
-    ("My dogs, Pepper, Precious and Panda, love the park.",
-     {"Has dogs, Pepper, Precious and Panda."}),
+    ("My cats, Miso, Tofu and Nori, love the sun.",
+     {"Has cats, Miso, Tofu and Nori."}),
     ("I have a guinea pig named Oscar.", {"Has a guinea pig named Oscar."}),
-    ("I love checking out new parks with my four pups.",
-     {"Has four pups.", "Likes checking out new parks with their four pups."}),
+    ("I love exploring new beaches with my three cats.",
+     {"Has three cats.", "Likes exploring new beaches with their three cats."}),
     # the copula the other way round
     ("Harry Potter is my favorite book.", {"Favourite book: Harry Potter."}),
     ("My favorite book is Harry Potter.", {"Favourite book: Harry Potter."}),
-    ("Garlic is my go-to ingredient.", {"Favourite ingredient: Garlic."}),
-    ("Dancing makes me so happy.", {"Likes dancing."}),
+    ("Cardamom is my go-to spice.", {"Favourite spice: Cardamom."}),
+    ("Climbing makes me so happy.", {"Likes climbing."}),
     # the role said in passing
     ("As a writer, I spend a lot of time reading.", {"Is a writer."}),
     ("My job as a nurse is tiring.", {"Works as a nurse."}),
     ("I work at a hospital.", {"Works at a hospital."}),
     ("I work in marketing.", {"Works in marketing."}),
     ("I work as a nurse.", {"Works as a nurse."}),
-    ("I love running my own dance studio.",
-     {"Runs their own dance studio.", "Likes running their own dance studio."}),
+    ("I love running my own pottery studio.",
+     {"Runs their own pottery studio.", "Likes running their own pottery studio."}),
     # where they are from, and where they are off to
     ("I miss my home country, Sweden.", {"Is from Sweden."}),
     ("I'm off to Ireland for a semester.", {"Is going to Ireland for a semester."}),
     # an exclamation that starts with a wh-word is no question
     ("What can I say, I love turtles.", {"Likes turtles."}),
     # a question tagged after a statement asks nothing
-    ("I started my own online clothing store - pretty cool, huh?",
-     {"Runs their own online clothing store."}),
+    ("I started my own bike repair shop - pretty cool, huh?",
+     {"Runs their own bike repair shop."}),
     # said without its "I"
-    ("Lost my job as a banker yesterday.", {"Lost their job as a banker on 7 May 2024."}),
+    ("Lost my job as a cashier yesterday.", {"Lost their job as a cashier on 7 May 2024."}),
     ("My name is Ada Lumen.", {"Their name is Ada Lumen."}),
 ])
 def test_phrasing_people_use_is_read(sentence: str, expected: set[str]) -> None:
@@ -66,8 +66,8 @@ def test_phrasing_people_use_is_read(sentence: str, expected: set[str]) -> None:
 
 @pytest.mark.parametrize("sentence", [
     "What can I say?",
-    "Max, my childhood dog, loved fetch.",        # not one they have now
-    "Starting a business takes courage.",         # a gerund subject, not a dropped "I"
+    "Rex, my childhood dog, loved fetch.",        # not one they have now
+    "Starting a podcast takes nerve.",         # a gerund subject, not a dropped "I"
     "Harry Potter is my sister's favorite book.",
     "As a kid, I loved turtles.",                 # no role
     "My sister's dog, Rex, is huge.",
@@ -83,9 +83,9 @@ def test_what_only_looks_like_them_gives_nothing_of_it(sentence: str) -> None:
     "I love holding them.",
     "I want to get it on the big screen.",
     "I like their work.",
-    "I'm learning with them!",
+    "I'm practising with them!",
     "I love your idea.",
-    "I'm working hard to make everything just right.",
+    "I'm working hard to get everything ready.",
 ])
 def test_a_claim_pointing_at_something_unnamed_is_not_proposed(sentence: str) -> None:
     assert _found(sentence) == set()
@@ -264,7 +264,7 @@ def test_a_huge_turn_is_read_up_to_the_limit_and_said_so(store: Path) -> None:
 
 # -- distill: each claim under its heading ---------------------------------------------------
 def test_distill_files_a_food_like_nowhere_near_working_style(store: Path) -> None:
-    for claim in ("Likes Chicken Pot Pie.", "Works best in the morning.", "Uses Neovim.",
+    for claim in ("Likes lentil soup.", "Works best in the morning.", "Uses Neovim.",
                   "Is vegetarian."):
         assert cli("keystone", "add", claim, "--category", "preference", "--store",
                    str(store)).code == 0
@@ -272,7 +272,7 @@ def test_distill_files_a_food_like_nowhere_near_working_style(store: Path) -> No
     profile = cli("profile", "show", "--json", "--store", str(store)).json
     assert profile["working_style"] == "Works best in the morning."
     assert profile["tools_and_workflows"] == "Uses Neovim."
-    assert "Chicken Pot Pie" in profile["summary"] and "vegetarian" in profile["summary"]
+    assert "lentil soup" in profile["summary"] and "vegetarian" in profile["summary"]
     markdown = cli("profile", "show", "--format", "markdown", "--store", str(store)).stdout
     how_i_work = markdown.split("## How I work")[1].split("\n## ")[0]
     assert "Chicken" not in how_i_work

@@ -1098,8 +1098,8 @@ _PREAMBLE = re.compile(
     r"what a (?:day|week|year|ride|journey|time)|how cool is that|how about that|"
     r"(?:like|as) I (?:said|mentioned|told you)|as you know)"
     r"(?:\s*[,:!.\u2014-]+\s*|\s+(?=I\b))", re.I)
-# A clause said without its "I": "Lost my job as a banker yesterday", "Started hitting the gym
-# last week", "Been doing some promotion for my business".
+# A clause said without its "I": "Lost my job as a cashier yesterday", "Started running
+# last week", "Been doing some gardening lately".
 _ELIDED = re.compile(
     r"^(?:(?:just|finally|recently|also|even|still)\s+)?(?P<verb>lost|started|got|took|went|"
     r"moved|adopted|bought|joined|left|quit|had|made|signed|opened|launched|picked up|began|"
@@ -1145,7 +1145,7 @@ def clauses(work: str) -> list[str]:
             elided = _ELIDED.match(part)
             if elided and elided.group("verb").lower().endswith("ing") and _FINITE.search(
                     part, elided.end()):
-                elided = None  # "Starting a business takes courage": a gerund, the subject
+                elided = None  # "Starting a podcast takes nerve": a gerund, the subject
             if elided and not re.match(r"^(?:I|I'm|I've|we)\b", part):
                 verb = elided.group("verb").lower()
                 lead = _ELIDED_AS.get(verb, "I'm " if verb.endswith("ing") else "I ")
@@ -1218,7 +1218,7 @@ def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
 
 def _fullest(candidates: Iterable[Candidate | None]) -> list[Candidate]:
     """Each claim of one sentence once, and not also as a part of a fuller one of the same
-    kind and category ("Has dogs." beside "Has dogs, Pepper and Panda.")."""
+    kind and category ("Has dogs." beside "Has cats, Miso and Tofu.")."""
     kept: list[Candidate] = []
     seen: set[tuple[str, str]] = set()
     for candidate in candidates:

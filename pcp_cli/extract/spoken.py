@@ -1,16 +1,16 @@
 """Self-statements as people say them in conversation, not as they would write a bio.
 
-- names given beside the thing named: "Oscar, my guinea pig", "my dogs Pepper and Panda",
-  "I have a guinea pig named Oscar", "we adopted another puppy called Pixie";
-- the favourite said back to front: "Harry Potter is my favorite book", "Garlic is my go-to
-  ingredient", "Roasted chicken is one of my favorites";
+- names given beside the thing named: "Oscar, my guinea pig", "my cats Miso and Tofu",
+  "I have a guinea pig named Oscar", "we adopted a kitten called Mochi";
+- the favourite said back to front: "Harry Potter is my favorite book", "Cardamom is my go-to
+  spice", "Lentil soup is one of my favorites";
 - the role said in passing: "As a writer, I …", "my job as a nurse", "I lost my job as a
-  banker", "I work at a hospital", "I run my own dance studio";
+  cashier", "I work at a hospital", "I run my own pottery studio";
 - where they are from and where they are off to: "my home country, Sweden", "I'm off to
   Ireland for a semester";
-- what they love, said of the thing: "Dancing makes me so happy", "Nature is my happy place",
+- what they love, said of the thing: "Climbing makes me so happy", "The sea is my happy place",
   "I'm passionate about dancing";
-- a family or pets counted or named in passing: "with my four pups", "my sister Ana".
+- a family or pets counted or named in passing: "with my three cats", "my sister Ana".
 
 The sentence gates of `rules` hold here too: a clause rule (`@rule`) reads only a claim the
 person makes (no question, hypothetical or report), from the start of a clause; the
@@ -68,7 +68,7 @@ _SIZE = r"(?:(?:little|young|baby|big|older|younger|twin|new|adopted|rescue|swee
 
 
 def _has(who: str, *, count: str = "", names: str = "") -> str:
-    """ "Has four dogs", "Has a guinea pig, Oscar", "Has dogs, Pepper and Panda"."""
+    """ "Has three cats", "Has a guinea pig, Oscar", "Has cats, Miso and Tofu"."""
     plural = who.endswith(("s", "ies", "children", "twins", "grandkids", "fish"))
     article = count or ("" if plural else ("an" if who[0] in "aeiou" else "a"))
     return f"Has {article + ' ' if article else ''}{who}" + (f", {names}" if names else "")
@@ -100,7 +100,7 @@ ANYWHERE.append((re.compile(rf"(?<![\w,] )(?<!\w)(?P<name>{_NAME}),\s+my\s+(?!{_
 
 
 def _my_named(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "my guinea pig Oscar", "my dogs, Pepper, Precious and Panda", "my sister Ana" """
+    """ "my guinea pig Oscar", "my cats, Miso, Tofu and Nori", "my sister Ana" """
     names = m.group("names")
     if not _names_ok(names):
         return
@@ -108,7 +108,7 @@ def _my_named(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     count = (m.group("count") or "").lower()
     several = "," in names or " and " in names or "&" in names
     if several != (who.endswith("s") or who in ("children", "twins", "grandkids")):
-        return  # "my dogs Pepper" or "my dog Pepper and Panda": not one reading
+        return  # "my cats Miso" or "my cat Miso and Tofu": not one reading
     yield _keystone("relationship", _has(who, count=count, names=names), s, 0.7,
                     value=f"{who} {names}")
 
@@ -120,10 +120,10 @@ ANYWHERE.append((re.compile(
 
 
 def _my_counted(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "with my four pups", "my two kids" """
+    """ "with my three cats", "my two kids" """
     who = _kin_words(m.group("who"))
     count = m.group("count").lower()
-    # one count at a time: "my four pups" and "my four dogs" are one fact, and a later "my
+    # one count at a time: "my three cats" and "my three dogs" are one fact, and a later "my
     # five dogs" is newer news of it
     slot = "pets" if re.fullmatch(PETS, who, re.I) else (
         "children" if re.fullmatch(r"kids|children|sons|daughters|twins", who) else None)
@@ -136,7 +136,7 @@ ANYWHERE.append((re.compile(rf"\bmy\s+(?P<count>{_COUNT})\s+{_SIZE}(?P<who>{_KIN
 
 
 def _have_named(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I have a guinea pig named Oscar", "we adopted another puppy called Pixie" """
+    """ "I have a guinea pig named Oscar", "we adopted a kitten called Mochi" """
     who = _kin_words(m.group("who"))
     name = m.group("name")
     if not _names_ok(name):
@@ -204,7 +204,7 @@ _JOB_END = (r"(?=\s*(?:[,.;:!?()\u2014-]|\s(?:at|for|with|in|yesterday|today|las
 
 
 def _my_job_as(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "my job as a nurse", "lost my job as a banker", "my new job at Brightwell" """
+    """ "my job as a nurse", "lost my job as a cashier", "my new job at Brightwell" """
     role = (m.group("role") or "").strip()
     org = m.group("org") or m.group("org2")
     org = org if org and org.lower() not in ("a", "an", "the", "home") else None
@@ -267,7 +267,7 @@ _BUSINESS = (r"(?:dance\s+studio|studio|business|company|store|shop|online store
 @rule(rf"^(?:I\s+{ADV}(?:run|own|manage|have)|{I_AM}\s+{ADV}(?:running|managing))\s+"
       rf"(?:my\s+own|an?|my)\s+(?P<what>(?:[\w-]+\s+){{0,2}}?{_BUSINESS})\b")
 def _run_own(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I run my own dance studio", "I own a bakery" """
+    """ "I run my own pottery studio", "I own a bakery" """
     what = m.group("what")
     if re.match(r"(?:favou?rite|local|go-to)\b", what, re.I):
         return
@@ -285,7 +285,7 @@ def _love_running_own(m: re.Match[str], s: Sentence) -> Iterator[Candidate | Non
       rf"building|creating|growing)\s+(?:up\s+)?(?P<what>(?:a|an|my)\s+(?:own\s+)?(?:new\s+)?"
       rf"(?:[\w-]+\s+){{0,2}}?{_BUSINESS})\b")
 def _starting_business(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I'm starting a dance studio" """
+    """ "I'm starting a pottery studio" """
     yield _keystone("objective", f"Is starting {m.group('what')}", s, 0.65)
 
 
@@ -304,7 +304,7 @@ def _started_business(m: re.Match[str], s: Sentence) -> Iterator[Candidate | Non
       rf"(?:an?\s+)?(?P<role>[\w/+&'-]+(?:\s+[\w/+&'-]+){{0,3}}?){_JOB_END}"
       rf"(?:\s+at\s+(?P<org>{ORG}))?")
 def _new_job_as(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I started a new job as a Financial Analyst last week" """
+    """ "I started a new job as a data analyst last week" """
     role, org = m.group("role").strip(), m.group("org")
     if not _role_ok(role):
         return
@@ -361,7 +361,7 @@ def _likes(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
             first.lower() in _COMMON or first.lower().endswith("ing")
             or first in ("The", "A", "An")) and (
             len(value.split()) == 1 or not value.split()[1][:1].isupper()):
-        value = value[0].lower() + value[1:]  # "Dancing makes me happy": not a name
+        value = value[0].lower() + value[1:]  # "Climbing makes me happy": not a name
     yield _keystone("preference", f"Likes {value}", s, 0.6)
 
 
@@ -370,7 +370,7 @@ def _likes(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       r"stress[- ]buster|escape|therapy|thing|jam|comfort food|guilty pleasure|favou?rites?|"
       r"faves?|top pick|go-to)\b(?!\s+\w)")
 def _is_my_passion(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "Dancing is my passion", "Roasted chicken is one of my favorites" """
+    """ "Pottery is my passion", "Lentil soup is one of my favorites" """
     yield from _likes(m, s)
 
 
@@ -380,7 +380,7 @@ def _is_my_passion(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       r"great\s+)?(?:joy|peace|happiness)|means?\s+(?:so\s+much|a lot|everything|the world)\s+"
       r"to\s+me|helps?\s+me\s+(?:relax|unwind|de-?stress|recharge))\b")
 def _makes_me_happy(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "Dancing makes me so happy", "Nature always cheers me up" """
+    """ "Climbing makes me so happy", "The sea always cheers me up" """
     yield from _likes(m, s)
 
 
@@ -388,7 +388,7 @@ def _makes_me_happy(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]
       r"(?:favou?rite|fave|go-to|top)\s+(?P<k>[\w -]{1,30}?)(?=\s*(?:[,.;:!)]|\s(?:and|but|so|"
       r"because|since|ever|of all time|to)\b|$))")
 def _x_is_my_favourite(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "Harry Potter is my favorite book", "Garlic is my go-to ingredient" """
+    """ "Harry Potter is my favorite book", "Cardamom is my go-to spice" """
     value, kind = m.group("v").strip(), m.group("k").strip()
     if not value or _VAGUE.match(value) or len(value.split()) > 6 or kind.lower() in (
             "part", "thing", "one", "ones", "bit", "pick") or re.match(
@@ -464,7 +464,7 @@ def _i_am_special(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 @rule(rf"^(?:I\s+{ADV})?(?:still\s+)?(?:following|pursuing|living|chasing|sharing|found|"
       r"follow|pursue|share)\s+my\s+(?:passion|love)\s+(?:for|of)\s+(?P<v>.+)")
 def _my_passion(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "Still following my passion for dance" """
+    """ "Still following my passion for pottery" """
     value = _value(m.group("v"))
     if value and not _VAGUE.match(value) and len(value.split()) <= 6:
         yield _keystone("preference", f"Likes {value}", s, 0.6)
@@ -473,7 +473,7 @@ def _my_passion(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 @rule(rf"^my\s+(?:own\s+)?(?:new\s+)?(?P<what>(?:[\w-]+\s+){{0,2}}?{_BUSINESS})\s+is\s+"
       r"(?:finally\s+|now\s+|officially\s+)?(?:open|live|launched|up and running)\b")
 def _business_open(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "My online clothes store is open!" """
+    """ "My pottery studio is open!" """
     what = m.group("what")
     event = _event("job", f"Opened their {what}", s, announced=True)
     if event is not None:
@@ -486,7 +486,7 @@ def _business_open(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       r"school|university|college|fellowship|residency|position|job|role|apprenticeship|"
       r"bootcamp|team|master'?s|phd|degree))\b")
 def _accepted_for(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I just got accepted for a fashion internship!" """
+    """ "I just got accepted for a design internship!" """
     event = _event("job", f"Got accepted for {m.group('what')}", s, announced=True)
     if event is not None:
         yield event
@@ -495,7 +495,7 @@ def _accepted_for(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 @rule(rf"^(?:I|we)\s+{ADV}(?:got|found|moved into|rented)\s+(?:a|an|my|our)\s+"
       r"(?:new\s+)?(?P<what>place|apartment|flat|house|home|condo)\b(?P<rest>.*)")
 def _new_place(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I got a new place with a bigger backyard!" """
+    """ "I got a new place with a garden!" """
     if not re.search(r"\bnew\b|\bmoved\b", m.group(0), re.I):
         return
     event = _event("move", f"Got a new {m.group('what')}", s, announced=True)
@@ -506,7 +506,7 @@ def _new_place(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 @rule(r"^(?:I've|I have)\s+been\s+(?:really\s+)?(?:wanting|meaning|hoping|planning|dying|"
       r"itching)\s+to\s+(?P<v>.+)")
 def _been_wanting(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I've been wanting to do some birdwatching" """
+    """ "I've been wanting to try sailing" """
     value = _value(m.group("v"))
     if value and not _VAGUE.match(value) and len(value.split()) <= 10 and not re.match(
             r"(?:for|to|a|an|the|it|this|that|in|on|at|with)\b", value, re.I):
@@ -516,7 +516,7 @@ def _been_wanting(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 @rule(rf"^(?:I've\s+been|I\s+have\s+been|{I_AM})\s+{ADV}(?:really\s+)?getting\s+(?:really\s+)?"
       r"into\s+(?P<v>.+)")
 def _getting_into(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I've been getting into cooking more" """
+    """ "I've been getting into baking more" """
     value = re.sub(r"\s+(?:more|lately|recently)$", "", _value(m.group("v")))
     if value and not _VAGUE.match(value) and len(value.split()) <= 6:
         yield _keystone("preference", f"Likes {value}", s, 0.6)
@@ -526,7 +526,7 @@ def _getting_into(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       rf"(?:new\s+|first\s+|second\s+|third\s+)?(?:[a-z-]+\s+)?(?P<who>{PETS})\b"
       rf"(?!\s+(?:named|called|and named|toy|bed|food|collar|sweater)\b)")
 def _adopted(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I recently adopted another pup from a shelter." """
+    """ "I recently adopted a kitten from a shelter." """
     who = _kin_words(m.group("who"))
     if not re.search(r"\b(?:adopted|rescued|brought home|new|another)\b", m.group(0), re.I):
         return  # "I got a dog" may be a toy, a picture; adopting is having
@@ -544,7 +544,7 @@ _SOUGHT = (r"(?:place|apartment|flat|house|home|spot|location|job|position|dog|p
       rf"\s+(?P<v>(?:an?|the|my|some)\s+(?:[\w-]+\s+){{0,3}}?{_SOUGHT}\b(?:\s+(?:for|in|near)\s+"
       r"(?:my|a|an|the)?\s*[\w -]{2,30}?)?)(?=\s*(?:[,.;:!]|$|\s(?:and|but|so|that|which)\b))")
 def _looking_for(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I'm on the hunt for the ideal spot for my dance studio" """
+    """ "I'm on the hunt for a quiet flat near the river" """
     yield _keystone("objective", f"Is looking for {m.group('v')}", s, 0.6)
 
 
@@ -552,7 +552,7 @@ def _looking_for(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       r"(?P<v>(?:getting|adopting|moving|opening|starting|buying|learning|working with|"
       r"switching to|going back to|applying)\b.+)")
 def _thinking_of(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I'm thinking of working with some fashion bloggers" """
+    """ "I'm thinking of applying to art school" """
     from pcp_cli.extract.phrasings import _TASK
 
     value = _value(m.group("v"))
