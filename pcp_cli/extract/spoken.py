@@ -352,7 +352,17 @@ _COMMON = frozenset((
 ))
 
 
-def _likes(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+@rule(rf"^{_THING}\s+(?:(?:is|are|has always been|has been|have always been)\s+{ADV}"
+      r"(?:my|one of my)\s+(?:biggest\s+|true\s+|real\s+|greatest\s+)?(?:passions?|happy place|"
+      r"stress[- ]buster|escape|therapy|thing|jam|comfort food|guilty pleasure|favou?rites?|"
+      r"faves?|top pick|go-to)\b(?!\s+\w)|(?:always\s+|really\s+|just\s+|truly\s+|honestly\s+)?"
+      r"(?:makes?\s+me\s+(?:so\s+|really\s+|super\s+|very\s+|feel\s+)?(?:happy|happier|alive|"
+      r"calm|relaxed|grateful|at peace)|cheers?\s+me\s+up|brings?\s+me\s+(?:so\s+much\s+|"
+      r"a lot of\s+|great\s+)?(?:joy|peace|happiness)|means?\s+(?:so\s+much|a lot|everything|"
+      r"the world)\s+to\s+me|helps?\s+me\s+(?:relax|unwind|de-?stress|recharge))\b)")
+def _liked_thing(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """What they love, said of the thing: "Pottery is my passion", "Lentil soup is one of my
+    favorites", "Climbing makes me so happy", "The sea always cheers me up"."""
     value = m.group("v").strip()
     if not value or _VAGUE.match(value) or len(value.split()) > 6:
         return
@@ -363,25 +373,6 @@ def _likes(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
             len(value.split()) == 1 or not value.split()[1][:1].isupper()):
         value = value[0].lower() + value[1:]  # "Climbing makes me happy": not a name
     yield _keystone("preference", f"Likes {value}", s, 0.6)
-
-
-@rule(rf"^{_THING}\s+(?:is|are|has always been|has been|have always been)\s+{ADV}"
-      r"(?:my|one of my)\s+(?:biggest\s+|true\s+|real\s+|greatest\s+)?(?:passions?|happy place|"
-      r"stress[- ]buster|escape|therapy|thing|jam|comfort food|guilty pleasure|favou?rites?|"
-      r"faves?|top pick|go-to)\b(?!\s+\w)")
-def _is_my_passion(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "Pottery is my passion", "Lentil soup is one of my favorites" """
-    yield from _likes(m, s)
-
-
-@rule(rf"^{_THING}\s+(?:always\s+|really\s+|just\s+|truly\s+|honestly\s+)?(?:makes?\s+me\s+"
-      r"(?:so\s+|really\s+|super\s+|very\s+|feel\s+)?(?:happy|happier|alive|calm|relaxed|"
-      r"grateful|at peace)|cheers?\s+me\s+up|brings?\s+me\s+(?:so\s+much\s+|a lot of\s+|"
-      r"great\s+)?(?:joy|peace|happiness)|means?\s+(?:so\s+much|a lot|everything|the world)\s+"
-      r"to\s+me|helps?\s+me\s+(?:relax|unwind|de-?stress|recharge))\b")
-def _makes_me_happy(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "Climbing makes me so happy", "The sea always cheers me up" """
-    yield from _likes(m, s)
 
 
 @rule(rf"^{_THING}\s+(?:is|are|was|has always been)\s+{ADV}my\s+(?:all-time\s+|absolute\s+)?"
