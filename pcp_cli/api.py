@@ -1300,6 +1300,7 @@ from pcp_cli.profile_ops import (  # noqa: E402
     export_archive,
     export_text,
     micro_prompt_export,
+    micro_prompt_report,
     micro_prompt_text,
     profile_markdown_text,
     profile_object,
@@ -1318,6 +1319,7 @@ __all__ += [
     "export_archive",
     "export_text",
     "micro_prompt_export",
+    "micro_prompt_report",
     "micro_prompt_text",
     "profile_markdown_text",
     "profile_object",
@@ -1550,3 +1552,13 @@ def monitor_run(path: str | os.PathLike[str] | None = None, *,
     if why is not None:
         raise UsageError(why)
     return monitor.run(root, idle_timeout=idle_timeout or monitor.DEFAULT_IDLE_TIMEOUT_S)
+
+
+# -- taking a review decision back (pcp_cli/review_decisions.py) -----------------------------
+from pcp_cli.review_decisions import (  # noqa: E402
+    review_decisions,
+    undo_decision,
+    withdraw_decision,
+)
+
+__all__ += ["review_decisions", "undo_decision", "withdraw_decision"]

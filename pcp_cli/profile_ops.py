@@ -168,6 +168,21 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
 _KEPT_MICRO_PROMPT = "micro-prompt.json"
 
 
+def micro_prompt_report(store: Store, *, scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """The micro_prompt with what was left out of it and why (`pcp console`'s profile page):
+    `{text, length, limit, left_out: [{page_id, what, text, reason}], sensitive_keystones}`
+    (high-sensitivity keystones never enter it: counted, not named)."""
+    from pcp_cli.render.micro_prompt import LIMIT, micro_prompt_explained
+
+    keystones = current_keystones(store, scopes=scopes)
+    profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
+    text, left_out = micro_prompt_explained(profile, keystones)
+    sensitive = len(_entries(store, "keystone", scopes=scopes, include_sensitive=True)) \
+        - len(keystones)
+    return {"text": text, "length": len(text), "limit": LIMIT, "left_out": left_out,
+            "sensitive_keystones": sensitive}
+
+
 def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
     """What the kept micro_prompt depends on, or None where nothing is kept (a fresh clone's
     view of the head files, a store without a catalog)."""
@@ -606,9 +621,11 @@ def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResu
 
 
 def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
-                    content: str | None = None) -> WriteResult:
+                    content: str | None = None, category: str | None = None,
+                    sensitivity: str | None = None, date: str | None = None) -> WriteResult:
     """Affirm a proposed keystone or timeline event: it joins the read surface, with who
-    accepted it and when; with `content`, the person's edited wording of it.
+    accepted it and when; with `content`, the person's edited wording of it, and with
+    `category`, `sensitivity` or (a timeline event's) `date`, those edited too.
 
     If the proposal supersedes an affirmed keystone, that one becomes superseded now. A
     proposal is `data_only` while it waits; an accepted rule or preference becomes `advisory`,
@@ -627,12 +644,14 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
                 raise UsageError("the edited claim is empty", hint="nothing was accepted")
             edited = {"content": content.strip() + "\n", "title": title_from(content),
                       "integrity": "edited"}
+        edited.update(_edited_fields(proposal, category, sensitivity, date))
+        fields = edited.pop("record", {})
         if proposal.state.type == "timeline_event":
             when = now_iso()
             return store.revise(
                 page_id, changes={**edited, "review_status": "affirmed",
                                   "epistemic_status": "affirmed",
-                                  "record": {"affirmed_by": actor.actor_id,
+                                  "record": {**fields, "affirmed_by": actor.actor_id,
                                              "affirmed_at": when}},
                 expected_revision_id=proposal.revision_id, actor=actor,
                 note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""))
@@ -651,7 +670,7 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
                 if candidate.state.lifecycle_status == "active":
                     old.append(candidate)
         when = now_iso()
-        category = proposal.state.record.get("category")
+        category = fields.get("category", proposal.state.record.get("category"))
         result = store.revise(
             page_id,
             changes={
@@ -660,8 +679,8 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
                 "epistemic_status": "affirmed",
                 "instruction_policy": "advisory" if category in vocab.ADVISORY_CATEGORIES
                 else "data_only",
-                "record": {"last_confirmed_at": when, "affirmed_by": actor.actor_id,
-                           "affirmed_at": when},
+                "record": {**fields, "last_confirmed_at": when,
+                           "affirmed_by": actor.actor_id, "affirmed_at": when},
             },
             expected_revision_id=proposal.revision_id,
             actor=actor,
@@ -670,6 +689,40 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
         for superseded in old:
             store.supersede(page_id, superseded.page_id, actor=actor)
         return result
+
+
+def _edited_fields(proposal: Revision, category: str | None, sensitivity: str | None,
+                   date: str | None) -> dict[str, Any]:
+    """The changes of an accept that edits the category, sensitivity or date (checked)."""
+    import re
+
+    kind = proposal.state.type
+    changes: dict[str, Any] = {}
+    record: dict[str, Any] = {}
+    if category is not None and category != proposal.state.record.get("category"):
+        allowed = vocab.TIMELINE_CATEGORIES if kind == "timeline_event" \
+            else vocab.KEYSTONE_CATEGORIES
+        if category not in allowed:
+            raise UsageError(f"{category!r} is not a {kind.replace('_', ' ')} category",
+                             hint=f"one of: {', '.join(allowed)}")
+        record["category"] = category
+    if sensitivity is not None and sensitivity != proposal.state.sensitivity:
+        if sensitivity not in vocab.SENSITIVITIES:
+            raise UsageError(f"{sensitivity!r} is not a sensitivity",
+                             hint=f"one of: {', '.join(vocab.SENSITIVITIES)}")
+        changes["sensitivity"] = sensitivity
+    if date is not None and date != proposal.state.record.get("date"):
+        if kind != "timeline_event":
+            raise UsageError(f"{proposal.page_id} is a {kind}: only a timeline event has "
+                             "a date")
+        if not re.match(vocab.PARTIAL_DATE_PATTERN, date):
+            raise UsageError(f"{date!r} is not a date", hint="YYYY, YYYY-MM or YYYY-MM-DD")
+        record["date"] = date
+    if record:
+        changes["record"] = record
+    if changes:
+        changes["integrity"] = "edited"
+    return changes
 
 
 def reject_proposal(store: Store, page_id: str, *, reason: str | None = None,
