@@ -349,6 +349,7 @@ class Console:
             Route("/signin", self.signin, methods=get),
             Route("/signout", self.signout, methods=post),
             Route("/static/{name}", self.static, methods=get),
+            Route("/favicon.ico", lambda request: Response(status_code=204), methods=get),
             Route("/review", self.review, methods=get),
             Route("/review/decide", self.review_decide, methods=post),
             Route("/review/undo", self.review_undo, methods=post),

@@ -9,6 +9,7 @@ not to), and the console serves until Ctrl-C or SIGTERM, after which it returns 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 from typing import Any
 
@@ -62,6 +63,15 @@ def serve_console(store_path: str | os.PathLike[str] | None, *, port: int, open_
 
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             ws="none", server_header=False, timeout_graceful_shutdown=3)
-    uvicorn.Server(config).run(sockets=[sock])
+    # uvicorn stops on SIGINT and SIGTERM, then raises the signal again for the handler that
+    # was there before it: ours, which has nothing left to do, so `pcp console` ends normally.
+    stops = (signal.SIGINT, signal.SIGTERM)
+    before = {sig: signal.signal(sig, lambda *_: None) for sig in stops}
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        sock.close()
     log.write("pcp console: stopped\n")
     log.flush()
