@@ -570,7 +570,10 @@ def _proposal(store: Store, page_id: str) -> Revision:
                          hint="`pcp review` lists the proposals")
     if state.review_status != "proposed":
         raise UsageError(f"{state.type} {page_id} is not awaiting review (it is "
-                         f"{state.review_status})", hint="`pcp review` lists the proposals")
+                         f"{state.review_status})",
+                         hint=f"`pcp review withdraw {page_id}` takes the decision back"
+                         if state.review_status in ("affirmed", "rejected")
+                         else "`pcp review` lists the proposals")
     if state.lifecycle_status != "active":
         raise UsageError(f"{state.type} {page_id} is {state.lifecycle_status}")
     return revision

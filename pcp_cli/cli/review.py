@@ -131,8 +131,10 @@ def _item(store: Any, page_id: str) -> dict[str, Any]:
     from pcp_cli.errors import UsageError
 
     revision = store.current(page_id)
-    raise UsageError(f"{revision.state.type} {page_id} is not awaiting review (it is "
-                     f"{revision.state.review_status})", hint="`pcp review` lists the proposals")
+    status = revision.state.review_status
+    raise UsageError(f"{revision.state.type} {page_id} is not awaiting review (it is {status})",
+                     hint=f"`pcp review withdraw {page_id}` takes the decision back"
+                     if status in ("affirmed", "rejected") else "`pcp review` lists the proposals")
 
 
 def _show_item(item: dict[str, Any]) -> None:
@@ -250,6 +252,38 @@ def review_reject(
         ids = _checked(store, page_ids)
         results = [api.reject_proposal(store, page_id, reason=reason) for page_id in ids]
     _report(results, as_json, "rejected")
+
+
+def _withdrawn(result: dict[str, Any], as_json: bool) -> None:
+    def human() -> None:
+        what = "acceptance" if result["withdrawn"] == "accepted" else "rejection"
+        text(f"took back the {what} of {result['page_id']} ({result['revision_id']}): it "
+             "waits for review again")
+        for page_id in result["restored"]:
+            text(f"{page_id} is current again")
+
+    emit(result, as_json, human)
+
+
+@review_app.command("undo", epilog=examples("pcp review undo", "pcp review undo --json"))
+def review_undo(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Take back the last decision: the proposal accepted or rejected last waits for review
+    again (a new revision; the history keeps the decision). A keystone it superseded is
+    current again."""
+    with api.open_store(store_path) as store:
+        result = api.undo_decision(store)
+    _withdrawn(result, as_json)
+
+
+@review_app.command("withdraw", epilog=examples("pcp review withdraw pg_01M8R7A1"))
+def review_withdraw(page: PageArg, store_path: StoreOpt = None,
+                    as_json: JsonOpt = False) -> None:
+    """Take back the decision on one proposal: an accepted one leaves the read surface, a
+    rejected one is reconsidered; either way it waits for review again (a new revision; the
+    history keeps the decision). A keystone it superseded is current again."""
+    with api.open_store(store_path) as store:
+        result = api.withdraw_decision(store, api.find_page(store, page))
+    _withdrawn(result, as_json)
 
 
 _CHOICES = {"a": "accept", "r": "reject", "s": "skip", "e": "edit", "q": "quit"}
