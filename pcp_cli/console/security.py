@@ -13,7 +13,7 @@
   otherwise 403. Tokens are compared in constant time.
 - **Headers**: a strict Content-Security-Policy (only the console's own script and style, no
   inline code, no frames, forms post only to the console), no referrer, no caching, no
-  sniffing.
+  sniffing; referrers only within the console.
 
 Pure functions over header values: no web framework here.
 """
@@ -34,7 +34,8 @@ HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # not no-referrer: with it a browser sends `Origin: null` on a form post
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",

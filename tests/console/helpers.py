@@ -10,13 +10,19 @@ test_console_process.py.
 from __future__ import annotations
 
 import http.client
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from tests.mcp.http_helpers import REPO
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
@@ -124,3 +130,21 @@ def running_console(root: Path) -> Iterator[Console]:
         server.should_exit = True
         thread.join()
         sock.close()
+
+
+@contextmanager
+def pcp_console(store: Path, *, stop: int = signal.SIGTERM) -> Iterator[str]:
+    """`pcp console --no-browser` as a process; yields the sign-in link it prints first."""
+    env = {**os.environ, "PCP_STORE": str(store), "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, "-m", "pcp_cli", "console", "--no-browser"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env, text=True)
+    try:
+        line = process.stdout.readline().strip()  # type: ignore[union-attr]
+        assert line.startswith("http://127.0.0.1:") and "/signin?token=" in line, \
+            process.stderr.read()  # type: ignore[union-attr]
+        yield line
+    finally:
+        process.send_signal(stop)
+        assert process.wait(timeout=30) == 0
+        assert "pcp console: stopped" in process.stderr.read()  # type: ignore[union-attr]

@@ -98,7 +98,7 @@ def test_every_answer_carries_a_strict_content_security_policy(console_store: Pa
             assert "default-src 'none'" in csp and "script-src 'self'" in csp
             assert "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
             assert reply.headers["x-content-type-options"] == "nosniff"
-            assert reply.headers["referrer-policy"] == "no-referrer"
+            assert reply.headers["referrer-policy"] == "same-origin"
 
 
 def test_a_page_titled_script_is_text_everywhere(console_store: Path) -> None:
