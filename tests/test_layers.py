@@ -116,9 +116,7 @@ def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
             other = next((f for f in FRONT_ENDS if _is(module, f) and module != f
                           and f != f"pcp_cli.{front_end}"), None)
             door = DOORS[front_end].get(other or "")
-            if _is(module, "pcp_cli.store"):
-                found = f"{where}:{line} imports {module}"
-            elif other is not None and door is None:
+            if _is(module, "pcp_cli.store") or other is not None and door is None:
                 found = f"{where}:{line} imports {module}"
             elif other is not None and (not _is(module, door or "") or line in eager):
                 found = (f"{where}:{line} imports {module} (only {door}, inside a "
