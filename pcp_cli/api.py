@@ -1556,9 +1556,11 @@ def monitor_run(path: str | os.PathLike[str] | None = None, *,
 
 # -- taking a review decision back (pcp_cli/review_decisions.py) -----------------------------
 from pcp_cli.review_decisions import (  # noqa: E402
+    evidence_sources,
+    queue_groups,
     review_decisions,
     undo_decision,
     withdraw_decision,
 )
 
-__all__ += ["review_decisions", "undo_decision", "withdraw_decision"]
+__all__ += ["evidence_sources", "queue_groups", "review_decisions", "undo_decision", "withdraw_decision"]

@@ -15,9 +15,10 @@ What a decision is, is read from the pages themselves (`record.affirmed_at` /
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pcp_cli.errors import UsageError
+from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.model.page import Actor, Revision
 from pcp_cli.store.store import Store, WriteResult
 
@@ -143,3 +144,46 @@ def undo_decision(store: Store, *, actor: Actor | None = None) -> dict[str, Any]
         raise UsageError("no review decision to take back",
                          hint="`pcp review` lists what awaits review")
     return withdraw_decision(store, latest[0]["page_id"], actor=actor)
+
+
+def queue_groups(items: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The review queue as the person sees it (`pcp review`, the console): grouped by
+    category (a timeline event's as `timeline: CATEGORY`), groups in name order, oldest first
+    within one. The position in this order is a proposal's number in the queue (`#3`)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        label = item["category"] if item.get("kind") != "timeline_event" \
+            else f"timeline: {item['category']}"
+        groups.setdefault(str(label), []).append(item)
+    return [(label, groups[label]) for label in sorted(groups)]
+
+
+# A transcript's turn heading (`### User · 2024-05-01 10:02`, as the importers write them).
+TURN = re.compile(r"^### (User|Assistant|System|Note|Tool)\b(?: · ([^\n]*))?[ \t]*$", re.M)
+
+
+def evidence_sources(store: Store, items: list[dict[str, Any]]) -> None:
+    """Name where each proposal's evidence comes from, as a person knows it: every span in
+    `source_spans` gets `title` (its page's) and `date` (its turn's day in a transcript, else
+    the page's observed day); a page no longer in the store gets neither."""
+    pages: dict[tuple[str, str], tuple[str, str, str] | None] = {}
+    for item in items:
+        for span in item.get("source_spans") or []:
+            key = (str(span.get("page_id") or ""), str(span.get("revision_id") or ""))
+            if key not in pages:
+                try:
+                    revision = store.get(key[0], key[1] or None)
+                    pages[key] = (revision.state.title or key[0], revision.state.content,
+                                  (revision.observed_at or revision.created_at or "")[:10])
+                except PcpError:  # deleted since, or a revision not on this device
+                    pages[key] = None
+            found = pages[key]
+            if found is None:
+                continue
+            title, body, day = found
+            start = span.get("start")
+            turn = None
+            if isinstance(start, int):
+                turn = next((m for m in reversed(list(TURN.finditer(body, 0, start)))), None)
+            span["title"] = title
+            span["date"] = (turn.group(2) or "")[:10] if turn and turn.group(2) else day

@@ -137,28 +137,14 @@ def _superseded(store: api.Store, page_id: Any) -> dict[str, Any] | None:
     return {"page_id": page_id, "title": entry.title, "content": content}
 
 
-def category_label(item: dict[str, Any]) -> str:
-    kind = item.get("kind", "keystone")
-    if kind == "timeline_event":
-        return f"timeline: {item['category']}"
-    return str(item["category"])
-
-
 def review(root: Path) -> dict[str, Any]:
     """The queue grouped by category (groups in name order, oldest first within one), each
     proposal with its evidence in context and what it would supersede; the last decisions."""
     with _store(root) as store:
-        items = api.review_queue(store)
         cache: dict[tuple[str, str], Any] = {}
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for item in items:
-            spans = item.get("source_spans") or []
-            groups.setdefault(category_label(item), []).append({
-                **item, "evidence": _evidence(store, spans, cache),
-                "more_evidence": max(0, len(spans) - EVIDENCE_SHOWN),
-                "superseded": _superseded(store, item.get("supersedes"))})
+        ordered = [(label, [_shown(store, item, cache) for item in group])
+                   for label, group in api.queue_groups(api.review_queue(store))]
         decisions = api.review_decisions(store, limit=DECISIONS_SHOWN)
-    ordered = [(label, groups[label]) for label in sorted(groups)]
     flat = [item for _label, group in ordered for item in group]
     for number, item in enumerate(flat, 1):
         item["number"] = number
@@ -166,15 +152,21 @@ def review(root: Path) -> dict[str, Any]:
             "order": [item["page_id"] for item in flat]}
 
 
+def _shown(store: api.Store, item: dict[str, Any],
+           cache: dict[tuple[str, str], Any]) -> dict[str, Any]:
+    """A proposal with its evidence in context and what it would supersede."""
+    spans = item.get("source_spans") or []
+    return {**item, "evidence": _evidence(store, spans, cache),
+            "more_evidence": max(0, len(spans) - EVIDENCE_SHOWN),
+            "superseded": _superseded(store, item.get("supersedes"))}
+
+
 def proposal(root: Path, page_id: str) -> dict[str, Any]:
     """One proposal, for the edit form."""
     with _store(root) as store:
         for item in api.review_queue(store):
             if item["page_id"] == page_id:
-                spans = item.get("source_spans") or []
-                return {**item, "evidence": _evidence(store, spans, {}),
-                        "more_evidence": max(0, len(spans) - EVIDENCE_SHOWN),
-                        "superseded": _superseded(store, item.get("supersedes"))}
+                return _shown(store, item, {})
     raise NotFound(f"proposal {page_id} is not awaiting review",
                    hint="it was decided meanwhile, or never was one")
 
