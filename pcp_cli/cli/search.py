@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
                     from pcp_cli.cli.main import SCAN_NOTE
 
                     note(SCAN_NOTE.rstrip("\n"))
-                shorten = api.short_page_ids(store) if is_terminal() else str
+                shorten = _Names(store, data["results"]) if is_terminal() else str
                 if sources:
                     _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
                 else:
@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
                               include_sensitive=include_sensitive, min_score=min_score,
                               scopes=scope or None, mode=mode, filters=filters,
                               cursor=cursor, as_of=as_of, depth=depth)
-            shorten = api.short_page_ids(store) if is_terminal() else str
+            shorten = _Names(store, data["results"]) if is_terminal() else str
             if sources:
                 _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
                 return
@@ -168,8 +168,8 @@ def register(app: typer.Typer) -> None:
             note("No results.")
             return
         _print_results(data["results"], shorten)
-        if data.get("next_cursor"):
-            note(f"More: --cursor {data['next_cursor']}")
+        if data.get("next_cursor"):  # after the hits (stderr when piped: stdout is data)
+            (text if is_terminal() else note)(f"More: --cursor {data['next_cursor']}")
 
     @app.command("index", epilog=examples("pcp index", "pcp index --rebuild"))
     def index(
@@ -301,18 +301,48 @@ def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] 
             sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
                                        for c in cells) + "\n")
         return
-    from rich.table import Column, Table
+    _print_hits(results, rows, shorten.titles if isinstance(shorten, _Names) else {})
+
+
+class _Names:
+    """On a terminal: a hit's short id (`shorten(id)`) and its page's title (`titles`)."""
+
+    def __init__(self, store: Any, results: list[dict[str, Any]]) -> None:
+        self.short = api.short_page_ids(store)
+        self.titles: dict[str, str] = {}
+        for result in results:
+            page_id = result.get("extensions", {}).get(EXT, {}).get("page_id") or result["id"]
+            entry = api.page_entry(store, page_id)
+            if entry is not None:
+                self.titles[page_id] = entry.title
+
+    def __call__(self, page_id: str) -> str:
+        return str(self.short(page_id))
+
+
+def _print_hits(results: list[dict[str, Any]], rows: list[tuple[Any, ...]],
+                titles: dict[str, str]) -> None:
+    """On a terminal, a block per hit rather than a table (where a long id left the snippet
+    25 columns and one hit wrapped to 13 lines): its number and title on one line, its id and
+    what it is on the next, then the snippet across the whole width, matches highlighted."""
+    from rich.padding import Padding
     from rich.text import Text
 
-    width = max([2, *(len(cells[0]) for *cells, _spans in rows)])
-    tbl = Table(Column("id", no_wrap=True, min_width=width), "type", "origin", "score", "date",
-                "snippet", show_lines=True)
-    for *cells, spans in rows:
-        snippet = Text(cells[-1])
+    out = console()
+    for number, (result, (page_id, kind, origin, score, day, snippet, spans)) in enumerate(
+            zip(results, rows, strict=True), 1):
+        own = result.get("extensions", {}).get(EXT, {})
+        title = titles.get(own.get("page_id") or result["id"]) or page_id
+        head = Text(f"{number:>2}. ")
+        head.append(" ".join(title.split()), style="bold")
+        out.print(head, no_wrap=True, overflow="ellipsis")
+        out.print(Text("    " + " · ".join(part for part in (page_id, kind, origin, day, score)
+                                          if part), style="dim"), no_wrap=True,
+                  overflow="ellipsis")
+        body = Text(" ".join(snippet.split("\n")))
         for start, end in spans:
-            snippet.stylize("bold reverse", start, end)
-        tbl.add_row(*cells[:-1], snippet)
-    console().print(tbl)
+            body.stylize("bold reverse", start, end)
+        out.print(Padding(body, (0, 0, 0, 4)))
 
 
 def _print_capabilities(data: dict[str, Any]) -> None:
