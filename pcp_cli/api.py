@@ -1563,4 +1563,5 @@ from pcp_cli.review_decisions import (  # noqa: E402
     withdraw_decision,
 )
 
-__all__ += ["evidence_sources", "queue_groups", "review_decisions", "undo_decision", "withdraw_decision"]
+__all__ += ["evidence_sources", "queue_groups", "review_decisions", "undo_decision",
+            "withdraw_decision"]

@@ -352,5 +352,5 @@ def drop(root: Path, name: str) -> dict[str, Any]:
             path.unlink()
     if fails.pop(name, None) is not None:
         _save_failures(root, fails)
-    log(root, f"dropped {name} from the queue ({len(paths)} entr{'y' if len(paths) == 1 else 'ies'})")
+    log(root, f"dropped {name} from the queue ({len(paths)} queue file(s))")
     return {"session": name, "dropped": len(paths)}

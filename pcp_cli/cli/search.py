@@ -6,8 +6,7 @@ Only `search` and `index` load the index (and so whoosh), inside the command fun
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -23,6 +22,7 @@ from pcp_cli.cli.output import (
     is_terminal,
     note,
     print_json,
+    progress_bar,
     table,
     text,
 )
@@ -130,7 +130,11 @@ def register(app: typer.Typer) -> None:
             if not as_json and api.index_missing(store):  # stderr stays JSON under --json
                 from pcp_cli.cli.main import BUILDING_NOTE
 
-                note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
+                total = api.index_pages_count(store)
+                note(BUILDING_NOTE.format(total).rstrip("\n"))
+                with progress_bar(total) as progress:  # the first build, with its progress
+                    if progress is not None:
+                        api.index_store(store, progress=progress, vectors=False)
             if not as_json and mode in ("semantic", "hybrid") and api.vectors_missing(store):
                 note(f"Embedding {api.index_pages_count(store)} pages for semantic search "
                      "(once; later searches embed only what changed)…")
@@ -192,7 +196,7 @@ def register(app: typer.Typer) -> None:
         # With --engine, a build in progress is stopped before this process reads every file.
         with api.open_store(store_path, refresh=engine is None) as store:
             total = api.index_pages_count(store)
-            with _progress_bar(total) as progress, _progress_bar(
+            with progress_bar(total) as progress, progress_bar(
                     total, "embedding") as vector_progress:
                 report = api.index_store(store, rebuild=rebuild, progress=progress,
                                          vector_progress=vector_progress, engine=engine,
@@ -364,38 +368,3 @@ def _flat(value: Any) -> str:
     if value is None:
         return "none"
     return str(value)
-
-
-@contextmanager
-def _progress_bar(total: int,
-                  label: str = "indexing") -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar of pages indexed, on stderr, when stderr is a terminal. It shows only
-    if a rebuild runs long enough to report progress (every 1,000 pages)."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn(), console=console(stderr=True), transient=True)
-    task = bar.add_task("index", total=total or None)
-    started = False
-
-    def update(done: int) -> None:
-        nonlocal started
-        if not started:
-            bar.start()
-            started = True
-        bar.update(task, completed=done)
-
-    try:
-        yield update
-    finally:
-        if started:
-            bar.stop()
