@@ -3,49 +3,21 @@ and the first `pcp search`, which builds the index. Piped, they print no bar."""
 
 from __future__ import annotations
 
-import os
-import select
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLE, cli
+from tests.terminal import run_in_terminal
 
 pytestmark = pytest.mark.slow  # real processes on a pseudo-terminal, an index built twice
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _on_a_terminal(*args: str, timeout: float = 60) -> str:
-    """Run pcp with stdin, stdout and stderr on one pseudo-terminal; what it showed."""
-    master, slave = os.openpty()
-    env = {**os.environ, "NO_COLOR": "1", "PCP_PAGER": "cat", "COLUMNS": "100",
-           "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "pcp_cli", *args], stdin=slave,
-                            stdout=slave, stderr=slave, env=env, close_fds=True)
-    os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # the other end closed
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=timeout)
-    os.close(master)
-    assert proc.returncode == 0
-    return b"".join(chunks).decode("utf-8", "replace")
+def _on_a_terminal(*args: str) -> str:
+    """What pcp showed with stdin, stdout and stderr on one pseudo-terminal."""
+    result = run_in_terminal(*args, env={"NO_COLOR": "1", "PCP_PAGER": "cat"}, stderr_too=True)
+    assert result.code == 0, result.screen
+    return result.screen
 
 
 def _fresh(tmp_path: Path) -> Path:

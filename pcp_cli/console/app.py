@@ -204,11 +204,8 @@ class Console:
         return Response(data, media_type=STATIC[name])
 
     async def home(self, request: Request) -> Response:
-        def waiting() -> bool:
-            return bool(views.review(self.root)["count"])
-
-        return RedirectResponse("/review" if await run_in_threadpool(waiting) else "/pages",
-                                status_code=303)
+        waiting = await run_in_threadpool(views.waiting, self.root)
+        return RedirectResponse("/review" if waiting else "/pages", status_code=303)
 
     # -- review -------------------------------------------------------------------------------
     async def review(self, request: Request) -> Response:

@@ -21,19 +21,11 @@ HOST = "127.0.0.1"
 
 def bind(port: int) -> socket.socket:
     """The listening socket on 127.0.0.1 (port 0: a free one)."""
+    from pcp_cli.listen import listen
+
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port number", hint="0 to 65535 (0: any free)")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((HOST, port))
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on {HOST}:{port}: {exc.strerror}",
-                         hint="pick another --port, or leave it out for a free one") from None
-    sock.listen(64)
-    sock.set_inheritable(True)
-    return sock
+    return listen(HOST, port, hint="pick another --port, or leave it out for a free one")
 
 
 def serve_console(store_path: str | os.PathLike[str] | None, *, port: int, open_browser: bool,

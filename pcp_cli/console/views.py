@@ -161,6 +161,12 @@ def _shown(store: api.Store, item: dict[str, Any],
             "superseded": _superseded(store, item.get("supersedes"))}
 
 
+def waiting(root: Path) -> int:
+    """How many proposals await review."""
+    with _store(root) as store:
+        return len(api.review_queue(store))
+
+
 def proposal(root: Path, page_id: str) -> dict[str, Any]:
     """One proposal, for the edit form."""
     with _store(root) as store:
