@@ -116,7 +116,8 @@ def _show_list(items: list[dict[str, Any]]) -> None:
 def _list(store_path: str | None, as_json: bool) -> None:
     with api.open_store(store_path) as store:
         items = api.review_queue(store)
-        api.evidence_sources(store, items)
+        if not as_json:  # for the eye; --json keeps the spans as stored
+            api.evidence_sources(store, items)
     if as_json:
         emit(items, as_json, lambda: None)
         return
@@ -170,7 +171,8 @@ def review_show(page_id: PageArg, store_path: StoreOpt = None,
     came from (`source_spans`)."""
     with api.open_store(store_path) as store:
         item = _item(store, _checked(store, [page_id])[0])
-        api.evidence_sources(store, [item])
+        if not as_json:  # for the eye; --json keeps the spans as stored
+            api.evidence_sources(store, [item])
     emit(item, as_json, lambda: _show_item(item))
 
 
