@@ -74,7 +74,7 @@ def _evidence(item: dict[str, Any]) -> str:
 
 
 def _where(span: dict[str, Any]) -> str:
-    """The evidence's conversation or note, as its title and date (`_sources` fills them)."""
+    """The evidence's conversation or note, as its title and date (`api.evidence_sources`)."""
     return ", ".join(part for part in (span.get("title"), span.get("date")) if part)
 
 
