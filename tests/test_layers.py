@@ -5,10 +5,15 @@
   what the api orchestrates (query, adapters, sync, upkeep); the api; capture; the front ends.
 - No modules import each other in a circle: imports inside functions, under TYPE_CHECKING and
   by name (`importlib`, `sys.modules`) count. The store's engine is layered (STORE_ENGINE).
-- `pcp_cli/cli` and `pcp_cli/mcp` reach the store only through `pcp_cli.api`, and call it by
-  its table (`api.<name>`), never an api module; no command module imports cli/main.py.
-- The library (`api/`, and everything below it) imports no front end; the CLI reaches the MCP
-  front end only through `pcp_cli.mcp.commands`, inside its command functions.
+- `pcp_cli/cli`, `pcp_cli/mcp` and `pcp_cli/console` reach the store only through
+  `pcp_cli.api`, and call it by its table (`api.<name>`), never an api module; no command
+  module imports cli/main.py.
+- The library (`api/`, and everything below it) imports no front end.
+- The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, and the console only
+  through `pcp_cli.console.commands`, inside its command functions; the MCP front end never
+  imports the CLI nor the console. The console reaches the MCP front end's state (grants,
+  tokens, the audit log) through `pcp_cli.mcp.commands` too, inside functions, and never
+  imports the CLI.
 - Each third-party library lives in one layer; each error lives in errors.py or where it is
   raised, and errors.py says which.
 
@@ -33,9 +38,10 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "jsonschema": ("model/validate.py",),
     "mcp": ("mcp/",),
     "mcp_types": ("mcp/",),
-    # the HTTP front end: /mcp, its connections, OAuth
-    "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py"),
-    "uvicorn": ("mcp/http.py", "mcp/connections.py"),
+    # the HTTP front ends: /mcp, its connections, OAuth; and `pcp console`
+    "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py", "console/app.py"),
+    "uvicorn": ("mcp/http.py", "mcp/connections.py", "console/commands.py"),
+    "jinja2": ("console/app.py",),
     "typer": ("cli/",),
     "rich": ("cli/",),
     "click": ("cli/",),
@@ -101,6 +107,13 @@ def eager_import_lines(path: Path) -> set[int]:
     return lines
 
 
+CONSOLE_ENTRY = "pcp_cli.console.commands"
+# front end -> {front end it may reach: the one module it may import, inside functions}
+DOORS = {"cli": {"pcp_cli.mcp": MCP_ENTRY, "pcp_cli.console": CONSOLE_ENTRY},
+         "console": {"pcp_cli.mcp": MCP_ENTRY}, "mcp": {}}
+FRONT_ENDS = ("pcp_cli.cli", "pcp_cli.mcp", "pcp_cli.console")
+
+
 def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
     bad: list[str] = []
     for path in paths:
@@ -108,12 +121,14 @@ def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
         eager = eager_import_lines(path)
         for module, line in imports_of(path, package=f"pcp_cli.{front_end}"):
             found = None
-            if _is(module, "pcp_cli.store") or front_end == "mcp" and _is(module, "pcp_cli.cli"):
+            other = next((f for f in FRONT_ENDS if _is(module, f) and module != f
+                          and f != f"pcp_cli.{front_end}"), None)
+            door = DOORS[front_end].get(other or "")
+            if _is(module, "pcp_cli.store") or other is not None and door is None:
                 found = f"{where}:{line} imports {module}"
-            elif (front_end == "cli" and _is(module, "pcp_cli.mcp") and module != "pcp_cli.mcp"
-                  and (not _is(module, MCP_ENTRY) or line in eager)):
-                found = (f"{where}:{line} imports {module} (only {MCP_ENTRY}, inside a "
-                         "command function)")
+            elif other is not None and (not _is(module, door or "") or line in eager):
+                found = (f"{where}:{line} imports {module} (only {door}, inside a "
+                         "function)")
             if found and not any(b.startswith(f"{where}:{line} ") for b in bad):
                 bad.append(found)
     return bad
@@ -122,6 +137,7 @@ def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
 @pytest.mark.parametrize("front_end", [
     "cli",
     "mcp",
+    "console",
 ])
 def test_front_ends_use_only_the_api(front_end: str) -> None:
     bad = front_end_crossings(front_end, sorted((PACKAGE / front_end).rglob("*.py")))
@@ -129,14 +145,15 @@ def test_front_ends_use_only_the_api(front_end: str) -> None:
 
 
 def test_the_library_imports_no_front_end() -> None:
-    """Serving is a front end's job: nothing outside cli/ and mcp/ imports either of them."""
+    """Serving is a front end's job: nothing outside cli/, mcp/ and console/ imports any of
+    them."""
     bad = []
     for path in sources():
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(("cli/", "mcp/")) or rel in ("__main__.py",):
+        if rel.startswith(("cli/", "mcp/", "console/")) or rel in ("__main__.py",):
             continue
         for module, line in imports_of(path):
-            if _is(module, "pcp_cli.cli") or _is(module, "pcp_cli.mcp"):
+            if any(_is(module, front) for front in FRONT_ENDS):
                 bad.append(f"{rel}:{line} imports {module}")
     assert not bad, "the library must not import a front end:\n" + "\n".join(bad)
 
@@ -148,6 +165,12 @@ def test_the_checker_sees_a_front_end_crossing(tmp_path: Path) -> None:
                      "def f():\n    from pcp_cli.mcp import commands\n")
     bad = front_end_crossings("cli", [probe])
     assert len(bad) == 2 and "pcp_cli.mcp.server" in bad[0]
+    console = tmp_path / "_console_probe.py"
+    console.write_text("def f():\n    from pcp_cli.mcp import commands\n"
+                       "    from pcp_cli.mcp.audit import AuditLog\n"
+                       "    from pcp_cli.cli.output import text\n")
+    bad = front_end_crossings("console", [console])
+    assert len(bad) == 2 and "pcp_cli.mcp.audit" in bad[0] and "pcp_cli.cli" in bad[1]
 
 
 @pytest.mark.parametrize("library", sorted(OWNERS))
@@ -374,12 +397,12 @@ def test_the_checker_sees_the_cli_loop_through_main(tmp_path: Path) -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "__init__"),  # errors and __version__: nothing of the package
     ("model",),  # the objects, vocabularies, ids, JSON Schemas
-    ("config", "audit_anchor"),  # which store; the audit chain's newest hash
+    ("config", "audit_anchor", "listen"),  # which store; the audit chain's head; a socket
     ("store", "index", "semantic", "render", "extract"),  # the engines and the pure renderers
     ("query", "adapters", "sync", "upkeep"),  # reads, importers, git, doctor: over the store
     ("api",),  # the library the front ends call
     ("capture",),  # hooks and watched folders, through the api
-    ("cli", "mcp", "__main__"),  # the front ends
+    ("cli", "mcp", "console", "__main__"),  # the front ends
 )
 
 
@@ -416,12 +439,14 @@ def test_the_checker_sees_an_import_back_up(tmp_path: Path) -> None:
 
 
 def test_front_ends_call_the_api_by_its_table() -> None:
-    """cli/, mcp/ and capture/ call the library as `api.<name>` (pcp_cli/api/__init__.py's
-    table), never an api module: where a name lives can change without them knowing."""
+    """cli/, mcp/, console/ and capture/ call the library as `api.<name>` (the table in
+    pcp_cli/api/__init__.py), never an api module: where a name lives can change without them
+    knowing."""
     graph = package_graph()
     bad = [f"{m} imports {t} (line {line})" for m, edges in graph.items()
            for t, line in edges.items()
-           if m.split(".")[1] in ("cli", "mcp", "capture") and t.startswith("pcp_cli.api.")]
+           if m.split(".")[1] in ("cli", "mcp", "console", "capture")
+           and t.startswith("pcp_cli.api.")]
     assert not bad, "\n".join(bad)
 
 

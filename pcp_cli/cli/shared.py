@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.hooks",
     "pcp_cli.cli.monitor",
     "pcp_cli.cli.propose",
+    "pcp_cli.cli.console",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -56,6 +57,7 @@ COMMAND_MODULE = {
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
     **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
     "monitor": "pcp_cli.cli.monitor",
+    "console": "pcp_cli.cli.console",
 }
 
 # The global options of this run (main.py sets them; `--no-pager` is read by output.py).
