@@ -395,17 +395,22 @@ def _x_is_my_favourite(m: re.Match[str], s: Sentence) -> Iterator[Candidate | No
       r"obsessed\s+with|crazy\s+about|in\s+love\s+with|a\s+huge\s+fan\s+of|hooked\s+on)\s+(?P<v>.+)")
 def _passionate(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "I'm passionate about dancing" """
-    value = _value(m.group("v"))
-    if value and not _VAGUE.match(value) and len(value.split()) <= 8:
-        yield _keystone("preference", f"Likes {value}", s, 0.65)
+    yield _liked(_value(m.group("v")), s, words=8, confidence=0.65)
+
+
+def _liked(value: str, s: Sentence, *, words: int, confidence: float = 0.6) -> Candidate | None:
+    """ "Likes VALUE", when VALUE names something (not "it", not a whole paragraph)."""
+    if value and not _VAGUE.match(value) and len(value.split()) <= words:
+        return _keystone("preference", f"Likes {value}", s, confidence)
+    return None
 
 
 @rule(rf"^(?:I've|I have)\s+{ADV}(?:always\s+)?(?:loved|liked|enjoyed|been into)\s+(?P<v>.+)")
 def _always_loved(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "I've always loved pottery"; not "the …" (often "the way you explained it")."""
     value = _value(m.group("v"))
-    if value and not _VAGUE.match(value) and len(value.split()) <= 8 and not \
-            value.lower().startswith("the "):
-        yield _keystone("preference", f"Likes {value}", s, 0.6)
+    if not value.lower().startswith("the "):
+        yield _liked(value, s, words=8)
 
 
 _INSTRUMENTS = (r"(?:guitar|piano|violin|viola|cello|drums|bass|flute|saxophone|sax|trumpet|"
@@ -456,9 +461,7 @@ def _i_am_special(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       r"follow|pursue|share)\s+my\s+(?:passion|love)\s+(?:for|of)\s+(?P<v>.+)")
 def _my_passion(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "Still following my passion for pottery" """
-    value = _value(m.group("v"))
-    if value and not _VAGUE.match(value) and len(value.split()) <= 6:
-        yield _keystone("preference", f"Likes {value}", s, 0.6)
+    yield _liked(_value(m.group("v")), s, words=6)
 
 
 @rule(rf"^my\s+(?:own\s+)?(?:new\s+)?(?P<what>(?:[\w-]+\s+){{0,2}}?{_BUSINESS})\s+is\s+"
@@ -508,9 +511,7 @@ def _been_wanting(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       r"into\s+(?P<v>.+)")
 def _getting_into(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "I've been getting into baking more" """
-    value = re.sub(r"\s+(?:more|lately|recently)$", "", _value(m.group("v")))
-    if value and not _VAGUE.match(value) and len(value.split()) <= 6:
-        yield _keystone("preference", f"Likes {value}", s, 0.6)
+    yield _liked(re.sub(r"\s+(?:more|lately|recently)$", "", _value(m.group("v"))), s, words=6)
 
 
 @rule(rf"^(?:I|we)\s+{ADV}(?:adopted|rescued|got|brought home)\s+(?:a|an|another|our|my)\s+"
