@@ -101,8 +101,9 @@ _TOOL_CLAIM = re.compile(r"^(?:Uses|Runs|Writes (?:[A-Z]|mostly|mainly)|Their te
                          r"(?:Makes|Writes|Does|Builds|Keeps|Typesets|Draws|Drafts) their .+ "
                          r"(?:in|with|on|using) )")
 _WORK_WORDS = re.compile(
-    r"\b(work(?:s|ing|ed|days?|load|flow|place|space)?|job|meetings?|calls?|focus\w*|productive|deadlines?|schedul\w*|async\w*|"
-    r"remote\w*|office|desk|morning person|night owl|early riser|plan\w*|tasks?|projects?|"
+    r"\b(work(?:s|ing|ed|days?|load|flow|place|space)?|job|meetings?|calls?|focus\w*|"
+    r"productive|deadlines?|schedul\w*|async\w*|remote\w*|office|desk|morning person|"
+    r"night owl|early riser|plan\w*|tasks?|projects?|"
     r"code|coding|review\w*|commits?|tests?|testing|ship\w*|document\w*|sketch\w*|draft\w*|"
     r"batch\w*|sprints?|emails?|notes?|journal\w*|deep work|breaks?|pomodoro|interruptions?|"
     r"colleagues?|team|clients?|research|writing|learn\w*|stud(?:y|ies|ying)|hours?|"
