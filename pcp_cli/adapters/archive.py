@@ -43,6 +43,7 @@ from pcp_cli.model.page import (
     canonical_json,
     title_from,
 )
+from pcp_cli.store.filenames import shown
 from pcp_cli.store.store import Store, page_id_for_key
 
 ACTOR = Actor("tool", "pcp-import-archive")
@@ -183,7 +184,7 @@ def source_of(store: Store, data: Any, path: str | Path) -> str:
         store_id = ours.get("store_id") if isinstance(ours, dict) else None
         if isinstance(store_id, str) and store_id.strip():
             return f"store:{store_id.strip()}"
-    return f"file:{Path(path).name}"
+    return f"file:{shown(Path(path).name)}"  # a name that is not UTF-8, escaped
 
 
 class _Claims:
@@ -500,6 +501,7 @@ def import_archive(store: Store, path: str | Path, *, dry_run: bool = False,
         for item in plan.items:
             _count(summary, source, item, _would(store, item[3]))
         return summary
+    name = Path(source).name
     with store.batch():  # the pages are published in batches, all before this returns
         plan = plan_import(store, data, namespace=namespace, source=source)
         for item in plan.items:
@@ -512,7 +514,7 @@ def import_archive(store: Store, path: str | Path, *, dry_run: bool = False,
                 try:
                     status = store.upsert_page(state, key=f"pcp-v1:{plan.source}:{part}:{original}",
                                                actor=ACTOR, operation="import",
-                                               source_note=f"imported from {Path(source).name}"
+                                               source_note=f"imported from {shown(name)}"
                                                ).status
                 except InvalidInput as exc:
                     _count(summary, source, item, "failed", exc.message)

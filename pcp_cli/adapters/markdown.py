@@ -31,8 +31,11 @@ from pcp_cli.adapters.base import (
     Progress,
     ProgressTracker,
     iso_from_text,
+    not_text_problems,
+    walk_folder,
 )
 from pcp_cli.errors import InvalidInput
+from pcp_cli.store.filenames import is_text
 from pcp_cli.store.frontmatter import load_mapping
 
 EXT_KEY = "org.pcp-cli.markdown"
@@ -62,7 +65,8 @@ class _Parsed:
 def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None) -> ParseResult:
     """Yield one note/document page per Markdown file, or a problem for each unreadable one."""
     root = Path(path)
-    files = _markdown_files(root)
+    files, not_text = _markdown_files(root)
+    yield from not_text_problems(root, not_text)
     base = root if root.is_dir() else root.parent
     tracker = ProgressTracker(progress, sum(f.stat().st_size for f in files))
     rels = [f.relative_to(base).as_posix() for f in files]
@@ -107,19 +111,11 @@ def _may_have_aliases(text: str) -> bool:
     return "alias" in head or "\\" in head
 
 
-def _markdown_files(root: Path) -> list[Path]:
+def _markdown_files(root: Path) -> tuple[list[Path], list[Path]]:
+    """The notes to import, and those left out because their names are not text."""
     if root.is_file():
-        return [root]
-    found = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            full = Path(folder) / name
-            if name.startswith(".") or full.is_symlink():
-                continue
-            if name.lower().endswith(_SUFFIXES):
-                found.append(full)
-    return found
+        return ([root], []) if is_text(root.name) else ([], [root])
+    return walk_folder(root, lambda name: name.lower().endswith(_SUFFIXES))
 
 
 # --- frontmatter ----------------------------------------------------------------------------

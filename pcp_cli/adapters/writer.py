@@ -31,6 +31,7 @@ from typing import Any
 from pcp_cli.adapters.base import ImportItem, ItemProblem
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
+from pcp_cli.store.filenames import is_text, shown
 from pcp_cli.store.store import Store, page_id_for_key
 
 RELATION_TYPE = "related_to"
@@ -69,7 +70,9 @@ class ImportSummary:
         bucket[status] += 1
 
     def problem(self, source: str, item: str | None, reason: str, outcome: str) -> None:
-        entry = {"source": source, "item": item, "reason": reason, "outcome": outcome}
+        # Named as a person can read them (a file name that is not UTF-8, escaped).
+        entry = {"source": shown(source), "item": None if item is None else shown(item),
+                 "reason": reason if is_text(reason) else shown(reason), "outcome": outcome}
         if outcome == "warning":
             self.warnings.append(entry)
             return
@@ -86,7 +89,7 @@ class ImportSummary:
             "skipped": self.skipped,
             "failed": self.failed,
             "problems": self.problems,
-            "source": self.source,
+            "source": shown(self.source),
             "namespace": self.namespace,
             "by_type": {key: self.by_type[key] for key in sorted(self.by_type)},
             "proposals": self.proposals,
@@ -146,7 +149,7 @@ class _Writer:
         self.namespace = namespace or store.default_namespace
         self.actor = actor or Actor("tool", f"pcp-import-{fmt}")
         name = Path(source).name if source else fmt
-        self.note = f"imported from {name}"
+        self.note = f"imported from {shown(name)}"
         self.summary = ImportSummary(format=fmt, dry_run=dry_run, source=source,
                                      namespace=self.namespace)
         self.batches = _Batches(store, enabled=not dry_run)

@@ -28,6 +28,7 @@ from typing import Any
 
 from pcp_cli.capture.agents import codex_home
 from pcp_cli.errors import PcpError
+from pcp_cli.store.filenames import shown
 
 HOOKS_DIR = Path(".pcp") / "hooks"
 LOG_BYTES = 1_000_000  # past this, the log is moved to hooks.log.1
@@ -48,7 +49,7 @@ def log(root: Path, message: str) -> None:
                 os.replace(path, folder / "hooks.log.1")
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         with path.open("a", encoding="utf-8") as out:
-            out.write(f"{stamp} {' '.join(message.split())[:2000]}\n")
+            out.write(f"{stamp} {shown(' '.join(message.split())[:2000])}\n")
 
 
 # -- the hook ---------------------------------------------------------------------------------

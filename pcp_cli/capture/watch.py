@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.store.filenames import NOT_TEXT, is_text, shown
 
 SESSION_FORMATS = ("claude_code", "codex")
 
@@ -85,15 +86,33 @@ class Watcher:
         self.busy = False
         self.stopping = False
         self.moves: dict[Path, Path] = {}  # a renamed file's new path -> its old one
+        self.said: set[tuple[Any, Any, Any]] = set()  # problems already named to the person
 
     def note(self, paths: list[Path], moved: bool = False) -> None:
         with self.lock:
             if moved:
                 self.moves[paths[1]] = paths[0]
             for path in paths:
-                if self._folder_of(path) is not None and _wanted(path, self._fmt(path)):
-                    self.pending[path] = (None, time.monotonic())
+                folder = self._folder_of(path)
+                if folder is None or not _wanted(path, self._fmt(path)):
+                    continue
+                rel = path.relative_to(folder).as_posix()
+                if not is_text(rel):  # never imported: said once, never queued
+                    if path.exists():
+                        self._problem({"source": shown(path), "item": shown(rel),
+                                       "reason": NOT_TEXT, "outcome": "skipped"})
+                    continue
+                self.pending[path] = (None, time.monotonic())
         self.wake.set()
+
+    def _problem(self, problem: dict[str, Any]) -> None:
+        """An import's problem, named once while the watch runs (not at every import)."""
+        said = (problem.get("source"), problem.get("item"), problem.get("reason"))
+        if said not in self.said:
+            self.said.add(said)
+            self.say(f"{problem.get('outcome')}: {problem.get('source')}"
+                     + (f" [{problem['item']}]" if problem.get("item") else "")
+                     + f": {problem.get('reason')}")
 
     def _folder_of(self, path: Path) -> Path | None:
         for folder in self.folders:
@@ -153,7 +172,10 @@ class Watcher:
                     for path in gone:
                         self._archive(store, folder, path)
             except PcpError as exc:
-                self.say(f"watch: {folder}: {exc.message}")
+                self.say(f"watch: {shown(folder)}: {exc.message}")
+            except Exception as exc:  # noqa: BLE001 - one folder's failure never ends the watch
+                self.say(f"watch: {shown(folder)}: unexpected {type(exc).__name__}: {exc} "
+                         "(tried again on its next change)")
 
     def _renamed(self, store: Any, folder: Path, old: Path, new: Path) -> None:
         """A note renamed in the vault: its new page supersedes the old one (linked, the old
@@ -162,6 +184,8 @@ class Watcher:
         from pcp_cli import api
 
         old_rel, new_rel = (p.relative_to(folder).as_posix() for p in (old, new))
+        if not is_text(old_rel):
+            return  # its old name was never imported
         old_id = api.imported_page_id(f"markdown:{old_rel}")
         new_id = api.imported_page_id(f"markdown:{new_rel}")
         if old_id == new_id or not (store.page_exists(old_id) and store.page_exists(new_id)):
@@ -185,13 +209,15 @@ class Watcher:
             return
         api.set_lifecycle(store, page_id, "archived",
                           reason=f"{rel} was deleted or renamed in {folder}")
-        self.say(f"archived {page_id} ({rel} left {folder})")
+        self.say(f"archived {page_id} ({rel} left {shown(folder)})")
 
     def _report(self, path: Path, summary: dict[str, Any]) -> None:
         counts = {k: summary.get(k, 0) for k in ("created", "revised", "failed")}
         if counts["created"] or counts["revised"] or counts["failed"]:
-            self.say(f"imported {path}: {counts['created']} created, {counts['revised']} "
-                     f"revised, {counts['failed']} failed")
+            self.say(f"imported {shown(path)}: {counts['created']} created, "
+                     f"{counts['revised']} revised, {counts['failed']} failed")
+        for problem in summary.get("problems") or []:
+            self._problem(problem)
 
     def loop(self) -> None:
         while not self.stopping:
@@ -264,7 +290,7 @@ def watch_folders(root: Path, paths: list[str], *, poll: bool = False, settle: f
     try:
         observer = _start(folders, watcher, poll, say)
         for folder, fmt in folders.items():
-            say(f"watching {folder} ({fmt})")
+            say(f"watching {shown(folder)} ({fmt})")
         # catch up with what changed while nobody watched, then wait for events
         watcher.import_paths(list(folders))
         watcher.loop()

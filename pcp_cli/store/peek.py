@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import Revision
 from pcp_cli.store.catalog import Entry
+from pcp_cli.store.filenames import is_text
 from pcp_cli.store.files import classify
 from pcp_cli.store.layout import is_foreign_root
 
@@ -174,7 +175,7 @@ def _head_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
         if entry.name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            if not is_foreign_root(Path(entry.path)):
+            if is_text(entry.name) and not is_foreign_root(Path(entry.path)):
                 yield from _head_files(Path(entry.path))
             continue
         stat, _ = classify(entry)
