@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
@@ -1144,6 +1144,7 @@ def import_path(
     namespace: str | None = None,
     dry_run: bool = False,
     progress: Any = None,
+    waiting: Callable[[bool], None] | None = None,
 ) -> dict[str, Any]:
     """`pcp import`: import an export into `store` and return the summary (the --json shape).
 
@@ -1151,14 +1152,21 @@ def import_path(
      "problems": [{"source", "item", "reason", "outcome"}], "source", "namespace", "by_type",
      "proposals", "relations": {"created", "unchanged"}, "warnings"}
 
-    `progress(bytes_done, bytes_total)` is called as the export is read. Raises InvalidInput
-    when the path cannot be recognised or read at all; failed items are in the summary.
+    `progress(bytes_done, bytes_total)` is called as the export is read; `waiting(True)` when
+    a write starts waiting for another process's store lock, `waiting(False)` when it stops.
+    Raises InvalidInput when the path cannot be recognised or read at all; failed items are in
+    the summary. StoreLocked when the lock stayed held past PCP_LOCK_TIMEOUT, saying what was
+    imported before it.
     """
     _check_enum("format", format, IMPORT_FORMATS)
     from pcp_cli.adapters.importer import import_source
 
-    summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
-                            progress=progress)
+    before, store.lock_waiting = store.lock_waiting, waiting
+    try:
+        summary = import_source(store, path, format=format, namespace=namespace,
+                                dry_run=dry_run, progress=progress)
+    finally:
+        store.lock_waiting = before
     if not dry_run:
         from pcp_cli.store import sources
 

@@ -41,7 +41,7 @@ from pcp_cli.adapters.base import (
     slugify,
     walk_folder,
 )
-from pcp_cli.errors import InvalidInput, UsageError
+from pcp_cli.errors import InvalidInput, StoreLocked, UsageError
 from pcp_cli.model import jsonlimit, vocab
 from pcp_cli.model.ingest import EventInput, normalize_event, parse_timestamp
 from pcp_cli.store.filenames import is_text, shown
@@ -481,7 +481,7 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
                     dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:
     """`pcp import` of a session file or a folder of them: the import summary, plus `events`
     (stored, unchanged, conflicts) and `sessions` (how many files were read)."""
-    from pcp_cli.adapters.writer import ImportSummary
+    from pcp_cli.adapters.writer import ImportSummary, stopped_by_lock
     from pcp_cli.model.page import Actor
     from pcp_cli.store.events import ImportedFiles, ingest
 
@@ -524,6 +524,9 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
             except (InvalidInput, UsageError) as exc:  # e.g. its page's head file is broken
                 summary.problem(label, None, f"not imported: {exc.message}", "failed")
                 continue
+            except StoreLocked as exc:
+                seen.save()
+                raise stopped_by_lock(exc, summary) from None
             stored += report.stored
             unchanged += report.unchanged
             conflicts += len(report.conflicts)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.adapters.base import ImportItem, ItemProblem
-from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
+from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, StoreLocked, UsageError
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
 from pcp_cli.store.filenames import is_text, shown
 from pcp_cli.store.store import Store, page_id_for_key
@@ -175,6 +175,8 @@ class _Writer:
                                    path=self.summary.source or None, details=file_failures)
             self.batches.release()  # every page published before the links name them
             self._link()
+        except StoreLocked as exc:
+            raise stopped_by_lock(exc, self.summary) from None
         finally:
             self.batches.release()
         return self.summary
@@ -294,6 +296,19 @@ class _Writer:
         if key in self.written and self.dry_run:
             return True
         return self.store.page_exists(page_id_for_key(key))
+
+
+def stopped_by_lock(exc: StoreLocked, summary: ImportSummary) -> StoreLocked:
+    """The lock timed out part way: say exactly what is in the store, and how to finish."""
+    done = summary.created + summary.revised
+    if not done and not summary.unchanged:
+        return exc  # nothing was written: the plain message says it all
+    return StoreLocked(
+        f"{exc.message}; this import stopped part way: {summary.created} page(s) created, "
+        f"{summary.revised} revised and {summary.unchanged} unchanged are in the store, the "
+        "rest of the export is not imported yet",
+        hint="run the same import again to finish it (what is already imported comes back "
+        "unchanged); PCP_LOCK_TIMEOUT sets how long a write waits for the lock")
 
 
 # Errors reading the export itself (a damaged zip member, an unreadable file). Raised inside the

@@ -58,7 +58,7 @@ from pcp_cli.store.catalog import entry_fields as _entry_fields
 from pcp_cli.store.headfile import render_head
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
 from pcp_cli.store.local import heal as heal_local
-from pcp_cli.store.lock import writer_lock
+from pcp_cli.store.lock import Waiting, writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 from pcp_cli.store.refresh import HandEdit
 
@@ -142,6 +142,8 @@ class Store:
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
+        # Told when a write starts and stops waiting for another process's lock (store/lock.py).
+        self.lock_waiting: Waiting | None = None
         # Lowercased page id -> the page ids spelled that way; valid while this Store holds
         # the writer lock (no other writer can add a page then), so that a batch of creations
         # lists the revisions folder once instead of once per page; between holds it is kept
@@ -243,7 +245,7 @@ class Store:
             finally:
                 self._lock_depth -= 1
             return
-        with writer_lock(self.layout.local / "lock"):
+        with writer_lock(self.layout.local / "lock", waiting=self.lock_waiting):
             self.refuse_replaced_folders()
             self._lock_depth = 1
             try:
