@@ -36,7 +36,7 @@ from pcp_cli.adapters.base import (
 )
 from pcp_cli.errors import InvalidInput
 from pcp_cli.store.filenames import is_text
-from pcp_cli.store.frontmatter import load_mapping
+from pcp_cli.store.frontmatter import MAX_BODY_BYTES, load_mapping
 
 EXT_KEY = "org.pcp-cli.markdown"
 DOCUMENT_CHARS = 20_000
@@ -68,14 +68,18 @@ def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None
     files, not_text = _markdown_files(root)
     yield from not_text_problems(root, not_text)
     base = root if root.is_dir() else root.parent
-    tracker = ProgressTracker(progress, sum(f.stat().st_size for f in files))
+    sizes = {f: f.stat().st_size for f in files}
+    for file in [f for f in files if sizes[f] > MAX_BODY_BYTES]:  # never read: memory stays flat
+        yield _too_big(file, base, sizes[file])
+    files = [f for f in files if sizes[f] <= MAX_BODY_BYTES]
+    tracker = ProgressTracker(progress, sum(sizes[f] for f in files))
     rels = [f.relative_to(base).as_posix() for f in files]
     resolver = _Resolver(rels)
     # First pass: aliases, so a link may name a note by any of its aliases. Only a note whose
     # frontmatter could name one is parsed here (the YAML parse is most of an import's CPU).
     for file, rel in zip(files, rels, strict=True):
         try:
-            text = file.read_bytes().decode("utf-8-sig")
+            text = _read(file).decode("utf-8-sig")
             if not _may_have_aliases(text):
                 continue
             parsed = parse_note(text)
@@ -84,8 +88,11 @@ def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None
         for alias in _strings(parsed.meta.get("aliases", parsed.meta.get("alias"))):
             resolver.add_alias(alias, rel)
     for file, rel in zip(files, rels, strict=True):
-        data = file.read_bytes()
+        data = _read(file)
         tracker.add(len(data))
+        if len(data) > MAX_BODY_BYTES:  # grew since it was listed
+            yield _too_big(file, base, None)
+            continue
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -97,6 +104,21 @@ def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None
             yield ItemProblem(str(file), rel, f"bad frontmatter: {exc}", line=exc.line)
             continue
         yield _item(file, rel, parsed, resolver)
+
+
+def _read(file: Path) -> bytes:
+    """The note's bytes, at most one past the limit (a note that grew is never read whole)."""
+    with file.open("rb") as handle:
+        return handle.read(MAX_BODY_BYTES + 1)
+
+
+def _too_big(file: Path, base: Path, size: int | None) -> ItemProblem:
+    """`size` None: the note grew past the limit while it was read."""
+    said = f"{size:,} bytes" if size is not None else "it grew while being read"
+    return ItemProblem(str(file), file.relative_to(base).as_posix(),
+                       f"over the {MAX_BODY_BYTES:,}-byte limit for a note ({said}; a page's "
+                       "file holds at most 16 MiB); skipped: split it into smaller notes to "
+                       "import it")
 
 
 def _may_have_aliases(text: str) -> bool:

@@ -32,6 +32,7 @@ from pcp_cli.adapters.base import ImportItem, ItemProblem
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, StoreLocked, UsageError
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
 from pcp_cli.store.filenames import is_text, shown
+from pcp_cli.store.frontmatter import MAX_BODY_BYTES
 from pcp_cli.store.store import Store, page_id_for_key
 
 RELATION_TYPE = "related_to"
@@ -194,6 +195,11 @@ class _Writer:
         self.summary.problem(problem.source, problem.item, reason, outcome)
 
     def _item(self, item: ImportItem) -> None:
+        size = len(item.content) if item.content.isascii() else len(item.content.encode())
+        if size > MAX_BODY_BYTES:  # its head file would be over the store's limit
+            self._item_problem(item, f"too large for one page ({size:,} bytes of text, over "
+                               f"the {MAX_BODY_BYTES:,}-byte limit); skipped", "skipped")
+            return
         try:
             state = self._state(item)
         except ITEM_WRITE_ERRORS as exc:
