@@ -63,6 +63,10 @@ class ImportItem:
     links: tuple[str, ...] = ()
     # ISO 8601 (UTC, or a bare date) of the item's last change in the source, when known.
     timestamp: str | None = None
+    # True when `timestamp` is only its file's modification time (a note whose frontmatter
+    # gives no date): a re-import that differs by that time alone changes nothing
+    # (store/reimport.py).
+    weak_timestamp: bool = False
     # "medium" for anything that identifies the person (name, remembered facts).
     sensitivity: str = "low"
 
@@ -217,15 +221,15 @@ class Source:
         else:
             self.sizes[path.name] = path.stat().st_size
 
-    @property
-    def is_zip(self) -> bool:
-        return self._zip is not None
-
     def not_text_problems(self) -> Iterator[ItemProblem]:
         """A skipped problem for each JSON file left out for its name (the only files an
         export's parser reads), named escaped."""
         yield from not_text_problems(self.path, [f for f in self.not_text
                                                  if f.name.lower().endswith(".json")])
+
+    @property
+    def is_zip(self) -> bool:
+        return self._zip is not None
 
     @property
     def names(self) -> list[str]:

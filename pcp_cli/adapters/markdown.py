@@ -6,8 +6,8 @@ Each `.md` file becomes one page, keyed by its path relative to the folder:
   reference (at any depth), or its body is longer than DOCUMENT_CHARS characters; else `note`;
 - YAML frontmatter (the store's hardened safe loader: no anchors, aliases or tags; dates stay
   strings) gives `title`,
-  `tags`, `aliases`, `created`/`date` and `updated`/`modified`; every other key is kept under
-  the `org.pcp-cli.frontmatter` extension;
+  `tags`, `aliases`, `created`/`date`, `updated`/`modified` and `sensitivity`; every other key
+  is kept under the `org.pcp-cli.frontmatter` extension;
 - the title falls back to the first `# heading`, then to the file name;
 - `[[wikilinks]]` (`[[Target]]`, `[[Target|shown]]`, `[[Target#heading]]`) that name another
   imported file (by path, file name or alias) become keys in `links`;
@@ -35,6 +35,7 @@ from pcp_cli.adapters.base import (
     walk_folder,
 )
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.vocab import SENSITIVITIES
 from pcp_cli.store.filenames import is_text
 from pcp_cli.store.frontmatter import MAX_BODY_BYTES, load_mapping
 
@@ -42,7 +43,8 @@ EXT_KEY = "org.pcp-cli.markdown"
 DOCUMENT_CHARS = 20_000
 DOCUMENT_FOLDERS = frozenset({"docs", "documents", "documentation", "reference"})
 _SUFFIXES = (".md", ".markdown")
-_KNOWN_KEYS = {"title", "tags", "tag", "aliases", "alias", "created", "date", "updated", "modified"}
+_KNOWN_KEYS = {"title", "tags", "tag", "aliases", "alias", "created", "date", "updated", "modified",
+               "sensitivity"}
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(\|[^\[\]\n]*)?\]\]")
 _CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$|`[^`\n]+`", re.MULTILINE | re.DOTALL)
 _FRONTMATTER = "frontmatter"
@@ -100,10 +102,11 @@ def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None
             continue
         try:
             parsed = parse_note(text)
+            sensitivity = note_sensitivity(parsed.meta, text)
         except FrontmatterError as exc:
             yield ItemProblem(str(file), rel, f"bad frontmatter: {exc}", line=exc.line)
             continue
-        yield _item(file, rel, parsed, resolver)
+        yield _item(file, rel, parsed, resolver, sensitivity)
 
 
 def _read(file: Path) -> bytes:
@@ -163,6 +166,23 @@ def parse_note(text: str) -> _Parsed:
     if not isinstance(meta, dict):
         raise FrontmatterError("frontmatter is not a mapping of keys to values", 2)
     return _Parsed({str(k): v for k, v in meta.items()}, body)
+
+
+def note_sensitivity(meta: dict[str, Any], text: str) -> str:
+    """The note's `sensitivity` (low, medium or high; any case), `low` when it says none.
+    FrontmatterError (with the key's line) for any other value: a note the person marked in a
+    way pcp cannot read is skipped, never served as `low`."""
+    value = meta.get("sensitivity")
+    if value is None:
+        return "low"
+    said = value.strip().lower() if isinstance(value, str) else None
+    if said in SENSITIVITIES:
+        return said
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as parse_note counts lines
+    found = re.search(r"^sensitivity[ \t]*:", text, re.MULTILINE)
+    raise FrontmatterError(f"sensitivity: {value!r} is not one of {', '.join(SENSITIVITIES)}; "
+                           "the note is not imported until it is",
+                           text.count("\n", 0, found.start()) + 1 if found else None)
 
 
 def _strings(value: Any) -> list[str]:
@@ -258,7 +278,8 @@ def wikilink_targets(body: str) -> list[str]:
 # --- building the item ----------------------------------------------------------------------
 
 
-def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportItem:
+def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver,
+          sensitivity: str) -> ImportItem:
     meta, body = parsed.meta, parsed.body
     key = f"markdown:{rel}"
     title = meta.get("title")
@@ -287,6 +308,7 @@ def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportI
     if updated:
         record["updated_at"] = updated
     timestamp = updated or created
+    weak = timestamp is None  # dated by the file's mtime only: touching it is no change
     if timestamp is None:
         timestamp = iso_from_text(datetime.fromtimestamp(file.stat().st_mtime, UTC))
     extensions: dict[str, Any] = {}
@@ -309,6 +331,8 @@ def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportI
         extensions=extensions,
         links=tuple(links),
         timestamp=timestamp,
+        weak_timestamp=weak,
+        sensitivity=sensitivity,
     )
 
 

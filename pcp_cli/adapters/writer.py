@@ -209,12 +209,13 @@ class _Writer:
             self._item_problem(item, "appears more than once in this export; the last one "
                                "is kept", "warning")
         if self.dry_run:
-            status = self._plan(item.key, state)
+            status = self._plan(item, state)
         else:
             self.batches.before_write()
             try:
                 status = self.store.upsert_page(state, key=item.key, actor=self.actor,
-                                                operation="import", source_note=self.note).status
+                                                operation="import", source_note=self.note,
+                                                weak_observed=item.weak_timestamp).status
             except ITEM_WRITE_ERRORS as exc:
                 self._item_problem(item, f"could not be written: {exc.message}", "failed")
                 return
@@ -258,11 +259,11 @@ class _Writer:
                 fields["instruction_policy"] = "advisory"
         return self.store.new_state(item.content, **fields)
 
-    def _plan(self, key: str, state: PageState) -> str:
+    def _plan(self, item: ImportItem, state: PageState) -> str:
         """What upsert_page would answer, without writing (dry run)."""
-        if key in self.written:
-            return "unchanged" if self.written[key] == state.content_hash else "revised"
-        return self.store.plan_upsert(state, key=key)
+        if item.key in self.written:
+            return "unchanged" if self.written[item.key] == state.content_hash else "revised"
+        return self.store.plan_upsert(state, key=item.key, weak_observed=item.weak_timestamp)
 
     # -- links --------------------------------------------------------------------------------
     def _link(self) -> None:
