@@ -194,3 +194,38 @@ def test_a_note_dated_in_its_frontmatter_keeps_that_date_whatever_its_mtime(
     os.utime(note, (1_800_000_000, 1_800_000_000))
     assert imp(store, vault)["unchanged"] == 1
     assert head(store, "markdown:dated.md")["record"]["updated_at"] == "2024-05-01"
+
+
+# -- what the person decided stays -----------------------------------------------------------
+
+def test_a_tombstoned_page_stays_tombstoned_when_its_note_changes(store: Path,
+                                                                  tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    note = vault / "old-flame.md"
+    note.write_text("# Old flame\n\nThings I would rather forget.\n")
+    imp(store, vault)
+    page_id = page_id_for_key("markdown:old-flame.md")
+    assert cli("tombstone", page_id, "--store", str(store)).code == 0
+    note.write_text("# Old flame\n\nThings I would rather forget, and more.\n")
+    assert imp(store, vault)["revised"] == 1
+    page = head(store, "markdown:old-flame.md")
+    assert page["lifecycle_status"] == "tombstoned" and "and more" in page["payload"]["content"]
+    assert found(store, "forget") == ""
+    assert imp(store, vault)["unchanged"] == 1
+
+
+def test_a_rejected_proposal_stays_rejected_when_the_export_changes(store: Path,
+                                                                   tmp_path: Path) -> None:
+    from tests.adapters.adapter_builders import CLAUDE_USERS
+
+    imp(store, write_zip(tmp_path / "1.zip", {"users.json": CLAUDE_USERS}))
+    [proposal] = cli("review", "--json", "--store", str(store)).json
+    assert cli("review", "reject", proposal["page_id"], "--store", str(store)).code == 0
+    renamed = json.loads(json.dumps(CLAUDE_USERS))
+    renamed[0]["full_name"] = renamed[0]["full_name"] + " Lumen-Smith"
+    summary = imp(store, write_zip(tmp_path / "2.zip", {"users.json": renamed}))
+    assert summary["revised"] == 1
+    assert cli("review", "--json", "--store", str(store)).json == []  # not proposed again
+    page = cli("show", proposal["page_id"], "--json", "--store", str(store)).json["page"]
+    assert page["review_status"] == "rejected"

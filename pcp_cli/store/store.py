@@ -143,9 +143,9 @@ class Store(StoreFolder):
         "Changed" is judged against the last revision written for `key`, so a page the person
         edited after an import keeps the edit while the source stays the same. A page whose
         revision was published but whose head file never was (a killed import) gets its head
-        file now. A revision never lowers the page's sensitivity, and with `weak_observed`
-        (`record.observed_at` is only a file's mtime) a changed observed time alone is no
-        change (store/reimport.py).
+        file now. A revision never lowers the page's sensitivity nor undoes the person's
+        lifecycle or rejection, and with `weak_observed` (`record.observed_at` is only a
+        file's mtime) a changed observed time alone is no change (store/reimport.py).
         """
         with self.locked():
             page_id = state.page_id or page_id_for_key(key)
@@ -166,7 +166,7 @@ class Store(StoreFolder):
                     self.writes.publish(head, new_revision=False, batched=True)
                     status = "revised" if head.parent_revision_id else "created"
                 return WriteResult(page_id, head.revision_id, status)
-            revision = new_revision(reimport.never_less_sensitive(state, head.state),
+            revision = new_revision(reimport.kept(state, head.state),
                                     actor=actor, operation=operation, parent=head,
                                     idempotency_key=key, note=source_note)
             self.writes.publish(revision, batched=True)
