@@ -223,7 +223,7 @@ def test_the_hook_log_keeps_a_path_that_is_not_utf8(store: Path) -> None:
 
 
 def test_shown_escapes_undecodable_bytes_and_control_characters() -> None:
-    from pcp_cli.store.filenames import is_text, shown
+    from pcp_cli.model.filenames import is_text, shown
 
     assert shown("plain/notes.md") == "plain/notes.md"
     assert shown("Café ☕.md") == "Café ☕.md"
@@ -252,3 +252,19 @@ def test_watch_is_not_stopped_by_an_unexpected_error_in_one_folder(store: Path,
     monkeypatch.setattr(api, "import_path", broken)
     watcher.import_paths([folder / "tide.md"])  # said, not raised
     assert said and "unexpected UnicodeEncodeError" in said[-1]
+
+
+def test_an_argument_that_is_not_utf8_is_a_usage_error_naming_it(store: Path,
+                                                                 tmp_path: Path) -> None:
+    """A terminal in another encoding: a page reference, a namespace or a page's text that is
+    not UTF-8 is exit 2 naming it; a path that is not UTF-8 is a path like any other."""
+    for args in (("show", f"{LATIN1}"), ("add", f"{LATIN1} au lait"),
+                 ("ls", "--namespace", LATIN1)):
+        result = run_pcp(*args, "--store", str(store))
+        assert result.code == 2, (args, result.stderr)
+        assert f"Error: the argument {SHOWN}" in result.stderr and "Traceback" not in \
+            result.stderr
+    missing = run_pcp("import", str(tmp_path / LATIN1), "--store", str(store), "--json")
+    assert missing.code == 5
+    error = json.loads(missing.stderr)["error"]
+    assert error["message"].endswith(f"{SHOWN}: no such file or folder")

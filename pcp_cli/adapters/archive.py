@@ -31,6 +31,7 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model import jsonlimit, vocab
+from pcp_cli.model.filenames import shown
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import (
     ARCHIVE_EXTENSIONS,
@@ -43,7 +44,6 @@ from pcp_cli.model.page import (
     canonical_json,
     title_from,
 )
-from pcp_cli.store.filenames import shown
 from pcp_cli.store.store import Store, page_id_for_key
 
 ACTOR = Actor("tool", "pcp-import-archive")

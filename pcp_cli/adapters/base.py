@@ -22,8 +22,8 @@ from typing import IO, Any, Literal
 import ijson
 
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.filenames import NOT_TEXT, is_text, shown
 from pcp_cli.model.jsonlimit import TapReader, guarded_stream
-from pcp_cli.store.filenames import NOT_TEXT, is_text, shown
 
 Format = Literal["archive", "chatgpt", "claude", "markdown", "claude_code", "codex"]
 ItemKind = Literal["page", "keystone_proposal", "profile_proposal"]
@@ -294,7 +294,7 @@ def walk_folder(root: Path, wanted: Callable[[str], bool], *,
     """The files under the folder `root` whose names `wanted` takes, in name order, leaving
     out hidden folders and files (`.obsidian`, `.git`, editors' swap files) and symlinks; and,
     apart, the wanted files whose path below `root` is not text (a name that is not UTF-8:
-    store/filenames.py), which no importer can key, for the caller to report as skipped."""
+    model/filenames.py), which no importer can key, for the caller to report as skipped."""
     found: list[Path] = []
     not_text: list[Path] = []
     for folder, dirs, names in os.walk(root):

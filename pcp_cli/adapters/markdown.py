@@ -35,8 +35,8 @@ from pcp_cli.adapters.base import (
     walk_folder,
 )
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.filenames import is_text
 from pcp_cli.model.vocab import SENSITIVITIES
-from pcp_cli.store.filenames import is_text
 from pcp_cli.store.frontmatter import MAX_BODY_BYTES, load_mapping
 
 EXT_KEY = "org.pcp-cli.markdown"

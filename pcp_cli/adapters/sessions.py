@@ -43,8 +43,8 @@ from pcp_cli.adapters.base import (
 )
 from pcp_cli.errors import InvalidInput, StoreLocked, UsageError
 from pcp_cli.model import jsonlimit, vocab
+from pcp_cli.model.filenames import is_text, shown
 from pcp_cli.model.ingest import EventInput, normalize_event, parse_timestamp
-from pcp_cli.store.filenames import is_text, shown
 
 SESSION_FORMATS = ("claude_code", "codex")
 SNIFF_BYTES = 256 * 1024

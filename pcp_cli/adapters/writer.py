@@ -30,9 +30,9 @@ from typing import Any
 
 from pcp_cli.adapters.base import ImportItem, ItemProblem
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, StoreLocked, UsageError
+from pcp_cli.model.filenames import is_text, shown
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
 from pcp_cli.store import lifecycle
-from pcp_cli.store.filenames import is_text, shown
 from pcp_cli.store.frontmatter import MAX_BODY_BYTES
 from pcp_cli.store.store import Store, page_id_for_key
 

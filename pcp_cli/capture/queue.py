@@ -28,7 +28,7 @@ from typing import Any
 
 from pcp_cli.capture.agents import codex_home
 from pcp_cli.errors import PcpError, StoreLocked
-from pcp_cli.store.filenames import shown
+from pcp_cli.model.filenames import shown
 
 HOOKS_DIR = Path(".pcp") / "hooks"
 LOG_BYTES = 1_000_000  # past this, the log is moved to hooks.log.1

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.model.filenames import NOT_TEXT, is_text, shown
 from pcp_cli.model.page import Actor
-from pcp_cli.store.filenames import NOT_TEXT, is_text, shown
 
 SESSION_FORMATS = ("claude_code", "codex")
 # Who archives a note's page when the note leaves the vault, and links a renamed one.

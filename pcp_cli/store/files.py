@@ -3,7 +3,7 @@
 One walk, shared by the catalog's change scan, `pcp validate` and `pcp doctor`, so the three
 never disagree about what a file is. A head file is a regular `.md` file with one link, in a
 folder that is not hidden and holds no store or repository of its own, named in text (a
-file or folder name that is not UTF-8 is reported, never adopted: store/filenames.py). A
+file or folder name that is not UTF-8 is reported, never adopted: model/filenames.py). A
 symlink or a file with more than one hard link is refused (it may be, or become, some other
 file: pcp never reads or writes through it); a folder with its own `pcp.yaml` or `.git` is
 another store's and skipped.
@@ -18,7 +18,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import NamedTuple
 
-from pcp_cli.store.filenames import is_text
+from pcp_cli.model.filenames import is_text
 from pcp_cli.store.layout import is_foreign_root
 
 

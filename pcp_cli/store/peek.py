@@ -24,10 +24,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcp_cli.model.filenames import is_text
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import Revision
 from pcp_cli.store.catalog import Entry
-from pcp_cli.store.filenames import is_text
 from pcp_cli.store.files import classify
 from pcp_cli.store.folder import scan
 from pcp_cli.store.layout import is_foreign_root

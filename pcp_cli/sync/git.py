@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcp_cli.errors import ExitStatus, PcpError, UsageError
-from pcp_cli.store.filenames import shown
+from pcp_cli.model.filenames import shown
 
 
 class GitError(PcpError):

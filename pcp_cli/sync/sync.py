@@ -6,7 +6,7 @@ from typing import Any
 
 from pcp_cli.audit_anchor import read_anchor
 from pcp_cli.errors import UsageError
-from pcp_cli.store.filenames import shown
+from pcp_cli.model.filenames import shown
 from pcp_cli.store.graph import summaries
 from pcp_cli.store.store import Store
 from pcp_cli.sync.git import GitBusy, GitError, RemoteFailed, Repo, find_repo, require_repo

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError
+from pcp_cli.model.filenames import shown
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.lifecycle import supersedes_now
 from pcp_cli.store import lifecycle
 from pcp_cli.store.atomic import is_temp_name, remove_file, writer_alive
-from pcp_cli.store.filenames import shown
 from pcp_cli.store.files import odd_files
 from pcp_cli.store.frontmatter import has_conflict_markers
 from pcp_cli.store.layout import is_foreign_root

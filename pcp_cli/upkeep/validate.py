@@ -40,9 +40,9 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     """Every problem of the store at `root`. `events`: its event files already read, each
     with its parsed JSON or the ValueError/OSError that stopped it (`pcp doctor` reads them
     once for all its checks)."""
+    from pcp_cli.model.filenames import shown
     from pcp_cli.render.portable import portable_object
     from pcp_cli.store.atomic import is_temp_name, writer_alive
-    from pcp_cli.store.filenames import shown
     from pcp_cli.store.files import walk_pages
     from pcp_cli.store.frontmatter import (
         CONFLICT_START,
