@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.adapters.adapter_builders import gpt_branching, write_folder
 from tests.conftest import cli
 
@@ -34,6 +36,23 @@ def test_a_note_over_the_size_limit_is_skipped_unread_and_the_rest_imported(
     assert cli("doctor", "--store", str(store)).code == 0  # no page the store cannot read
 
 
+def test_an_item_too_large_for_one_page_is_skipped(store: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's own check (whatever the importer), at a small limit: the fast twin of
+    the real-size test below."""
+    from pcp_cli.adapters import writer
+
+    monkeypatch.setattr(writer, "MAX_BODY_BYTES", 2_000)
+    huge = gpt_branching()
+    huge["id"] = huge["conversation_id"] = "conv-huge"
+    huge["mapping"]["u2"]["message"]["content"]["parts"] = ["x" * 2_001]
+    export = write_folder(tmp_path / "c", {"conversations.json": [huge, gpt_branching()]})
+    summary = imp(store, export)
+    assert (summary["created"], summary["skipped"]) == (1, 1)
+    assert summary["problems"][0]["reason"].startswith("too large for one page")
+
+
+@pytest.mark.slow  # 16 MB of JSON to parse: ~3 s, 10 s on a loaded machine
 def test_a_conversation_too_large_for_one_page_is_skipped(store: Path, tmp_path: Path) -> None:
     huge = gpt_branching()
     huge["id"] = huge["conversation_id"] = "conv-huge"
