@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, holding_the_lock
 
 DATA = Path(__file__).parent / "data" / "sessions"
 CLAUDE_LOG = DATA / "claude" / "projects" / "-home-ada-code-tidewatch" / \
     "4f35e220-c435-4cf7-b9b9-f40426042847.jsonl"
 CODEX_HOME = DATA / "codex"
 CODEX_THREAD = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
-HELPERS = Path(__file__).parent / "helpers"
 
 SETTINGS = """{
   "model": "opus",
@@ -344,11 +343,8 @@ def test_a_hook_import_that_meets_a_held_lock_waits_for_it(store: Path,
 
     monkeypatch.setenv("PCP_LOCK_TIMEOUT", "0.2")
     monkeypatch.setattr(queue, "LOCKED_RETRY_PAUSES", (0.1,) * 600)
-    holder = subprocess.Popen([sys.executable, str(HELPERS / "hold_lock.py"), str(store)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     worker = threading.Thread(target=queue.work, args=(store,))
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with holding_the_lock(store):
         queue.enqueue(store, queue.parse_payload("claude-code", claude_payload(CLAUDE_LOG)))
         worker.start()
         deadline = time.monotonic() + 60
@@ -356,10 +352,6 @@ def test_a_hook_import_that_meets_a_held_lock_waits_for_it(store: Path,
             time.sleep(0.05)
         assert "import of claude-code:4f35e220 waits: another pcp process has held the store " \
             "lock" in _log(store)
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=60)
     worker.join(timeout=120)
     status = cli("hooks", "status", "--store", str(store), "--json").json
     assert (status["queued"], status["failing"]) == (0, [])
@@ -375,20 +367,13 @@ def test_the_hook_returns_while_its_import_waits_for_the_store(store: Path) -> N
     """The agent never waits for the import: with the store lock held, the hook (a real
     process, as the agent runs it) exits 0 at once, its worker still waiting; once the lock is
     free the session is imported."""
-    holder = subprocess.Popen([sys.executable, str(HELPERS / "hold_lock.py"), str(store)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with holding_the_lock(store):
         done = hook("claude-code", store, stdin=claude_payload(CLAUDE_LOG),
                     env={"PCP_LOCK_TIMEOUT": "600"})
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
         # the import cannot have run: the lock was held all along
         assert conversations(store) == []
         assert len(list((store / ".pcp" / "hooks" / "queue").glob("*.json"))) == 1
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=60)
     status = wait_for_queue(store)
     assert (status["queued"], status["failing"]) == (0, [])
     assert len(conversations(store)) == 1
@@ -396,10 +381,7 @@ def test_the_hook_returns_while_its_import_waits_for_the_store(store: Path) -> N
 
 @pytest.mark.slow
 def test_a_real_hook_run_that_meets_a_held_lock_imports_once_it_is_free(store: Path) -> None:
-    holder = subprocess.Popen([sys.executable, str(HELPERS / "hold_lock.py"), str(store)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with holding_the_lock(store):
         done = hook("claude-code", store, stdin=claude_payload(CLAUDE_LOG),
                     env={"PCP_LOCK_TIMEOUT": "0.5"})
         assert done.returncode == 0
@@ -407,10 +389,6 @@ def test_a_real_hook_run_that_meets_a_held_lock_imports_once_it_is_free(store: P
         while "trying again in" not in _log(store) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert "trying again in 1 s" in _log(store)
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=60)
     status = wait_for_queue(store)
     assert (status["queued"], status["failing"]) == (0, [])
     assert len(conversations(store)) == 1

@@ -24,6 +24,15 @@ def imp(store: Path, source: Path, *args: str) -> dict[str, Any]:
     return result.json
 
 
+def vault_of(tmp_path: Path, notes: dict[str, str]) -> Path:
+    """A vault folder holding each file name -> text."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name, text in notes.items():
+        (vault / name).write_text(text)
+    return vault
+
+
 def head(store: Path, key: str) -> dict[str, Any]:
     with Store.open(store, readonly=True) as opened:
         opened.refresh()
@@ -45,10 +54,8 @@ def found(store: Path, query: str, *extra: str) -> str:
 
 def test_a_note_marked_high_is_imported_high_and_found_only_when_asked(store: Path,
                                                                       tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "bank.md").write_text(BANK)
-    (vault / "kelp.md").write_text("# Kelp\n\nMy kelp pin is on the board.\n")
+    vault = vault_of(tmp_path, {"bank.md": BANK,
+                                "kelp.md": "# Kelp\n\nMy kelp pin is on the board.\n"})
     imp(store, vault)
     page = head(store, "markdown:bank.md")
     assert page["sensitivity"] == "high"
@@ -67,19 +74,16 @@ def test_a_note_marked_high_is_imported_high_and_found_only_when_asked(store: Pa
                                             ("low", "low")])
 def test_a_stated_sensitivity_is_read_in_any_case(store: Path, tmp_path: Path, said: str,
                                                   kept: str) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "note.md").write_text(f"---\nsensitivity: '{said}'\n---\nbody\n")
+    vault = vault_of(tmp_path, {"note.md": f"---\nsensitivity: '{said}'\n---\nbody\n"})
     imp(store, vault)
     assert head(store, "markdown:note.md")["sensitivity"] == kept
 
 
 def test_a_sensitivity_pcp_cannot_read_skips_the_note_naming_the_line(store: Path,
                                                                       tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "secret.md").write_text("---\ntitle: PIN\nsensitivity: secret\n---\nMy pin.\n")
-    (vault / "kelp.md").write_text("# Kelp\n")
+    vault = vault_of(tmp_path, {
+        "secret.md": "---\ntitle: PIN\nsensitivity: secret\n---\nMy pin.\n",
+        "kelp.md": "# Kelp\n"})
     summary = imp(store, vault)
     assert (summary["created"], summary["skipped"]) == (1, 1)
     [problem] = summary["problems"]
@@ -91,10 +95,8 @@ def test_a_sensitivity_pcp_cannot_read_skips_the_note_naming_the_line(store: Pat
 
 def test_a_reimport_never_lowers_a_sensitivity_the_person_raised(store: Path,
                                                                   tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
+    vault = vault_of(tmp_path, {"health.md": "# Health\n\nSaw the doctor about my back.\n"})
     note = vault / "health.md"
-    note.write_text("# Health\n\nSaw the doctor about my back.\n")
     imp(store, vault)
     page_id = page_id_for_key("markdown:health.md")
     assert cli("revise", page_id, "--sensitivity", "high", "--store", str(store)).code == 0
@@ -159,10 +161,8 @@ def test_an_archive_round_trip_keeps_a_sensitive_timeline_event_sensitive(
 
 def test_touching_a_note_is_no_change_and_keeps_its_observed_time(store: Path,
                                                                   tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
+    vault = vault_of(tmp_path, {"tide.md": "# Tide\n\nThe gauge reads high.\n"})
     note = vault / "tide.md"
-    note.write_text("# Tide\n\nThe gauge reads high.\n")
     os.utime(note, (1_700_000_000, 1_700_000_000))
     imp(store, vault)
     first = head(store, "markdown:tide.md")
@@ -186,10 +186,8 @@ def test_touching_a_note_is_no_change_and_keeps_its_observed_time(store: Path,
 
 def test_a_note_dated_in_its_frontmatter_keeps_that_date_whatever_its_mtime(
         store: Path, tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
+    vault = vault_of(tmp_path, {"dated.md": "---\nupdated: 2024-05-01\n---\nbody\n"})
     note = vault / "dated.md"
-    note.write_text("---\nupdated: 2024-05-01\n---\nbody\n")
     imp(store, vault)
     os.utime(note, (1_800_000_000, 1_800_000_000))
     assert imp(store, vault)["unchanged"] == 1
@@ -200,10 +198,8 @@ def test_a_note_dated_in_its_frontmatter_keeps_that_date_whatever_its_mtime(
 
 def test_a_tombstoned_page_stays_tombstoned_when_its_note_changes(store: Path,
                                                                   tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    vault.mkdir()
+    vault = vault_of(tmp_path, {"old-flame.md": "# Old flame\n\nThings I would rather forget.\n"})
     note = vault / "old-flame.md"
-    note.write_text("# Old flame\n\nThings I would rather forget.\n")
     imp(store, vault)
     page_id = page_id_for_key("markdown:old-flame.md")
     assert cli("tombstone", page_id, "--store", str(store)).code == 0

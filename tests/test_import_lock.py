@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import cli, run_pcp
+from tests.conftest import cli, holding_the_lock, run_pcp
 
 HELPERS = Path(__file__).parent / "helpers"
 
@@ -50,21 +50,12 @@ def test_an_import_stopped_by_the_lock_says_what_it_imported_and_the_rerun_finis
                                  "import", str(folder), "--store", str(store)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
-    holder = None
-    try:
-        assert importer.stdout is not None and importer.stdin is not None
-        assert importer.stdout.readline().strip() == "released"  # one page in, lock let go
-        holder = subprocess.Popen([sys.executable, str(HELPERS / "hold_lock.py"), str(store)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    assert importer.stdout is not None and importer.stdin is not None
+    assert importer.stdout.readline().strip() == "released"  # one page in, lock let go
+    with holding_the_lock(store):
         importer.stdin.write("go\n")
         importer.stdin.flush()
         out, err = importer.communicate(timeout=120)
-    finally:
-        if holder is not None:
-            assert holder.stdin is not None
-            holder.stdin.close()
-            holder.wait(timeout=60)
     assert importer.returncode == 6, err
     assert "Traceback" not in err
     assert "this import stopped part way: 1 page(s) created, 0 revised and 0 unchanged are " \
@@ -89,14 +80,7 @@ def test_a_writer_that_waits_for_the_lock_says_so_and_when_it_stops(store: Path)
     with writer_lock(lock, waiting=calls.append):
         pass
     assert calls == []  # nobody held it: nothing to say
-    holder = subprocess.Popen([sys.executable, str(HELPERS / "hold_lock.py"), str(store)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with pytest.raises(StoreLocked), writer_lock(lock, timeout=0.2, waiting=calls.append):
-            pass
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=60)
+    with holding_the_lock(store), pytest.raises(StoreLocked), \
+            writer_lock(lock, timeout=0.2, waiting=calls.append):
+        pass
     assert calls == [True, False]
