@@ -284,3 +284,22 @@ def test_a_note_back_in_the_vault_makes_the_page_the_watch_retired_active_again(
     assert lifecycles(store)[tide] == "active"
     assert lifecycles(store)[own] == "archived"  # an edit in the vault does not undo that
     assert "edited, still archived" in cli("show", own, "--store", str(store)).stdout
+
+
+def test_a_session_log_written_by_rename_is_imported(store: Path, tmp_path: Path) -> None:
+    """A session log saved the atomic way (written beside, then renamed into place)."""
+    from pcp_cli.capture.watch import Watcher
+
+    folder = tmp_path / "projects"
+    (folder / "-home-ada-code-tidewatch").mkdir(parents=True)
+    source = DATA / "claude" / "projects" / "-home-ada-code-tidewatch" / \
+        "4f35e220-c435-4cf7-b9b9-f40426042847.jsonl"
+    temp = folder / "-home-ada-code-tidewatch" / "4f35e220.jsonl.tmp"
+    final = folder / "-home-ada-code-tidewatch" / source.name
+    temp.write_text(source.read_text())
+    watcher = Watcher(store, {folder: "claude_code"}, settle=0, say=lambda line: None)
+    temp.rename(final)
+    watcher.note([temp, final], moved=True)
+    for _ in range(3):
+        watcher.import_paths(watcher.ready())
+    assert len(cli("ls", "--type", "conversation", "--store", str(store), "--json").json) == 1

@@ -118,6 +118,8 @@ class Watcher:
         chain a -> b -> c links c to a; renamed back, it is just a change). Renamed to a name no
         import takes (hidden, another suffix, out of the vault): its page is archived, as a
         deleted note's. Renamed from such a name: a change at its new name."""
+        if self._fmt(src) in SESSION_FORMATS or self._fmt(dest) in SESSION_FORMATS:
+            return [src, dest]  # a session log is imported by its content: both are looked at
         keeps = [self._keyed(p) for p in (src, dest)]
         origin = self.moves.pop(src, src)
         self.pending.pop(src, None)  # its change, if any, is the new name's now
@@ -134,8 +136,7 @@ class Watcher:
     def _keyed(self, path: Path) -> bool:
         """Whether an import keys a page by `path`: a Markdown note in a watched vault."""
         folder = self._folder_of(path)
-        return folder is not None and self.folders[folder] not in SESSION_FORMATS \
-            and _wanted(path, self.folders[folder]) \
+        return folder is not None and _wanted(path, self.folders[folder]) \
             and is_text(path.relative_to(folder).as_posix())
 
     def _problem(self, problem: dict[str, Any]) -> None:
