@@ -103,6 +103,7 @@ _TABLE: dict[str, str] = {
     "distill_profile": "pcp_cli.api.profile",
     # -- the review queue: accept, reject, take back (api/review.py) --
     "review_queue": "pcp_cli.api.review",
+    "rejected_proposals": "pcp_cli.api.review",
     "accept_proposal": "pcp_cli.api.review",
     "reject_proposal": "pcp_cli.api.review",
     "review_decisions": "pcp_cli.api.review",

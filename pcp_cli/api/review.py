@@ -36,6 +36,7 @@ def review_item(revision: Revision) -> dict[str, Any]:
         "supersedes": record.get("supersedes"),
         "proposed_at": revision.created_at,
         "proposed_by": revision.created_by.to_dict(),
+        "review_status": state.review_status,
         "extensions": dict(state.extensions),
         # The sentences a proposal came from (pcp propose): page, revision, span and text.
         "source_spans": list(state.facets.get("source_spans") or []),
@@ -74,6 +75,23 @@ def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, 
                               "date": revision.state.record.get("date")})
             else:
                 items.append({**review_item(revision), "kind": "keystone"})
+    return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
+
+
+def rejected_proposals(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The proposals the person rejected, oldest first (`pcp review --all`): kept for audit,
+    never served, never proposed again. Each is the queue's shape, with its `review_status`,
+    when it was proposed and rejected, and the reason given (`rejection_reason`, or null)."""
+    items = []
+    for page_type in REVIEWABLE_TYPES:
+        for entry in _entries(store, page_type, scopes=scopes, include_sensitive=True,
+                              review=("rejected",)):
+            revision = _load(store, entry)
+            item = profile_review_item(revision) if page_type == "profile" else {
+                **review_item(revision), "kind": page_type}
+            item.update(proposed_at=revision.page_created_at, rejected_at=revision.created_at,
+                        rejection_reason=revision.state.record.get("rejection_reason"))
+            items.append(item)
     return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
 
 
