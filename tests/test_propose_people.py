@@ -312,3 +312,32 @@ def test_distill_keeps_workshops_out_of_working_style(store: Path) -> None:
     assert cli("profile", "distill", "--store", str(store)).code == 0
     profile = cli("profile", "show", "--json", "--store", str(store)).json
     assert "working_style" not in profile and "workshops" in profile["summary"]
+
+
+def test_a_raised_conversation_stays_high_when_its_export_is_imported_again(
+        store: Path, tmp_path: Path) -> None:
+    import json
+    import zipfile
+
+    conversation = {
+        "id": "c-1", "conversation_id": "c-1", "title": "chat", "create_time": 1715162400.0,
+        "update_time": 1715162460.0, "current_node": "n2",
+        "mapping": {
+            "n0": {"id": "n0", "message": None, "parent": None, "children": ["n1"]},
+            "n1": {"id": "n1", "parent": "n0", "children": ["n2"], "message": {
+                "id": "n1", "author": {"role": "user"}, "create_time": 1715162400.0,
+                "content": {"content_type": "text", "parts": ["I have depression."]}}},
+            "n2": {"id": "n2", "parent": "n1", "children": [], "message": {
+                "id": "n2", "author": {"role": "assistant"}, "create_time": 1715162460.0,
+                "content": {"content_type": "text", "parts": ["Thank you for telling me."]}}},
+        }}
+    export = tmp_path / "chatgpt.zip"
+    with zipfile.ZipFile(export, "w") as archive:
+        archive.writestr("conversations.json", json.dumps([conversation]))
+    assert cli("import", str(export), "--store", str(store)).code == 0
+    result, _ = _propose(store)
+    [raised] = result["sensitivity"]
+    assert raised["status"] == "raised"
+    assert cli("import", str(export), "--store", str(store)).code == 0
+    assert _sensitivity(store, raised["page_id"]) == "high"
+    assert _hits(store, "depression") == 0
