@@ -1467,20 +1467,50 @@ from pcp_cli.registry import PLACEHOLDER as REGISTRY_PLACEHOLDER  # noqa: E402,F
 
 
 def registered_sources() -> dict[str, Any]:
-    """`pcp sources`: the registry's sources, global then project-local (`pcp_cli.registry`)."""
+    """`pcp sources`: the person's registry's sources (`pcp_cli.registry`), each stdio one with
+    `approval`: approved, changed or not_approved (`pcp_cli.source_approvals`)."""
+    from pcp_cli import source_approvals
     from pcp_cli.registry import read_sources
 
-    return read_sources()
+    data = read_sources()
+    approvals = source_approvals.read()
+    for entry in data["sources"]:
+        if entry["transport"] == "stdio":
+            entry["approval"] = source_approvals.status(entry, approvals)
+    return data
+
+
+def approve_source(source_id: str) -> dict[str, Any]:
+    """`pcp sources approve ID`: the person approves what the stdio source `source_id` runs
+    now (its command, arguments and environment); a later change needs approving again."""
+    from pcp_cli import source_approvals
+    from pcp_cli.registry import global_path, read_sources
+
+    data = read_sources()
+    known = {e["id"]: e for e in data["sources"]}
+    entry = known.get(source_id)
+    if entry is None:
+        raise NotFound(f"{global_path()} has no source {source_id!r}",
+                       hint=f"registered: {', '.join(known) or 'none'} (`pcp sources`)")
+    if entry["transport"] != "stdio":
+        raise UsageError(f"source {source_id!r} is reached over {entry['transport']}: pcp runs "
+                         "no command for it, so there is nothing to approve")
+    return source_approvals.approve(entry)
 
 
 def register_source(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
     """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept)."""
     from pcp_cli.registry import EXT, global_path, register
 
+    from pcp_cli import source_approvals
+
     ours = {**entry, "extensions": {**(entry.get("extensions") or {}),
                                     EXT: {"store_id": store.manifest.store_id,
                                           "store": str(store.root.resolve())}}}
-    return register(global_path(), ours)
+    out = register(global_path(), ours)
+    if out["entry"]["transport"] == "stdio":  # the person ran `pcp register`: their approval
+        source_approvals.approve(out["entry"])
+    return out
 
 
 def unregister_source(store: Store, source_id: str | None = None) -> dict[str, Any]:

@@ -3,8 +3,11 @@ this machine, so an agent (or `pcp search --sources`) can query across them.
 
 The format is the Portable Context Protocol's device-registry extension (`spec/registry-v1.md`
 of wearywas/portable-context-protocol; its schema ships as `model/schemas/v1/registry.schema.json`).
-A project's `./.pcp/sources.json` extends the user-global file: an entry with the same id there
-wins. Nothing is ever discovered: a source is listed only because someone wrote it in.
+Only the person's own registry is read: `~/.pcp/sources.json`, or the file `PCP_REGISTRY`
+names. A `./.pcp/sources.json` in the current folder (a cloned repository, say) is never read:
+whoever wrote it is not the person. Nothing is ever discovered: a source is listed only because
+someone wrote it in, and a stdio source runs only once the person approved its command
+(`pcp_cli.source_approvals`).
 
 The file belongs to the person and to every app that registers itself in it, so pcp changes
 only its own entry: other entries, unknown keys and top-level content are kept as they were
@@ -34,13 +37,10 @@ PLACEHOLDER = "<token from:"
 
 
 def global_path() -> Path:
-    """`~/.pcp/sources.json` (`%USERPROFILE%\\.pcp\\sources.json` on Windows)."""
-    return Path.home() / ".pcp" / FILE_NAME
-
-
-def project_path(cwd: Path | None = None) -> Path:
-    """The project-local registry, `./.pcp/sources.json` of the current folder."""
-    return (cwd or Path.cwd()) / ".pcp" / FILE_NAME
+    """The person's registry: the file `PCP_REGISTRY` names, else `~/.pcp/sources.json`
+    (`%USERPROFILE%\\.pcp\\sources.json` on Windows)."""
+    named = os.environ.get("PCP_REGISTRY")
+    return Path(named).expanduser() if named else Path.home() / ".pcp" / FILE_NAME
 
 
 def read_file(path: Path) -> dict[str, Any] | None:
@@ -90,14 +90,12 @@ def usable(entry: Any) -> str | None:
     return None
 
 
-def read_sources(cwd: Path | None = None) -> dict[str, Any]:
-    """Every registered source, the global file's then the project's (an id the project file
-    repeats replaces the global entry): `{files, sources, problems}`. Each source is the entry
-    as written plus `file`, the registry it came from; entries that cannot be queried are left
-    out and named in `problems`."""
+def read_sources() -> dict[str, Any]:
+    """Every source of the person's registry (`global_path`): `{files, sources, problems}`.
+    Each source is the entry as written plus `file`, the registry it came from; entries that
+    cannot be queried are left out and named in `problems` (an id repeated: the last wins)."""
     files, by_id, problems = [], {}, []
-    paths = [global_path(), project_path(cwd)]
-    for path in dict.fromkeys(p.resolve() if p.exists() else p for p in paths):
+    for path in (global_path(),):
         data = read_file(path)
         files.append({"path": str(path), "exists": data is not None,
                       "sources": len(data.get("sources", [])) if data else 0})

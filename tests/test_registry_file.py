@@ -153,31 +153,25 @@ def test_a_malformed_registry_is_a_clear_error_naming_the_file_and_nothing_is_wr
     assert error["path"] == str(path)
 
 
-def test_sources_merges_the_project_file_over_the_global_one_and_names_bad_entries(
-        store: Path, tmp_path: Path) -> None:
+def test_sources_lists_the_registry_and_names_bad_entries(store: Path) -> None:
     path = registry_file()
     path.parent.mkdir(parents=True)
-    path.write_text(HAND_WRITTEN, "utf-8")
-    project = tmp_path / "project"
-    (project / ".pcp").mkdir(parents=True)
-    (project / ".pcp" / "sources.json").write_text(json.dumps({
-        "pcp_registry_version": "1.0", "sources": [
-            {"id": "yap", "name": "Yap (project)", "transport": "http",
-             "url": "http://localhost:9999/mcp"},
-            {"id": "half", "name": "No command", "transport": "stdio"},
-            {"name": "no id", "transport": "stdio", "command": "x"},
-        ]}), "utf-8")
-    listed = cli("sources", "--json", cwd=project)
+    data = json.loads(HAND_WRITTEN)
+    data["sources"] += [{"id": "half", "name": "No command", "transport": "stdio"},
+                        {"name": "no id", "transport": "stdio", "command": "x"}]
+    path.write_text(json.dumps(data), "utf-8")
+    listed = cli("sources", "--json")
     assert listed.code == 0, listed.stderr
     shown = {s["id"]: s for s in listed.json["sources"]}
     assert list(shown) == ["memorandai", "yap"]
-    assert shown["yap"]["name"] == "Yap (project)" and shown["yap"]["url"].endswith("9999/mcp")
-    assert shown["yap"]["file"] == str((project / ".pcp" / "sources.json").resolve())
+    assert shown["yap"]["url"].endswith("8787/mcp") and shown["yap"]["file"] == str(path)
+    assert shown["yap"]["headers"] == ["Authorization"]  # names, never the token
     problems = listed.json["problems"]
     assert any("'half': a stdio source needs a command" in p for p in problems)
     assert any("an entry without an id" in p for p in problems)
-    human = cli("sources", cwd=project)
+    human = cli("sources")
     assert "memorandai" in human.stdout and "needs a command" in human.stderr
+    assert "yk_secret" not in human.stdout + human.stderr
 
 
 def test_no_registry_and_no_sources_selected(store: Path) -> None:

@@ -496,6 +496,7 @@ def list_sources(own_store_id: str | None) -> dict[str, Any]:
         if entry["transport"] == "stdio":
             view["launch"] = shlex.join([entry["command"], *map(str, entry.get("args") or [])])
             view["env"] = sorted(entry.get("env") or {})
+            view["approval"] = entry["approval"]
         else:
             view["url"] = entry["url"]
             view["headers"] = sorted(entry.get("headers") or {})
@@ -533,13 +534,32 @@ def query_sources(selection: Sequence[str], tool: str, arguments: dict[str, Any]
 
     mine = next((e for e in data["sources"] if is_mine(e)), None)
     others = [e for e in chosen if not is_mine(e)]  # this store is searched locally
+    runnable = [e for e in others if e["transport"] != "stdio" or e["approval"] == "approved"]
+    asked = iter(fan_out(runnable, tool, arguments, timeout=timeout))
     groups = []
-    for group in fan_out(others, tool, arguments, timeout=timeout):
+    for entry in others:
+        if entry not in runnable:
+            groups.append(_not_approved(entry))
+            continue
+        group = next(asked)
         answer = group.pop("data") or {}
         answer.pop("schema_version", None)
         groups.append({**group, **answer})
     return {"this_store": describe(mine) if mine else None, "groups": groups,
             "problems": data["problems"]}
+
+
+def _not_approved(entry: dict[str, Any]) -> dict[str, Any]:
+    """The group of a stdio source the person has not approved (or whose command changed since):
+    it is not started, and the error says what it would run and how to approve it."""
+    from pcp_cli.mcp.fanout import describe
+
+    launch = shlex.join([entry["command"], *map(str, entry.get("args") or [])])
+    why = "its command changed since you approved it" if entry["approval"] == "changed" \
+        else "you have not approved it"
+    return {"source": describe(entry), "status": "not_approved",
+            "error": f"not started: it would run `{launch[:300]}` and {why}; if you trust it, "
+                     f"run: pcp sources approve {shlex.quote(entry['id'])}"}
 
 
 def _slug(name: str) -> str:
