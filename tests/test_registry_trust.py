@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, run_pcp
 
 
 def registry_file() -> Path:
@@ -128,3 +128,20 @@ def test_register_approves_the_command_it_writes(store: Path) -> None:
     assert shown["approval"] == "approved" and shown["this_store"] is True
     approvals = registry_file().parent / "approved-sources.json"
     assert approvals.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_source_that_answers_with_noise_is_one_line_on_stderr(store: Path) -> None:
+    """A source that writes lines that are not MCP messages is one failed group and one line on
+    stderr, not a traceback per line it wrote (issue #31: the asyncio noise)."""
+    write_registry(registry_file(), {
+        "id": "chatty", "name": "Chatty", "transport": "stdio", "command": sys.executable,
+        "args": ["-c", "print('y\\n' * 3000, end='')"]})
+    assert cli("sources", "approve", "chatty").code == 0
+    # a real process: what reaches its stderr is what a person sees on the terminal
+    asked = run_pcp("search", "tide", "--sources", "chatty", "--store", str(store))
+    assert asked.code == 0
+    lines = asked.stderr.strip().splitlines()
+    assert [line for line in lines if "chatty" in line.lower()] == lines[-1:]
+    assert lines[-1].startswith("source chatty (Chatty) failed: ")
+    assert "the MCP client logged 3,000 problems with it" in lines[-1]
+    assert "Traceback" not in asked.stderr and len(lines) <= 3
