@@ -207,3 +207,41 @@ def test_stores_registering_at_the_same_time_all_end_up_in_the_file(tmp_path: Pa
     data = json.loads(registry_file().read_text("utf-8"))
     assert sorted(s["id"] for s in data["sources"]) == [f"pcp-store{n}" for n in range(4)]
     assert schema_errors(data) == []
+
+
+def test_the_registry_lock_keeps_a_registration_that_waited_for_it(tmp_path: Path) -> None:
+    """Deterministic: one `pcp register` is paused inside the lock, after it read the file;
+    a second one, started then, must wait for the lock (it says so) rather than write in
+    between, so both entries end up in the file. Without the lock the second one writes
+    in between and the first, resumed, writes over it: every time."""
+    import subprocess
+    import sys
+
+    helper = Path(__file__).parent / "helpers" / "registry_writer.py"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        assert cli("init", str(root), "--owner", root.name).code == 0
+    env = {k: v for k, v in os.environ.items() if k != "PCP_STORE"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    paused = subprocess.Popen([sys.executable, str(helper), "pause", str(first)], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    waiting = None
+    try:
+        assert paused.stdout is not None and paused.stdin is not None
+        assert paused.stdout.readline() == "inside\n"  # it holds the lock, file read
+        waiting = subprocess.Popen([sys.executable, str(helper), "watch", str(second)],
+                                   env=env, stdout=subprocess.PIPE, text=True)
+        assert waiting.stdout is not None
+        # "waiting" once it met the held lock; "" if it ran to its end without meeting it
+        said = waiting.stdout.readline()
+        paused.stdin.write("go\n")
+        paused.stdin.flush()
+        assert paused.wait(timeout=120) == 0
+        assert waiting.wait(timeout=120) == 0
+    finally:
+        for proc in (paused, waiting):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+    assert said == "waiting\n"
+    data = json.loads(registry_file().read_text("utf-8"))
+    assert sorted(s["id"] for s in data["sources"]) == ["pcp-first", "pcp-second"]
