@@ -540,6 +540,7 @@ def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOption
 
     app.add_exception_handler(404, on_404)
     app.state.pcp_clients = clients
+    app.state.pcp_oauth = provider
     return app
 
 

@@ -131,10 +131,12 @@ class Endpoint:
             await send(message)
 
         tokens = (oauth.request_base.set(self.guard.base_url(request)),
-                  oauth.request_form.set(form), oauth.request_notes.set(notes))
+                  oauth.request_form.set(form), oauth.request_notes.set(notes),
+                  oauth.request_address.set(request.client.host if request.client else ""))
         try:
             await self.app(scope, replay, watch)
         finally:
+            oauth.request_address.reset(tokens[3])
             oauth.request_notes.reset(tokens[2])
             oauth.request_form.reset(tokens[1])
             oauth.request_base.reset(tokens[0])
@@ -227,7 +229,8 @@ def routes(guard: Any, provider: oauth.Provider) -> list[Route]:
             target = await anyio.to_thread.run_sync(lambda: provider.decide(
                 request_id, csrf=csrf, approval=str(form.get("approval") or ""),
                 approve=decision == "approve", scopes=scopes,
-                sensitive=form.get("sensitive") == "yes", write=form.get("write") == "yes"))
+                sensitive=form.get("sensitive") == "yes", write=form.get("write") == "yes",
+                address=request.client.host if request.client else ""))
         except oauth.ConsentRefused as refused:
             oauth.note(refused.reason)
             if refused.redirect:
