@@ -335,3 +335,111 @@ async def test_consenting_again_keeps_the_grants_last_use(tmp_path: Path) -> Non
                               d.approval_code(request_id))).status_code == 303
         [again] = json.loads((d.store / ".pcp" / "oauth.json").read_text())["grants"].values()
         assert again == first
+
+
+# -- each layer alone --------------------------------------------------------------------------
+async def tokens(d, http) -> dict:
+    """A client's tokens, through the whole flow."""
+    client = await registered(http)
+    verifier, challenge = pkce()
+    request_id, csrf = await open_consent(http, client, challenge)
+    back = await consent(http, request_id, csrf, d.approval_code(request_id))
+    code = parse_qs(urlparse(back.headers["location"]).query)["code"][0]
+    answer = await http.post("/token", data={
+        "grant_type": "authorization_code", "code": code, "client_id": client,
+        "redirect_uri": REDIRECT, "code_verifier": verifier, "resource": BASE + "/mcp"})
+    assert answer.status_code == 200, answer.text
+    return {"client": client, **answer.json()}
+
+
+async def list_tools(http, bearer: str):
+    return await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           headers={"authorization": f"Bearer {bearer}",
+                                    "accept": "application/json, text/event-stream",
+                                    "mcp-protocol-version": "2025-06-18"})
+
+
+async def test_a_token_bound_to_another_resource_is_refused_at_mcp(tmp_path: Path) -> None:
+    """The token is good in every other way (known, unexpired, its grant in pcp.yaml): only
+    its resource, another server's /mcp, is wrong."""
+    async with door(tmp_path) as d:
+        http = d.http()
+        issued = await tokens(d, http)
+        assert (await list_tools(http, issued["access_token"])).status_code == 200
+        state_file = d.store / ".pcp" / "oauth.json"
+        state = json.loads(state_file.read_text())
+        for token in state["tokens"].values():
+            token["resource"] = "https://other.example/mcp"
+        state_file.write_text(json.dumps(state))
+        refused = await list_tools(http, issued["access_token"])
+        assert refused.status_code == 401
+        assert "the token is for https://other.example/mcp, not this server" in refused.text
+
+
+@pytest.mark.parametrize("endpoint", ["/register", "/token", "/authorize", "/consent"])
+async def test_a_foreign_origin_is_refused_at_each_oauth_endpoint(tmp_path: Path,
+                                                                 endpoint: str) -> None:
+    """Each request is one that would succeed from this origin; from another site's page it is
+    refused before anything happens."""
+    evil = {"origin": "https://evil.example"}
+    async with door(tmp_path) as d:
+        http = d.http()
+        if endpoint == "/register":
+            answer = await http.post("/register", headers=evil, json={
+                "client_name": "x", "redirect_uris": [REDIRECT]})
+            assert not (d.store / ".pcp" / "oauth-clients.json").exists()
+        elif endpoint == "/authorize":
+            client = await registered(http)
+            answer = await http.get(authorize_url(client, pkce()[1]), headers=evil)
+            assert d.said.lines == []
+        elif endpoint == "/consent":
+            client = await registered(http)
+            request_id, csrf = await open_consent(http, client)
+            answer = await http.post("/consent", headers={**evil, "cookie": f"pcp_csrf={csrf}"},
+                                     data={"request": request_id, "csrf": csrf,
+                                           "approval": d.approval_code(request_id),
+                                           "scope": ["user:ada-lumen"], "decision": "approve"})
+            assert request_id in json.loads(
+                (d.store / ".pcp" / "oauth.json").read_text())["pending"]
+        else:
+            client = await registered(http)
+            verifier, challenge = pkce()
+            request_id, csrf = await open_consent(http, client, challenge)
+            back = await consent(http, request_id, csrf, d.approval_code(request_id))
+            code = parse_qs(urlparse(back.headers["location"]).query)["code"][0]
+            answer = await http.post("/token", headers=evil, data={
+                "grant_type": "authorization_code", "code": code, "client_id": client,
+                "redirect_uri": REDIRECT, "code_verifier": verifier,
+                "resource": BASE + "/mcp"})
+            assert json.loads((d.store / ".pcp" / "oauth.json").read_text())["tokens"] == {}
+        assert answer.status_code == 403, answer.text
+        assert "Invalid Origin header" in answer.text
+
+
+async def test_the_providers_csrf_check_alone(tmp_path: Path) -> None:
+    """The form's token matches its cookie (the page's check passes) but is not the
+    request's: the provider refuses it on its own."""
+    async with door(tmp_path) as d:
+        http = d.http()
+        client = await registered(http)
+        request_id, _ = await open_consent(http, client)
+        forged = "f" * 32
+        answer = await consent(http, request_id, forged, d.approval_code(request_id))
+        assert answer.status_code == 400 and "CSRF token is missing or wrong" in answer.text
+        assert request_id in json.loads(
+            (d.store / ".pcp" / "oauth.json").read_text())["pending"]
+
+
+async def test_the_consent_pages_cookie_check_alone(tmp_path: Path) -> None:
+    """The form's token is the request's (the provider would accept it) but the browser sent
+    no matching cookie (another site's form): the page refuses it on its own."""
+    async with door(tmp_path) as d:
+        http = d.http()
+        client = await registered(http)
+        request_id, csrf = await open_consent(http, client)
+        answer = await d.http("127.0.0.1").post("/consent", headers={"cookie": "pcp_csrf=x"},
+                                                data={"request": request_id, "csrf": csrf,
+                                                      "approval": d.approval_code(request_id),
+                                                      "scope": ["user:ada-lumen"],
+                                                      "decision": "approve"})
+        assert answer.status_code == 403 and "CSRF check failed" in answer.text
