@@ -467,6 +467,23 @@ def set_lifecycle(store: Store, page_id: str, status: str, *, reason: str | None
     return store.set_lifecycle(page_id, status, actor=actor, note=reason)
 
 
+# -- a model's change to the person's material: proposed (pcp_cli/proposed_changes.py) --------
+def persons_page(store: Store, page_id: str) -> bool:
+    """Whether the person stands behind `page_id` (stated, approved, recorded, imported or
+    accepted by them): a model's change that would retire it is proposed, not made."""
+    from pcp_cli.proposed_changes import persons_material
+
+    return persons_material(store.current(page_id).state)
+
+
+def propose_change(store: Store, action: str, page_id: str, *, actor: Actor,
+                   **details: Any) -> WriteResult:
+    """A change proposal (supersede, tombstone or revise `page_id`), awaiting `pcp review`."""
+    from pcp_cli.proposed_changes import propose
+
+    return propose(store, action, page_id, actor=actor, **details)
+
+
 # -- keystones --------------------------------------------------------------------------------
 def add_keystone(
     store: Store,
@@ -1500,9 +1517,8 @@ def approve_source(source_id: str) -> dict[str, Any]:
 
 def register_source(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
     """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept)."""
-    from pcp_cli.registry import EXT, global_path, register
-
     from pcp_cli import source_approvals
+    from pcp_cli.registry import EXT, global_path, register
 
     ours = {**entry, "extensions": {**(entry.get("extensions") or {}),
                                     EXT: {"store_id": store.manifest.store_id,

@@ -544,13 +544,29 @@ def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, 
                               "date": revision.state.record.get("date")})
             else:
                 items.append({**review_item(revision), "kind": "keystone"})
+    items += _change_items(store, scopes)
     return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
 
 
+def _change_items(store: Store, scopes: Sequence[str]) -> list[dict[str, Any]]:
+    """The changes models proposed to the person's material (pcp_cli/proposed_changes.py)."""
+    from pcp_cli import proposed_changes
+
+    items = []
+    for entry in _entries(store, "note", scopes=scopes, include_sensitive=True,
+                          review=("proposed",), include_unclassified=True):
+        revision = _load(store, entry)
+        if proposed_changes.is_change(revision):
+            items.append({**review_item(revision), **proposed_changes.review_item(revision)})
+    return items
+
+
 def _proposal(store: Store, page_id: str) -> Revision:
+    from pcp_cli.proposed_changes import is_change
+
     revision = store.current(page_id)
     state = revision.state
-    if state.type not in REVIEWABLE_TYPES:
+    if state.type not in REVIEWABLE_TYPES and not is_change(revision):
         raise UsageError(f"{page_id} is a {state.type}, not a proposal",
                          hint="`pcp review` lists the proposals")
     if state.review_status != "proposed":
@@ -619,6 +635,13 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
         proposal = _proposal(store, page_id)
         if proposal.state.type == "profile":
             return _accept_profile(store, proposal, actor)
+        from pcp_cli import proposed_changes
+
+        if proposed_changes.is_change(proposal):
+            if content is not None:
+                raise UsageError("a proposed change is accepted as it is",
+                                 hint=f"reject it: `pcp review reject {page_id}`")
+            return proposed_changes.accept(store, proposal, actor)
         edited: dict[str, Any] = {}
         if content is not None:
             from pcp_cli.model.page import title_from

@@ -430,7 +430,8 @@ class Provider:
                 "address": address}
         name = safe_name(client.client_name, 60)
         host = safe_name(urlparse(str(params.redirect_uri)).hostname or "an app", 100)
-        self._announce(client.client_id, f'pcp serve: the client "{name}" (redirect to {host}) asks to read '
+        self._announce(client.client_id,
+                       f'pcp serve: the client "{name}" (redirect to {host}) asks to read '
                        f"your context; approval code {approval} (or: pcp grant approve "
                        f"{request_id}); valid {REQUEST_TTL // 60} minutes")
         self.audit("oauth_authorize", client.client_id,

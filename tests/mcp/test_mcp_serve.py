@@ -477,16 +477,20 @@ async def test_write_page_is_idempotent_and_recorded_as_the_model(mcp_session, m
 
 
 async def test_revise_link_tombstone(mcp_session, mcp_store):
+    """On the client's own page (on the person's, each is a proposal: test_mcp_model_changes)."""
     async with mcp_session(WRITER) as client:
-        head = (await ok(client, "pcp_read_pages", {"ids": ["newsletter-ideas"]}))["pages"][0]
+        mine = (await ok(client, "pcp_write_page", {
+            "content": "Issue 11: sea-level sensors.", "title": "Newsletter draft",
+            "namespace": "project:tidewatch"}))["page_id"]
+        head = (await ok(client, "pcp_read_pages", {"ids": [mine]}))["pages"][0]
         revised = await ok(client, "pcp_revise_page", {
-            "page_id": "newsletter-ideas", "expected_revision_id": head["revision_id"],
+            "page_id": mine, "expected_revision_id": head["revision_id"],
             "content": "Issue 12: tide gauges."})
         assert revised["status"] == "revised"
         assert revised["manifest"]["created_by"]["actor_type"] == "model"
         assert revised["manifest"]["origin"] == "generated"
         stale, data = await call(client, "pcp_revise_page", {
-            "page_id": "newsletter-ideas", "expected_revision_id": head["revision_id"],
+            "page_id": mine, "expected_revision_id": head["revision_id"],
             "content": "Lost update"})
         assert stale.is_error and data["error"]["code"] == "revision_conflict"
         assert revised["revision_id"] in data["error"]["message"]
@@ -496,19 +500,17 @@ async def test_revise_link_tombstone(mcp_session, mcp_store):
         assert missing.is_error and data["error"]["code"] == "not_found"
 
         link = await ok(client, "pcp_link_pages", {
-            "from_id": "newsletter-ideas", "relation_type": "related_to",
+            "from_id": mine, "relation_type": "related_to",
             "to_id": "tidewatch-architecture"})
         assert link["created_by"] == {"actor_type": "model", "actor_id": "writer"}
-        rels = await ok(client, "pcp_read_pages", {"ids": ["newsletter-ideas"],
-                                                   "views": ["relations"]})
+        rels = await ok(client, "pcp_read_pages", {"ids": [mine], "views": ["relations"]})
         assert link["relation_id"] in {r["relation_id"] for r in rels["pages"][0]["relations"]}
 
-        gone = await ok(client, "pcp_tombstone_page", {"page_id": "newsletter-ideas",
-                                                       "reason": "obsolete"})
+        gone = await ok(client, "pcp_tombstone_page", {"page_id": mine, "reason": "obsolete"})
         assert gone["lifecycle_status"] == "tombstoned"
-        read = await ok(client, "pcp_read_pages", {"ids": ["newsletter-ideas"]})
-        assert read["not_found"] == ["newsletter-ideas"]
-    shown = cli("show", "newsletter-ideas", "--json", "--store", str(mcp_store))
+        read = await ok(client, "pcp_read_pages", {"ids": [mine]})
+        assert read["not_found"] == [mine]
+    shown = cli("show", mine, "--json", "--store", str(mcp_store))
     assert shown.code == 0 and shown.json["page"]["lifecycle_status"] == "tombstoned"
 
 
