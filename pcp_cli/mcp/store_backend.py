@@ -562,7 +562,7 @@ class StoreBackend:
 
     def link_pages(self, grant: Grant, *, from_id: str, relation_type: str, to_id: str) -> JSON:
         with self._writing() as store:
-            if relation_type in RETIRING_RELATIONS and api.persons_page(store, to_id):
+            if relation_type in api.RETIRING_RELATIONS and api.persons_page(store, to_id):
                 return _proposed(api.propose_change(
                     store, "supersede", to_id, actor=self._actor(grant), from_page_id=from_id,
                     relation_type=relation_type), "supersede", to_id)
@@ -604,10 +604,6 @@ class StoreBackend:
                 allow_namespace=lambda namespace: self._target_namespace(store, grant,
                                                                          namespace),
             )
-
-
-# A relation of these types retires its target (pcp_cli/proposed_changes.py).
-RETIRING_RELATIONS = ("supersedes",)
 
 
 def _proposed(result: api.WriteResult, action: str, page_id: str) -> JSON:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from pcp_cli import registry
+from pcp_cli.api import devices as registry
 from pcp_cli.cli.main import run
 
 

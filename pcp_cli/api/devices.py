@@ -1,5 +1,6 @@
-"""The PCP device registry: `~/.pcp/sources.json`, the PCP sources a person chose to expose on
-this machine, so an agent (or `pcp search --sources`) can query across them.
+"""The PCP device registry (`pcp sources`, `pcp register`): `~/.pcp/sources.json`, the PCP
+sources a person chose to expose on this machine, so an agent (or `pcp search --sources`) can
+query across them.
 
 The format is the Portable Context Protocol's device-registry extension (`spec/registry-v1.md`
 of wearywas/portable-context-protocol; its schema ships as `model/schemas/v1/registry.schema.json`).
@@ -7,7 +8,7 @@ Only the person's own registry is read: `~/.pcp/sources.json`, or the file `PCP_
 names. A `./.pcp/sources.json` in the current folder (a cloned repository, say) is never read:
 whoever wrote it is not the person. Nothing is ever discovered: a source is listed only because
 someone wrote it in, and a stdio source runs only once the person approved its command
-(`pcp_cli.source_approvals`).
+(`pcp_cli.api.device_approvals`).
 
 The file belongs to the person and to every app that registers itself in it, so pcp changes
 only its own entry: other entries, unknown keys and top-level content are kept as they were
@@ -23,9 +24,13 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pcp_cli.api import device_approvals
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
+
+if TYPE_CHECKING:
+    from pcp_cli.store.store import Store
 
 VERSION = "1.0"
 FILE_NAME = "sources.json"
@@ -221,3 +226,47 @@ def _locked(path: Path) -> Iterator[None]:
     lock.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock), thread_local=False):
         yield
+
+
+# -- what `pcp sources` lists, and which stdio sources may run --------------------------------
+def registered_sources() -> dict[str, Any]:
+    """`pcp sources`: `read_sources`, each stdio source with `approval`: approved, changed or
+    not_approved (`pcp_cli.api.device_approvals`)."""
+    data = read_sources()
+    approvals = device_approvals.read()
+    for entry in data["sources"]:
+        if entry["transport"] == "stdio":
+            entry["approval"] = device_approvals.status(entry, approvals)
+    return data
+
+
+def approve_source(source_id: str) -> dict[str, Any]:
+    """`pcp sources approve ID`: the person approves what the stdio source `source_id` runs
+    now (its command, arguments and environment); a later change needs approving again."""
+    known = {e["id"]: e for e in read_sources()["sources"]}
+    entry = known.get(source_id)
+    if entry is None:
+        raise NotFound(f"{global_path()} has no source {source_id!r}",
+                       hint=f"registered: {', '.join(known) or 'none'} (`pcp sources`)")
+    if entry["transport"] != "stdio":
+        raise UsageError(f"source {source_id!r} is reached over {entry['transport']}: pcp runs "
+                         "no command for it, so there is nothing to approve")
+    return device_approvals.approve(entry)
+
+
+# -- this store in the registry (pcp register / unregister) ----------------------------------
+def register_source(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
+    """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept); a
+    stdio entry is approved to run (the person ran `pcp register`)."""
+    ours = {**entry, "extensions": {**(entry.get("extensions") or {}),
+                                    EXT: {"store_id": store.manifest.store_id,
+                                          "store": str(store.root.resolve())}}}
+    out = register(global_path(), ours)
+    if out["entry"]["transport"] == "stdio":
+        device_approvals.approve(out["entry"])
+    return out
+
+
+def unregister_source(store: Store, source_id: str | None = None) -> dict[str, Any]:
+    """`pcp unregister`: remove this store's entry from `~/.pcp/sources.json`."""
+    return unregister(global_path(), store.manifest.store_id, source_id)

@@ -13,7 +13,7 @@ it makes the change, as the person; rejecting it keeps it, rejected, and changes
 revision the model saw), title, from_page_id (supersede), relation_type, reason (tombstone),
 content and new_title (revise), proposed_by}`.
 
-It writes through the Store, like `propose_ops`.
+It writes through the Store and `store/lifecycle.py`, like `api/proposals.py`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 from pcp_cli.errors import RevisionConflict, UsageError
 from pcp_cli.model.lifecycle import supersedes_now
 from pcp_cli.model.page import Actor, PageState, Revision, now_iso, title_from
+from pcp_cli.store import lifecycle
 from pcp_cli.store.store import Store, WriteResult
 
 CHANGE_KEY = "proposed_change"
@@ -38,6 +39,12 @@ def persons_material(state: PageState) -> bool:
     """Whether the person stands behind this page: they stated, approved, recorded or
     imported it, or accepted it (a proposal they affirmed keeps `origin: inferred`)."""
     return state.origin not in MODEL_ORIGINS or bool(state.record.get("affirmed_by"))
+
+
+def persons_page(store: Store, page_id: str) -> bool:
+    """Whether the person stands behind `page_id` (`persons_material` of its current state):
+    a model's change that would retire it is proposed, not made."""
+    return persons_material(store.current(page_id).state)
 
 
 def is_change(revision: Revision) -> bool:
@@ -63,7 +70,7 @@ def _describe(change: dict[str, Any]) -> str:
         "new_title") else "") + (f", new text:\n\n{body}" if body else "."))
 
 
-def propose(store: Store, action: str, page_id: str, *, actor: Actor,
+def propose_change(store: Store, action: str, page_id: str, *, actor: Actor,
             from_page_id: str | None = None, relation_type: str | None = None,
             reason: str | None = None, content: str | None = None, title: str | None = None,
             expected_revision_id: str | None = None) -> WriteResult:
@@ -108,7 +115,7 @@ def propose(store: Store, action: str, page_id: str, *, actor: Actor,
 
 
 def review_item(revision: Revision) -> dict[str, Any]:
-    """The fields `pcp review` shows of a change proposal (beside `profile_ops.review_item`)."""
+    """The fields `pcp review` shows of a change proposal (beside `api/review.review_item`)."""
     change = revision.state.record[CHANGE_KEY]
     return {"kind": "change", "category": "change", "change": dict(change),
             "content": _describe(change)}
@@ -126,12 +133,13 @@ def accept(store: Store, proposal: Revision, actor: Actor) -> WriteResult:
         if change["action"] == "supersede":
             source, old = store.current(change["from_page_id"]), store.current(target)
             if supersedes_now(source, old):
-                store.finish_supersede(source.page_id, old.page_id, actor=actor, note=note)
+                lifecycle.finish_supersede(store, source.page_id, old.page_id, actor=actor,
+                                           note=note)
             else:  # the source is not (or no longer) an affirmed, active page: the edge only
-                store.link(source.page_id, change["relation_type"], old.page_id, actor=actor,
-                           note=note)
+                lifecycle.link(store, source.page_id, change["relation_type"], old.page_id,
+                               actor=actor, note=note)
         elif change["action"] == "tombstone":
-            store.set_lifecycle(target, "tombstoned", actor=actor, note=note)
+            lifecycle.set_lifecycle(store, target, "tombstoned", actor=actor, note=note)
         else:
             changes: dict[str, Any] = {"origin": "approved"}  # the model's words, approved
             if change.get("content"):
