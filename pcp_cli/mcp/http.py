@@ -23,11 +23,23 @@ Before any of it, `pcp_cli.mcp.connections` bounds the connections themselves (a
 must arrive within seconds; slow ones cannot crowd out clients; unauthenticated requests do not
 keep their connection).
 
-Which ToolSession answers a call: the authenticated client's, for the suppression context the
-request names in the `Pcp-Session-Id` header (any 1-128 letters, digits, `.`, `_`, `-`; without
-the header, the client's default context). Suppression is per (client, context), so one
-client's suppression never reaches another's. Contexts idle for `CONTEXT_IDLE_SECONDS` are
-forgotten. Cursors carry their own state and need no context.
+Which ToolSession answers a call: the authenticated client's, in one suppression context:
+- the `Pcp-Session-Id` request header, when the client sends one (its own task or conversation
+  id: 1-128 letters, digits, `.`, `_`, `-`; it spans connections);
+- else the MCP session: the response to `initialize` carries an `Mcp-Session-Id` (issued here,
+  random) that the client sends back with every later request, so each chat of one client has
+  its own suppressions;
+- else (a client that keeps no session, or the 2026-07-28 protocol, which has none) the
+  client's default context.
+Suppression is per (client, context), so one client's suppression never reaches another's.
+The session ids are this server's own, over the SDK's stateless transport: the SDK's stateful
+mode (`stateless=False`) keeps a server task and streams per session for 30 idle minutes and
+caps the sessions of all clients together (one client opening 10,000 would lock every other
+out), while pcp needs a key and nothing else. A session id pcp does not know (after a restart,
+or idle for `CONTEXT_IDLE_SECONDS`) is not refused: it starts with nothing suppressed. At most
+`MAX_CONTEXTS_PER_CLIENT` contexts per client are kept (the least recently used goes);
+`DELETE /mcp` with an `Mcp-Session-Id` ends that one. Cursors carry their own state and need no
+context.
 
 The grant is re-read from `pcp.yaml` and the tokens from `.pcp/tokens.json` whenever those files
 change: a revoked token or an edited grant takes effect on the next request.
@@ -42,6 +54,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import socket
 import threading
 import time
@@ -80,6 +93,8 @@ MCP_PATH = "/mcp"
 PRM_PATH = "/.well-known/oauth-protected-resource"
 SESSION_HEADER = "pcp-session-id"
 CONTEXT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+MCP_SESSION_HEADER = "mcp-session-id"
+MCP_SESSION_PATTERN = re.compile(r"^[\x21-\x7e]{1,128}$")  # the spec: visible ASCII
 CONTEXT_IDLE_SECONDS = 3600.0
 MAX_CONTEXTS_PER_CLIENT = 256
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -256,10 +271,11 @@ class Clients:
             found = self._sessions.get(key)
             if found is None:
                 session = ToolSession(self.backend, grant, self.audit)
+                kind, _, name = context.partition(":")
                 session.suppression_scope = (
-                    f"for this client's requests with {SESSION_HEADER} {context!r}"
-                    if context else f"for this client's requests without a {SESSION_HEADER} "
-                    "header")
+                    f"for this client's requests with {SESSION_HEADER} {name!r}"
+                    if kind == "pcp" else "for this MCP session (its Mcp-Session-Id)"
+                    if kind == "mcp" else "for this client's requests that carry no session")
                 session.suppression_scope += (
                     f", until the server restarts or {CONTEXT_IDLE_SECONDS / 60:g} idle minutes")
                 mine = sorted((t, k) for k, (_, t) in self._sessions.items() if k[0] == client_id)
@@ -271,6 +287,11 @@ class Clients:
         if session.grant != grant:
             session.regrant(grant)
         return session
+
+    def end(self, client_id: str, context: str) -> bool:
+        """Forget one context (the client ended its MCP session); whether there was one."""
+        with self._lock:
+            return self._sessions.pop((client_id, context), None) is not None
 
     def _expire(self, now: float) -> None:
         for key, (_, used) in list(self._sessions.items()):
@@ -405,8 +426,16 @@ class Guard:
         if isinstance(refused, Response):
             await refused(scope, receive, send)
             return
-        client_id, context = refused
+        client_id, context, mcp_session = refused
         scope["pcp.client"] = (client_id, context)
+        if request.method == "DELETE" and mcp_session:
+            # The client ends its session: its suppressions go with it.
+            self.clients.end(client_id, f"mcp:{mcp_session}")
+            await Response(status_code=204)(scope, receive, send)
+            return
+        issue = False
+        if request.method == "POST" and not mcp_session:
+            receive, issue = await _initializing(receive, self.options.max_body_bytes)
         if request.method == "GET":
             # Stateless: no server-initiated messages, so no event stream to hold open (an
             # open one would count as a request in flight). The transport allows 405 here.
@@ -428,6 +457,10 @@ class Guard:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
+                if issue and message["status"] == 200:
+                    message = {**message, "headers": [
+                        *message.get("headers", []),
+                        (MCP_SESSION_HEADER.encode(), secrets.token_urlsafe(24).encode())]}
             await send(message)
 
         token = _client_var.set((client_id, context))
@@ -443,7 +476,7 @@ class Guard:
             if not counts[client_id]:
                 del counts[client_id]
 
-    async def _authenticate(self, request: Request) -> Response | tuple[str, str]:
+    async def _authenticate(self, request: Request) -> Response | tuple[str, str, str]:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if not header:
@@ -467,7 +500,45 @@ class Guard:
         if context and CONTEXT_PATTERN.match(context) is None:
             return _jsonrpc_error(400, -32600, f"{SESSION_HEADER} must be 1-128 letters, "
                                   "digits, '.', '_' or '-'")
-        return client_id, context
+        mcp_session = request.headers.get(MCP_SESSION_HEADER, "")
+        if mcp_session and MCP_SESSION_PATTERN.match(mcp_session) is None:
+            return _jsonrpc_error(400, -32600, "Mcp-Session-Id must be 1-128 visible ASCII "
+                                  "characters")
+        chosen = f"pcp:{context}" if context else f"mcp:{mcp_session}" if mcp_session else ""
+        return client_id, chosen, mcp_session
+
+
+async def _initializing(receive: Receive, limit: int) -> tuple[Receive, bool]:
+    """Whether this POST is an `initialize` request (its answer then gets an Mcp-Session-Id),
+    and a `receive` that replays the body read to find out. A body over `limit` is not read to
+    its end here: the SDK answers it with 413."""
+    chunks: list[bytes] = []
+    size, more = 0, True
+    while more and size <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            return receive, False
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        more = bool(message.get("more_body"))
+    body = b"".join(chunks)
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": more}
+
+    initialize = False
+    if not more:
+        try:
+            message = json.loads(body)
+            initialize = isinstance(message, dict) and message.get("method") == "initialize"
+        except ValueError:
+            pass
+    return replay, initialize
 
 
 def _session_for(clients: Clients) -> Any:
