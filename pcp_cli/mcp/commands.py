@@ -350,20 +350,23 @@ def _bridge_refuses_plain_http(url: str) -> bool:
     return parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1")
 
 
-def serve_launch(client: str, root: Path) -> dict[str, Any]:
+def serve_launch(client: str, root: Path, *, allow_write: bool = False) -> dict[str, Any]:
     """How a client launches `pcp serve` over stdio for `client` on the store at `root`: this
     interpreter and absolute paths, so it runs from apps that do not see the shell's PATH.
     `pcp mcp-config` and `pcp register` both write it."""
     return {"command": sys.executable,
-            "args": ["-m", "pcp_cli", "serve", "--client-id", client, "--store", str(root)]}
+            "args": ["-m", "pcp_cli", "serve", "--client-id", client,
+                     *(["--allow-write"] if allow_write else []), "--store", str(root)]}
 
 
 def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None, *,
-               target: str, http_url: str | None) -> dict[str, Any]:
+               target: str, http_url: str | None, allow_write: bool = False) -> dict[str, Any]:
     """The configuration to paste into `target` for `client_id`: stdio (this interpreter, this
     store, absolute paths) or, with `http_url`, the URL and an Authorization header whose token
     is a placeholder. `grant` is None when `client_id` has no grant (the CLI then says so and
-    prints the `pcp grant add` command)."""
+    prints the `pcp grant add` command). With `allow_write`, the stdio server offers the write
+    tools (over HTTP the running server decides: `pcp serve --http … --allow-write`);
+    `write_command` is the `pcp grant add` that lets the grant write, when it does not."""
     if target not in CONFIG_TARGETS:
         raise UsageError(f"--for {target!r} is not one of {', '.join(CONFIG_TARGETS)}",
                          hint=f"use one of: {', '.join(CONFIG_TARGETS)}")
@@ -391,7 +394,7 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
                 server["args"].append("--allow-http")
         command = None
     else:
-        server = serve_launch(client, root)
+        server = serve_launch(client, root, allow_write=allow_write)
         if target in ("vscode", "claude-code", "json"):
             server = {"type": "stdio", **server}
         command = shlex.join([server["command"], *server["args"]])
@@ -408,7 +411,16 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
         "json": "any client that takes the common mcpServers JSON",
     }[target]
     grant_cmd = (f"pcp grant add {client} --scope {default_ns}"
-                 f" --store {shlex.quote(str(root))}")
+                 + (" --write" if allow_write else "") + f" --store {shlex.quote(str(root))}")
+    grant = clients.get(client)
+    write_cmd = None
+    if allow_write and isinstance(grant, dict) and not grant.get("allow_write"):
+        write_cmd = shlex.join([
+            "pcp", "grant", "add", client,
+            *[part for scope in grant.get("scopes") or [default_ns]
+              for part in ("--scope", str(scope))],
+            *(["--sensitive"] if grant.get("allow_sensitive") else []), "--write",
+            "--store", str(root)])
     out: dict[str, Any] = {
         "client_id": client,
         "for": target,
@@ -416,8 +428,10 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
         "store": str(root),
         "config": config,
         "where": where,
-        "grant": clients.get(client),
+        "grant": grant,
         "grant_command": None if client in clients else grant_cmd,
+        "allow_write": allow_write,
+        "write_command": write_cmd,
     }
     if command:
         out["command"] = command
