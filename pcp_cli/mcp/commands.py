@@ -45,11 +45,13 @@ def _grant_line(grant: Any) -> str:
 def serve_stdio(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
                 scopes: Sequence[str] | None, allow_write: bool, log: Any) -> None:
     """`pcp serve`: resolve the client's grant, then serve MCP on stdio until the client
-    leaves. Logs go to `log` (stderr)."""
+    leaves. Logs go to `log` (stderr). The SDK is imported once the store and the grant are
+    known good (`stdio_server`), so a bad argument answers at once."""
+    server = stdio_server(store_path, client_id=client_id, scopes=scopes,
+                          allow_write=allow_write, log=log)
     from pcp_cli.mcp.server import run_stdio
 
-    run_stdio(stdio_server(store_path, client_id=client_id, scopes=scopes,
-                           allow_write=allow_write, log=log))
+    run_stdio(server)
 
 
 def stdio_server(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
@@ -88,16 +90,11 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
                allowed_hosts: Sequence[str], allowed_origins: Sequence[str],
                max_body_bytes: int, max_concurrent: int, call_timeout: float, log: Any,
                public_url: str | None = None) -> None:
-    """`pcp serve --http [HOST:]PORT`: serve every client that has a token and a grant."""
+    """`pcp serve --http [HOST:]PORT`: serve every client that has a token and a grant. Every
+    argument, the store and each grant are checked before the SDK, Starlette and uvicorn are
+    imported (`pcp_cli.mcp.http_options`), so a typo answers at once."""
     from pcp_cli.mcp.audit import AuditLog
-    from pcp_cli.mcp.http import (
-        HttpOptions,
-        bind,
-        build_app,
-        check_exposure,
-        parse_address,
-        run_http,
-    )
+    from pcp_cli.mcp.http_options import HttpOptions, check_exposure, parse_address
     from pcp_cli.mcp.store_backend import StoreBackend
     from pcp_cli.mcp.tokens import read_tokens
 
@@ -131,6 +128,8 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
     with_tokens = sorted({r.client_id for r in read_tokens(root)} & set(clients))
     log.write(f"pcp serve: store {root}; {len(clients)} client grant(s), with tokens: "
               f"{', '.join(with_tokens) or 'none (run `pcp grant token CLIENT`)'}\n")
+    from pcp_cli.mcp.http import bind, build_app, run_http
+
     sock = bind(options)
     app = build_app(root, StoreBackend(root), AuditLog(root), options,
                     narrow_scopes=list(scopes or []) or None, allow_write=allow_write,

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import ipaddress
 import json
 import logging
 import os
@@ -80,6 +79,13 @@ from pcp_cli.mcp import connections, oauth_http
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.backend import Backend
 from pcp_cli.mcp.grants import DEFAULT_ACTOR, Grant, resolve_grant
+from pcp_cli.mcp.http_options import (  # noqa: F401 - names the tests and commands use
+    DEFAULT_PORT,
+    HttpOptions,
+    check_exposure,
+    is_loopback,
+    parse_address,
+)
 from pcp_cli.mcp.oauth import ACCESS_PREFIX as OAUTH_ACCESS_PREFIX
 from pcp_cli.mcp.oauth import SCOPES as OAUTH_SCOPES
 from pcp_cli.mcp.server import configure_logging, make_server
@@ -88,7 +94,6 @@ from pcp_cli.mcp.tokens import TokenRegistry
 
 log = logging.getLogger("pcp.mcp.http")
 
-DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
 PRM_PATH = "/.well-known/oauth-protected-resource"
 SESSION_HEADER = "pcp-session-id"
@@ -101,76 +106,6 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 _client_var: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "pcp_http_client", default=None)
-
-
-@dataclass(frozen=True)
-class HttpOptions:
-    host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    allowed_hosts: tuple[str, ...] = ()  # extra Host names to answer to (--allow-host)
-    allowed_origins: tuple[str, ...] = ()  # browser origins allowed (--allow-origin)
-    max_body_bytes: int = 1_000_000
-    max_concurrent_per_client: int = 4
-    call_timeout: float = 30.0
-    public_url: str | None = None  # https://NAME when a TLS proxy or tunnel is in front
-
-    @property
-    def scheme(self) -> str:
-        return "https" if self.tls_cert else "http"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def parse_address(value: str) -> tuple[str, int]:
-    """`[HOST:]PORT` (an IPv6 host in brackets) -> (host, port); host defaults to 127.0.0.1."""
-    text = value.strip()
-    host, port_text = "127.0.0.1", text
-    if text.startswith("["):
-        end = text.find("]")
-        if end < 0 or text[end + 1: end + 2] != ":":
-            raise _bad_address(value)
-        host, port_text = text[1:end], text[end + 2:]
-    elif ":" in text:
-        host, _, port_text = text.rpartition(":")
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535 or not host:
-        raise _bad_address(value)
-    return host, int(port_text)
-
-
-def _bad_address(value: str) -> UsageError:
-    return UsageError(f"--http {value[:80]!r} is not [HOST:]PORT",
-                      hint="e.g. --http 8765 or --http 127.0.0.1:8765")
-
-
-def check_exposure(options: HttpOptions, *, allow_remote: bool, insecure_http: bool) -> None:
-    """Refuse to expose the store by accident: a non-loopback address needs --allow-remote, and
-    TLS (--tls-cert/--tls-key) unless --insecure-http."""
-    if bool(options.tls_cert) != bool(options.tls_key):
-        raise UsageError("--tls-cert and --tls-key go together", hint="pass both, or neither")
-    for path in (options.tls_cert, options.tls_key):
-        if path and not Path(path).is_file():
-            raise UsageError(f"TLS file {path} does not exist", hint="pass a PEM file")
-    if is_loopback(options.host):
-        return
-    if not allow_remote:
-        raise UsageError(
-            f"--http {options.host} would serve your context to other machines",
-            hint="bind 127.0.0.1 (the default), or pass --allow-remote to mean it",
-        )
-    if not options.tls_cert and not insecure_http:
-        raise UsageError(
-            f"serving {options.host} without TLS would send tokens and pages in clear text",
-            hint="pass --tls-cert and --tls-key, or --insecure-http (e.g. behind a TLS proxy)",
-        )
 
 
 def _host_patterns(options: HttpOptions) -> list[str]:

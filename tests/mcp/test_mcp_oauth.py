@@ -46,7 +46,7 @@ def server(store: Path) -> Iterator[Running]:
 
 # -- playing the person -----------------------------------------------------------------------
 def approval_code(running: Running, request_id: str) -> str:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 300  # a guard: the line comes when the server writes it
     while time.monotonic() < deadline:
         for line in running.stderr.read_text(errors="replace").splitlines():
             if f"pcp grant approve {request_id}" in line:
