@@ -457,15 +457,6 @@ async def _initializing(receive: Receive, limit: int) -> tuple[Receive, bool]:
         size += len(chunks[-1])
         more = bool(message.get("more_body"))
     body = b"".join(chunks)
-    replayed = False
-
-    async def replay() -> Any:
-        nonlocal replayed
-        if replayed:
-            return await receive()
-        replayed = True
-        return {"type": "http.request", "body": body, "more_body": more}
-
     initialize = False
     if not more:
         try:
@@ -473,7 +464,7 @@ async def _initializing(receive: Receive, limit: int) -> tuple[Receive, bool]:
             initialize = isinstance(message, dict) and message.get("method") == "initialize"
         except ValueError:
             pass
-    return replay, initialize
+    return connections.replaying(receive, body, more), initialize
 
 
 def _session_for(clients: Clients) -> Any:

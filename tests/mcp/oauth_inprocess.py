@@ -131,6 +131,27 @@ async def consent(http: httpx2.AsyncClient, request_id: str, csrf: str, approval
         "decision": "approve", **extra})
 
 
+
+async def tokens(d: Door, http: httpx2.AsyncClient) -> dict[str, Any]:
+    """A new client's tokens, through the whole flow (its client id under `client`)."""
+    client = await registered(http)
+    verifier, challenge = pkce()
+    request_id, csrf = await open_consent(http, client, challenge)
+    back = await consent(http, request_id, csrf, d.approval_code(request_id))
+    code = parse_qs(urlparse(back.headers["location"]).query)["code"][0]
+    answer = await http.post("/token", data={
+        "grant_type": "authorization_code", "code": code, "client_id": client,
+        "redirect_uri": REDIRECT, "code_verifier": verifier, "resource": BASE + "/mcp"})
+    assert answer.status_code == 200, answer.text
+    return {"client": client, **answer.json()}
+
+
+async def list_tools(http: httpx2.AsyncClient, bearer: str) -> httpx2.Response:
+    return await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           headers={"authorization": f"Bearer {bearer}",
+                                    "accept": "application/json, text/event-stream",
+                                    "mcp-protocol-version": "2025-06-18"})
+
 # -- an https server on 127.0.0.1 for client ID metadata documents ----------------------------
 @dataclass
 class Tls:
@@ -200,11 +221,16 @@ def tls_server(folder: Path, answer: Any) -> Any:
 
 
 def json_answer(document: Any) -> Any:
+    """An `answer` for `tls_server`: `document(path)` as JSON (bytes as they are), or 404 when
+    it returns None."""
     import json
 
     def answer(path: str, send: Any) -> None:
-        body = json.dumps(document(path)).encode()
-        send(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+        found = document(path)
+        body = b"{}" if found is None else found if isinstance(found, bytes) else json.dumps(
+            found).encode()
+        send(b"HTTP/1.1 " + (b"404 Not Found" if found is None else b"200 OK")
+             + b"\r\ncontent-type: application/json\r\ncontent-length: "
              + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)
 
     return answer

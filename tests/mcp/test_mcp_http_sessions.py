@@ -24,11 +24,6 @@ BASE = "http://127.0.0.1:8765"
 PAGE = "conv-tidewatch-mobile"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @contextlib.asynccontextmanager
 async def serving(tmp_path: Path) -> AsyncIterator[tuple[Any, Path]]:
     store = make_store(tmp_path / "store")

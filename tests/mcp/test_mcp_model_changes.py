@@ -10,28 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli
+from tests.mcp.test_mcp_truth import READER, WRITER, _added, ok
 
 pytestmark = pytest.mark.anyio
-
-WRITER = ["--client-id", "writer", "--allow-write"]
-READER = ["--client-id", "claude-desktop"]
-
 
 @pytest.fixture
 def mcp_session(mcp_inprocess_session):
     return mcp_inprocess_session
-
-
-async def ok(client, name, arguments=None):
-    result = await client.call_tool(name, arguments or {})
-    assert not result.is_error, result.content[0].text
-    return result.structured_content
-
-
-def _added(store: Path, *args: str) -> str:
-    result = cli(*args, "--json", "--store", str(store))
-    assert result.code == 0, result.stderr
-    return result.json["page_id"]
 
 
 def queue(store: Path) -> dict[str, dict]:

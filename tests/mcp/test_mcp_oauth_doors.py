@@ -21,18 +21,15 @@ from tests.mcp.oauth_inprocess import (
     authorize_url,
     consent,
     door,
+    list_tools,
     open_consent,
     pkce,
     register,
     registered,
+    tokens,
 )
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def wrong(code: str) -> str:
@@ -314,23 +311,11 @@ async def test_a_registration_keeps_only_what_the_flow_needs(tmp_path: Path) -> 
 async def test_consenting_again_keeps_the_grants_last_use(tmp_path: Path) -> None:
     async with door(tmp_path) as d:
         http = d.http()
-        client = await registered(http)
-        verifier, challenge = pkce()
-        request_id, csrf = await open_consent(http, client, challenge)
-        back = await consent(http, request_id, csrf, d.approval_code(request_id))
-        code = parse_qs(urlparse(back.headers["location"]).query)["code"][0]
-        tokens = await http.post("/token", data={
-            "grant_type": "authorization_code", "code": code, "client_id": client,
-            "redirect_uri": REDIRECT, "code_verifier": verifier, "resource": BASE + "/mcp"})
-        assert tokens.status_code == 200, tokens.text
-        used = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                               headers={"authorization": f"Bearer {tokens.json()['access_token']}",
-                                        "accept": "application/json, text/event-stream",
-                                        "mcp-protocol-version": "2025-06-18"})
-        assert used.status_code == 200, used.text
+        issued = await tokens(d, http)
+        assert (await list_tools(http, issued["access_token"])).status_code == 200
         [first] = json.loads((d.store / ".pcp" / "oauth.json").read_text())["grants"].values()
         assert first["last_used"]
-        request_id, csrf = await open_consent(http, client)
+        request_id, csrf = await open_consent(http, issued["client"])
         assert (await consent(http, request_id, csrf,
                               d.approval_code(request_id))).status_code == 303
         [again] = json.loads((d.store / ".pcp" / "oauth.json").read_text())["grants"].values()
@@ -338,27 +323,6 @@ async def test_consenting_again_keeps_the_grants_last_use(tmp_path: Path) -> Non
 
 
 # -- each layer alone --------------------------------------------------------------------------
-async def tokens(d, http) -> dict:
-    """A client's tokens, through the whole flow."""
-    client = await registered(http)
-    verifier, challenge = pkce()
-    request_id, csrf = await open_consent(http, client, challenge)
-    back = await consent(http, request_id, csrf, d.approval_code(request_id))
-    code = parse_qs(urlparse(back.headers["location"]).query)["code"][0]
-    answer = await http.post("/token", data={
-        "grant_type": "authorization_code", "code": code, "client_id": client,
-        "redirect_uri": REDIRECT, "code_verifier": verifier, "resource": BASE + "/mcp"})
-    assert answer.status_code == 200, answer.text
-    return {"client": client, **answer.json()}
-
-
-async def list_tools(http, bearer: str):
-    return await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                           headers={"authorization": f"Bearer {bearer}",
-                                    "accept": "application/json, text/event-stream",
-                                    "mcp-protocol-version": "2025-06-18"})
-
-
 async def test_a_token_bound_to_another_resource_is_refused_at_mcp(tmp_path: Path) -> None:
     """The token is good in every other way (known, unexpired, its grant in pcp.yaml): only
     its resource, another server's /mcp, is wrong."""

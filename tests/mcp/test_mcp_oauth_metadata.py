@@ -28,11 +28,6 @@ from tests.mcp.oauth_inprocess import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def reasons(store: Path) -> list[str]:
     return [r["params"].get("reason", "") for r in read_audit(store)
             if r["tool"] == "oauth_authorize" and r["outcome"] == "refused"]

@@ -549,16 +549,27 @@ def test_errors_before_serving_use_the_cli_funnel(tmp_path, mcp_store):
     assert out.code == 2 and out.stdout == ""
 
 
-def test_help_does_not_import_the_sdk():
-    probe = ("import sys, io, contextlib\n"
+def _front_end_modules_after(calls: list[list[str]]) -> tuple[list[int], list[str]]:
+    """In a fresh interpreter, run `pcp ARGS` for each of `calls` (output swallowed): their
+    exit statuses, and which of the SDK, Starlette and uvicorn got imported on the way."""
+    probe = ("import sys, io, contextlib, json\n"
              "from pcp_cli.cli.main import run\n"
-             "with contextlib.redirect_stdout(io.StringIO()):\n"
-             "    run(['--help']); run(['serve', '--help']); run(['audit', '--help'])\n"
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))\n")
+             "with contextlib.redirect_stdout(io.StringIO()), "
+             "contextlib.redirect_stderr(io.StringIO()):\n"
+             f"    codes = [run(args) for args in {calls!r}]\n"
+             "print(json.dumps([codes, sorted({m.split('.')[0] for m in sys.modules if "
+             "m.split('.')[0] in ('mcp', 'mcp_types', 'starlette', 'uvicorn')})]))\n")
     repo = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          cwd=repo, check=True)
-    assert out.stdout.strip() == "[]"
+    codes, modules = json.loads(out.stdout)
+    return codes, modules
+
+
+def test_help_does_not_import_the_sdk():
+    codes, modules = _front_end_modules_after([["--help"], ["serve", "--help"],
+                                               ["audit", "--help"]])
+    assert codes == [0, 0, 0] and modules == []
 
 
 @pytest.mark.slow  # a real server start-up
@@ -595,25 +606,13 @@ def test_a_bad_argument_is_answered_before_the_sdk_is_imported(tmp_path, mcp_sto
     """A typo in `pcp serve`'s arguments, or a store that is not there, is a usage error at
     once: not after the MCP SDK, Starlette and uvicorn have loaded (about two seconds of a
     loaded machine's CPU)."""
-    probe = ("import sys, io, contextlib\n"
-             "from pcp_cli.cli.main import run\n"
-             "codes = []\n"
-             "with contextlib.redirect_stderr(io.StringIO()):\n"
-             f"    codes.append(run(['serve', '--http', '99999', '--store', {str(mcp_store)!r}]))\n"
-             f"    codes.append(run(['serve', '--http', '8.8.8.8:80', '--store', "
-             f"{str(mcp_store)!r}]))\n"
-             f"    codes.append(run(['serve', '--http', '8765', '--max-concurrent', '0', "
-             f"'--store', {str(mcp_store)!r}]))\n"
-             f"    codes.append(run(['serve', '--store', {str(tmp_path / 'nowhere')!r}]))\n"
-             f"    codes.append(run(['serve', '--http', '8765', '--store', "
-             f"{str(tmp_path / 'nowhere')!r}]))\n"
-             "print(codes, sorted({m.split('.')[0] for m in sys.modules\n"
-             "                     if m.split('.')[0] in ('mcp', 'mcp_types', 'starlette',\n"
-             "                                             'uvicorn')}))\n")
-    repo = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=repo, check=True)
-    assert out.stdout.strip() == "[2, 2, 2, 3, 3] []"
+    here, nowhere = str(mcp_store), str(tmp_path / "nowhere")
+    codes, modules = _front_end_modules_after([
+        ["serve", "--http", "99999", "--store", here],
+        ["serve", "--http", "8.8.8.8:80", "--store", here],
+        ["serve", "--http", "8765", "--max-concurrent", "0", "--store", here],
+        ["serve", "--store", nowhere], ["serve", "--http", "8765", "--store", nowhere]])
+    assert codes == [2, 2, 2, 3, 3] and modules == []
 
 
 async def test_out_of_grant_write_target_looks_like_missing(mcp_session, mcp_store):
