@@ -84,7 +84,7 @@ ACCESS_PREFIX, REFRESH_PREFIX, CODE_PREFIX = "pcpat_", "pcprt_", "pcpac_"
 # full, the oldest one that has no grant and nothing waiting, registered more than REQUEST_TTL
 # ago, makes room; an address may register REGISTRATIONS_PER_ADDRESS in a REQUEST_TTL window.
 # A registration keeps MAX_REDIRECT_URIS redirect URIs of at most MAX_URI characters, a name of
-# NAME_MAX, and nothing else the client sent: about 3 KB a client at most.
+# NAME_MAX, and nothing else the client sent: under 5 KB a client.
 MAX_CLIENTS = 200
 REGISTRATIONS_PER_ADDRESS = 20
 MAX_REDIRECT_URIS = 8
@@ -461,23 +461,26 @@ class Provider:
         redirect back to the client. Raises ConsentRefused."""
         with transaction(self.root) as data:
             found = data["pending"].get(request_id)
+            client = data["clients"].get(found["client_id"]) if found else None
+            refusal: ConsentRefused | None = None
             if found is None or found["expires_at"] <= time.time():
-                raise ConsentRefused("unknown or expired authorization request", None)
-            if not hmac.compare_digest(found["csrf"], csrf):
-                raise ConsentRefused("the form's CSRF token is missing or wrong", None)
-            client = data["clients"].get(found["client_id"])
-            if client is None:
+                refusal = ConsentRefused("unknown or expired authorization request", None)
+            elif not hmac.compare_digest(found["csrf"], csrf):
+                refusal = ConsentRefused("the form's CSRF token is missing or wrong", None)
+            elif client is None:
                 del data["pending"][request_id]
-                raise ConsentRefused("the client was removed", None)
-            back = found["redirect_uri"]
-            if not approve:
+                refusal = ConsentRefused("the client was removed", None)
+            elif not approve:
                 del data["pending"][request_id]
-                raise ConsentRefused("the person refused", _redirect(
-                    back, error="access_denied", error_description="the owner refused",
-                    state=found["state"], iss=found["base"]))
-            refusal = None if found.get("approved") else self._check_code(
-                data, request_id, found, approval, address)
+                refusal = ConsentRefused("the person refused", _redirect(
+                    found["redirect_uri"], error="access_denied",
+                    error_description="the owner refused", state=found["state"],
+                    iss=found["base"]))
+            elif not found.get("approved"):
+                refusal = self._check_code(data, request_id, found, approval, address)
             if refusal is None:
+                assert found is not None and client is not None
+                back = found["redirect_uri"]
                 del data["pending"][request_id]
                 grant_id = next((g for g, e in data["grants"].items()
                                  if e["oauth_client"] == found["client_id"]), None)
@@ -666,6 +669,16 @@ class Provider:
         return grant, ""
 
 
+def _forget_before(times: dict[str, list[float]], cutoff: float) -> None:
+    """Keep only the times after `cutoff` (a key left with none goes)."""
+    for key, kept in list(times.items()):
+        kept = [t for t in kept if t > cutoff]
+        if kept:
+            times[key] = kept
+        else:
+            del times[key]
+
+
 class Window:
     """At most `limit` events per key in any `seconds` (in this server's memory)."""
 
@@ -679,12 +692,7 @@ class Window:
         """Count one event of `key` if it fits; whether it did."""
         with self._lock:
             now = self.clock()
-            for other, times in list(self._seen.items()):
-                kept = [t for t in times if now - t < self.seconds]
-                if kept:
-                    self._seen[other] = kept
-                else:
-                    del self._seen[other]
+            _forget_before(self._seen, now - self.seconds)
             mine = self._seen.setdefault(key, [])
             if len(mine) >= self.limit:
                 return False
@@ -714,19 +722,11 @@ class Guesses:
         self._wrong: dict[str, list[float]] = {}
         self._lock = threading.Lock()
 
-    def _recent(self, now: float) -> None:
-        for address, times in list(self._wrong.items()):
-            kept = [t for t in times if now - t < REQUEST_TTL]
-            if kept:
-                self._wrong[address] = kept
-            else:
-                del self._wrong[address]
-
     def refusal(self, address: str) -> str | None:
         """Why a try from `address` is not compared now (None: it is)."""
         with self._lock:
             now = self.clock()
-            self._recent(now)
+            _forget_before(self._wrong, now - REQUEST_TTL)
             if sum(len(t) for t in self._wrong.values()) >= ALL_TRIES:
                 return (f"too many wrong approval codes lately ({ALL_TRIES} in "
                         f"{REQUEST_TTL // 60} minutes); codes are not checked for a while")
