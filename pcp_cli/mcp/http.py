@@ -368,9 +368,7 @@ class Guard:
             self.clients.end(client_id, f"mcp:{mcp_session}")
             await Response(status_code=204)(scope, receive, send)
             return
-        issue = False
-        if request.method == "POST" and not mcp_session:
-            receive, issue = await _initializing(receive, self.options.max_body_bytes)
+        issue = False  # an initialize request's answer gets an Mcp-Session-Id
         if request.method == "GET":
             # Stateless: no server-initiated messages, so no event stream to hold open (an
             # open one would count as a request in flight). The transport allows 405 here.
@@ -401,6 +399,8 @@ class Guard:
         token = _client_var.set((client_id, context))
         try:
             with anyio.move_on_after(self.options.call_timeout + 5) as cap:
+                if request.method == "POST" and not mcp_session:
+                    receive, issue = await _initializing(receive, self.options.max_body_bytes)
                 await self.manager.handle_request(scope, receive, watch)
             if cap.cancelled_caught and not started:
                 await _jsonrpc_error(503, -32000, "the request took too long")(
