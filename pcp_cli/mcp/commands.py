@@ -547,11 +547,12 @@ def query_sources(selection: Sequence[str], tool: str, arguments: dict[str, Any]
 
     mine = next((e for e in data["sources"] if is_mine(e)), None)
     others = [e for e in chosen if not is_mine(e)]  # this store is searched locally
-    runnable = [e for e in others if e["transport"] != "stdio" or e["approval"] == "approved"]
-    asked = iter(fan_out(runnable, tool, arguments, timeout=timeout))
+    runs = [e["transport"] != "stdio" or e["approval"] == "approved" for e in others]
+    asked = iter(fan_out([e for e, ok in zip(others, runs, strict=True) if ok], tool,
+                         arguments, timeout=timeout))
     groups = []
-    for entry in others:
-        if entry not in runnable:
+    for entry, ok in zip(others, runs, strict=True):
+        if not ok:
             groups.append(_not_approved(entry))
             continue
         group = next(asked)
