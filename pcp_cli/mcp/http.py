@@ -74,7 +74,6 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from pcp_cli import api
-from pcp_cli.errors import UsageError
 from pcp_cli.mcp import connections, oauth_http
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.backend import Backend

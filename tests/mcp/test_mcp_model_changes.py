@@ -129,3 +129,14 @@ async def test_a_keystone_the_person_accepted_is_theirs(mcp_session, mcp_store: 
     async with mcp_session(WRITER) as client:
         proposed = await ok(client, "pcp_tombstone_page", {"page_id": claim})
     assert proposed["proposed"] is True
+
+
+async def test_a_decided_change_is_not_taken_back_from_the_queue(mcp_session,
+                                                                 mcp_store: Path) -> None:
+    page = _added(mcp_store, "add", "Tide gauge calibration, March.")
+    async with mcp_session(WRITER) as client:
+        proposed = await ok(client, "pcp_tombstone_page", {"page_id": page})
+    assert cli("review", "accept", proposed["page_id"], "--store", str(mcp_store)).code == 0
+    back = cli("review", "withdraw", proposed["page_id"], "--store", str(mcp_store))
+    assert back.code == 2 and "a change made is not taken back" in back.stderr
+    assert f"pcp history {page}" in back.stderr
