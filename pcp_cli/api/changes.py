@@ -71,9 +71,10 @@ def _describe(change: dict[str, Any]) -> str:
 
 
 def propose_change(store: Store, action: str, page_id: str, *, actor: Actor,
-            from_page_id: str | None = None, relation_type: str | None = None,
-            reason: str | None = None, content: str | None = None, title: str | None = None,
-            expected_revision_id: str | None = None) -> WriteResult:
+                   from_page_id: str | None = None, relation_type: str | None = None,
+                   reason: str | None = None, content: str | None = None,
+                   title: str | None = None,
+                   expected_revision_id: str | None = None) -> WriteResult:
     """The change proposal for `action` on `page_id`, as `actor` asked it."""
     if action not in ACTIONS:
         raise UsageError(f"unknown change {action!r}")
