@@ -383,7 +383,19 @@ class Guard:
                 headers={"Retry-After": "1"})(scope, receive, send)
             return
         counts[client_id] = counts.get(client_id, 0) + 1
-        started = False
+        started = released = False
+
+        def release() -> None:
+            # The slot is the client's again once its answer is complete, before the last
+            # byte is sent: a client that sends its next request as soon as it has the answer
+            # must never meet a slot the finished one still holds while its handler unwinds
+            # (mcp-remote's four calls at once met a 429 so on a loaded machine).
+            nonlocal released
+            if not released:
+                released = True
+                counts[client_id] -= 1
+                if not counts[client_id]:
+                    del counts[client_id]
 
         async def watch(message: Any) -> None:
             nonlocal started
@@ -393,6 +405,8 @@ class Guard:
                     message = {**message, "headers": [
                         *message.get("headers", []),
                         (MCP_SESSION_HEADER.encode(), secrets.token_urlsafe(24).encode())]}
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                release()
             await send(message)
 
         token = _client_var.set((client_id, context))
@@ -406,9 +420,7 @@ class Guard:
                     scope, receive, send)
         finally:
             _client_var.reset(token)
-            counts[client_id] -= 1
-            if not counts[client_id]:
-                del counts[client_id]
+            release()
 
     async def _authenticate(self, request: Request) -> Response | tuple[str, str, str]:
         header = request.headers.get("authorization", "")
