@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -31,7 +32,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pcp_cli import __version__
 from pcp_cli.console import views
 from pcp_cli.console.security import (
-    COOKIE,
     CSRF_FIELD,
     HEADERS,
     SAFE_METHODS,
@@ -40,12 +40,36 @@ from pcp_cli.console.security import (
     Refusal,
     Session,
 )
-from pcp_cli.errors import NotFound, PcpError, UsageError
+from pcp_cli.errors import InvalidInput, NotFound, PcpError, RevisionConflict, UsageError
 from pcp_cli.model import vocab
 
 MAX_FORM_BYTES = 256 * 1024
 STATIC = {"console.css": "text/css; charset=utf-8",
           "console.js": "text/javascript; charset=utf-8"}
+
+
+# What a page shows of stored text that could disguise it: the explicit bidi controls (an
+# override turns "Invoice \u202efdp.exe" into "Invoice exe.pdf" and reverses the rest of the
+# line, tags and ids included) and the control characters of a terminal (escape codes). Each
+# is shown as a visible mark instead; tabs and line breaks stay.
+_BIDI = {code: f"[U+{code:04X}]" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+_CONTROLS = {code: chr(0x2400 + code) for code in range(0x20) if chr(code) not in "\t\n\r"}
+_SHOWN = {**_BIDI, **_CONTROLS, 0x7F: "\u2421",
+          **{code: f"[U+{code:04X}]" for code in range(0x80, 0xA0)}}
+
+
+class Verbatim(Markup):
+    """Text that goes back unchanged in a form (the claim being edited, a search box, a hidden
+    field naming a queued session): escaped, but its characters are not replaced."""
+
+
+def shown(value: Any) -> Any:
+    """Jinja's `finalize`: every `{{ … }}` of a template passes here before it is escaped.
+    The replacements are plain characters, so escaped markup (a `join`) stays escaped."""
+    if isinstance(value, Verbatim) or not isinstance(value, str):
+        return value
+    text = value.translate(_SHOWN)
+    return Markup(text) if isinstance(value, Markup) else text
 
 
 def _plain(status: int, text: str) -> Response:
@@ -88,7 +112,7 @@ class Guarded:
             return refused, {}
         if scope["path"] == "/signin" and scope["method"] in SAFE_METHODS:
             return None, {}
-        session = self.gate.session(request.cookies.get(COOKIE))
+        session = self.gate.session(request.cookies.get(self.gate.cookie))
         if session is None:
             return Refusal(401, SIGN_IN_HINT), {}
         scope.setdefault("state", {})["session"] = session
@@ -120,11 +144,13 @@ class Console:
         self.writing = threading.Lock()  # one write at a time (the store's lock is per process)
         self.env = Environment(loader=PackageLoader("pcp_cli.console", "templates"),
                                autoescape=select_autoescape(default=True, default_for_string=True),
-                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                               finalize=shown)
         self.env.globals.update(version=__version__, categories=vocab.KEYSTONE_CATEGORIES,
                                 store_name=root.name)
         self.env.filters["day"] = lambda value: str(value or "")[:10]
         self.env.filters["when"] = lambda value: str(value or "")[:16].replace("T", " ")
+        self.env.filters["verbatim"] = lambda value: Verbatim(escape(value))
 
     # -- helpers ------------------------------------------------------------------------------
     def _session(self, request: Request) -> Session:
@@ -172,28 +198,29 @@ class Console:
         return RedirectResponse(back, status_code=303)
 
     def error(self, request: Request, exc: PcpError) -> Response:
-        status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, UsageError) \
-            else 500
+        status = 404 if isinstance(exc, NotFound) else \
+            400 if isinstance(exc, UsageError | InvalidInput) else \
+            409 if isinstance(exc, RevisionConflict) else 500
         return self.render(request, "error.html", status_code=status, message=exc.message,
                            hint=exc.hint)
 
     # -- sign-in ------------------------------------------------------------------------------
     async def signin(self, request: Request) -> Response:
-        if self.gate.session(request.cookies.get(COOKIE)) is not None:
+        if self.gate.session(request.cookies.get(self.gate.cookie)) is not None:
             return RedirectResponse("/", status_code=303)
         session = self.gate.sign_in(request.query_params.get("token"))
         if session is None:
             return _plain(401, "This sign-in link is not valid (it works once). "
                           + SIGN_IN_HINT)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, session.session_id, httponly=True, samesite="strict",
-                            path="/")
+        response.set_cookie(self.gate.cookie, session.session_id, httponly=True,
+                            samesite="strict", path="/")
         return response
 
     async def signout(self, request: Request) -> Response:
         self.gate.sign_out(self._session(request))
         response = _plain(200, "Signed out. " + SIGN_IN_HINT)
-        response.delete_cookie(COOKIE, path="/")
+        response.delete_cookie(self.gate.cookie, path="/")
         return response
 
     async def static(self, request: Request) -> Response:
@@ -302,12 +329,15 @@ class Console:
         return await self.read(request, "assistants.html", lambda: views.assistants(self.root))
 
     async def assistant(self, request: Request) -> Response:
-        client_id = request.path_params["client_id"]
+        # The id is a query parameter, not a path segment: a client id from the audit log can
+        # be anything a client sent (an OAuth client's id is a URL for some), and a path
+        # would be cut at its `/`, `?` or `#` or folded at its `..`.
+        client_id = request.query_params.get("id", "")
         return await self.read(request, "assistant.html",
                                lambda: views.assistant(self.root, client_id))
 
     async def assistant_action(self, request: Request) -> Response:
-        client_id = request.path_params["client_id"]
+        client_id = self.form(request, "client_id")
         action = request.path_params["action"]
 
         def work() -> str:
@@ -320,7 +350,8 @@ class Console:
                         "token(s)")
             raise UsageError(f"unknown action {action[:40]!r}")
 
-        back = "/assistants" if action == "remove" else f"/assistants/{quote(client_id)}"
+        back = "/assistants" if action == "remove" else \
+            f"/assistant?id={quote(client_id, safe='')}"
         return await self.write(request, work, back)
 
     # -- health -------------------------------------------------------------------------------
@@ -357,8 +388,8 @@ class Console:
             Route("/timeline", self.timeline, methods=get),
             Route("/profile", self.profile, methods=get),
             Route("/assistants", self.assistants, methods=get),
-            Route("/assistants/{client_id}", self.assistant, methods=get),
-            Route("/assistants/{client_id}/{action}", self.assistant_action, methods=post),
+            Route("/assistant", self.assistant, methods=get),
+            Route("/assistant/{action}", self.assistant_action, methods=post),
             Route("/health", self.health, methods=get),
             Route("/health/queue", self.queue_action, methods=post),
         ]

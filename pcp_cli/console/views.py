@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli import api
-from pcp_cli.errors import NotFound, UsageError
+from pcp_cli.errors import InvalidInput, NotFound, UsageError
 
 # How much of a conversation surrounds an evidence sentence on the review page.
 CONTEXT_CHARS = 360
@@ -275,7 +275,7 @@ def page(root: Path, page_id: str, *, rev_a: str | None, rev_b: str | None) -> d
         if len(history) > 1 or rev_a:
             try:
                 diff = api.diff_revisions(store, found, rev_a or None, rev_b or None)
-            except (UsageError, NotFound) as exc:
+            except (UsageError, InvalidInput, NotFound) as exc:  # the page is still shown
                 diff = {"error": exc.message}
     return {"page": data, "history": list(reversed(history)), "relations": relations,
             "diff": diff, "page_id": found}

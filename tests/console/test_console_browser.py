@@ -146,7 +146,7 @@ def test_what_an_assistant_read_after_a_real_mcp_call_then_revoke(tmp_path: Path
                 page.click("nav >> text=Assistants")
                 assert page.locator("td", has_text="never").count() >= 1
                 page.click("a:text-is('claude-desktop')")
-                assert page.url == base + "/assistants/claude-desktop"
+                assert page.url == base + "/assistant?id=claude-desktop"
                 calls = page.locator(".calls .call")
                 assert calls.count() == 1
                 assert "pcp_search" in calls.first.inner_text()

@@ -90,13 +90,14 @@ def test_an_assistants_calls_show_the_pages_it_read(console_store: Path) -> None
     with running_console(console_store) as console:
         console.signin()
         listing = console.get("/assistants").body
-        assert 'href="/assistants/tidewatch"' in listing and "project:tidewatch" in listing
-        page = console.get("/assistants/tidewatch").body
+        assert 'href="/assistant?id=tidewatch"' in listing and "project:tidewatch" in listing
+        page = console.get("/assistant?id=tidewatch").body
         assert "pcp_read_pages" in page and 'href="/page/tidewatch-architecture"' in page
-        assert console.post("/assistants/tidewatch/revoke", []).status == 303
-        assert "revoked 1 token(s) of tidewatch" in console.get("/assistants/tidewatch").body
-        assert console.post("/assistants/tidewatch/remove", []).location == "/assistants"
-        assert 'href="/assistants/tidewatch"' in console.get("/assistants").body  # seen, no grant
+        assert console.post("/assistant/revoke", [("client_id", "tidewatch")]).status == 303
+        assert "revoked 1 token(s) of tidewatch" in console.get("/assistant?id=tidewatch").body
+        removed = console.post("/assistant/remove", [("client_id", "tidewatch")])
+        assert removed.location == "/assistants"
+        assert 'href="/assistant?id=tidewatch"' in console.get("/assistants").body  # seen, no grant
     log = [json.loads(line) for line in
            (console_store / ".pcp" / "audit.jsonl").read_text().splitlines()]
     assert [r["tool"] for r in log if r.get("client_id") == "console"] == [

@@ -56,6 +56,9 @@ class FaultyOs(types.ModuleType):
             return
         if self._fault == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if self._fault == "term":  # asked to stop, and the operation goes on
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         code = getattr(errno, self._fault)
         raise OSError(code, os.strerror(code), str(path))
 
@@ -141,6 +144,8 @@ def main() -> None:
     sys.stderr.write(f"finished after {fake.calls} calls\n")
     sys.stderr.flush()
     sys.stdout.flush()
+    if fault == "term":  # exit as pcp does: Python waits for the threads still working
+        sys.exit(code)
     os._exit(code)
 
 
