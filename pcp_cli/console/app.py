@@ -13,6 +13,7 @@ message kept in the session.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from importlib import resources
@@ -185,16 +186,32 @@ class Console:
         return self.render(request, template, **data)
 
     async def write(self, request: Request, work: Callable[[], str], back: str) -> Response:
-        """Run one write; its message (or the refusal) is shown on the page it goes back to."""
+        """Run one write; its message (or the refusal) is shown on the page it goes back to.
+
+        A write runs to its end and is answered even when the console is told to stop
+        meanwhile: uvicorn cancels a request that outlives its grace period, but the write
+        would go on in its thread, unanswered (the person would not know it was done)."""
         def locked() -> str:
             with self.writing:
                 return work()
 
+        # A plain future, not a task: at shutdown asyncio cancels every task, and a cancelled
+        # task stops waiting for its thread; this one waits, and the write is answered.
+        task = asyncio.get_running_loop().run_in_executor(None, locked)
+        stopping = False
+        while not task.done():
+            try:
+                await asyncio.wait({task})  # a cancellation stops this wait, not the write
+            except asyncio.CancelledError:
+                stopping = True
         try:
-            message = await run_in_threadpool(locked)
-            self.flash(request, "ok", message)
+            kind, message = "ok", task.result()
         except PcpError as exc:
-            self.flash(request, "error", exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            kind, message = "error", exc.message + (f" ({exc.hint})" if exc.hint else "")
+        if stopping:  # nothing will serve the page a redirect leads to: say it here
+            return _plain(200 if kind == "ok" else 409,
+                          f"{message}\n\npcp console stopped meanwhile; start it again to go on.")
+        self.flash(request, kind, message)
         return RedirectResponse(back, status_code=303)
 
     def error(self, request: Request, exc: PcpError) -> Response:
@@ -289,7 +306,7 @@ class Console:
                     + (f"; {', '.join(restored)} current again" if restored else ""))
 
         response = await self.write(request, work, "/review")
-        if target:
+        if target and response.status_code == 303:
             response.headers["location"] = f"/review#p-{quote(target['id'])}"
         return response
 

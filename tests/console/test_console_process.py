@@ -3,15 +3,24 @@ stops it normally, a port in use fails with one line; and no other command loads
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import socket
+import subprocess
+import sys
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
+from pcp_cli import api
 from tests.conftest import cli
-from tests.console.helpers import pcp_console
+from tests.console.conftest import add_conversations
+from tests.console.helpers import Console, pcp_console
+from tests.mcp.http_helpers import REPO, make_store
+from tests.test_concurrency import HELPERS
 from tests.test_imports_light import probe
 
 CONSOLE_MODULES = ("jinja2", "starlette", "uvicorn", "markupsafe", "pcp_cli.console")
@@ -51,3 +60,40 @@ def test_ls_loads_none_of_the_console(example: Path) -> None:
     data = probe("ls", "--store", str(example))
     assert not [m for m in data["modules"] if m.split(".")[0] in CONSOLE_MODULES
                 or m.startswith("pcp_cli.console")]
+
+
+@pytest.mark.slow
+def test_a_write_under_way_when_told_to_stop_finishes_audited_and_answered(
+        tmp_path: Path) -> None:
+    """SIGTERM arrives during a bulk accept that outlives uvicorn's grace period (the fault
+    holds the write until uvicorn has given up on it): every proposal is accepted, recorded in
+    the audit log as the owner's, the store is clean, and the request is answered (it was a
+    500 and a traceback, the write finishing unseen after `stopped`)."""
+    root = make_store(tmp_path / "store")
+    ids = add_conversations(root, 12)
+    env = {**os.environ, "PCP_STORE": str(root), "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, str(HELPERS / "fault_at.py"), "write", "3", "term", "console",
+         "--no-browser"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env, text=True)
+    try:
+        link = process.stdout.readline().strip()  # type: ignore[union-attr]
+        parts = urlsplit(link)
+        console = Console(root, link, parts.netloc, int(parts.port or 0))
+        console.signin()
+        reply = console.post("/review/decide", [("action", "accept-selected"),
+                                                *(("selected", i) for i in ids)])
+    finally:
+        code = process.wait(timeout=120)
+    stderr = process.stderr.read()  # type: ignore[union-attr]
+    assert code == 0 and "Traceback" not in stderr, stderr
+    assert reply.status == 200, reply
+    assert f"accepted {len(ids)}" in reply.body and "stopped meanwhile" in reply.body
+    with api.open_store(root) as store:
+        assert {store.current(i).state.review_status for i in ids} == {"affirmed"}
+        assert api.check_store(store) == []
+    log = [json.loads(line) for line in (root / ".pcp" / "audit.jsonl").read_text().splitlines()]
+    owner = [r for r in log if r.get("client_id") == "console"]
+    assert [(r["tool"], r["actor"], r["outcome"]) for r in owner] == [
+        ("console.review_accept", "user", "allowed")]
+    assert owner[0]["page_ids"] == ids
