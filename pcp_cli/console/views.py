@@ -251,9 +251,9 @@ def search(root: Path, query: str, *, sensitive: bool, superseded: bool,
         statuses = ("active", "superseded", "archived") if superseded else ("active",)
         entries, next_cursor = api.list_page_window(
             store, namespaces=[namespace] if namespace else (), statuses=statuses,
-            limit=LISTING_LIMIT, cursor=cursor)
-        hits = [{**api.entry_summary(e), "title": e.title, "snippet": ""} for e in entries
-                if sensitive or e.sensitivity != "high"]
+            limit=LISTING_LIMIT, cursor=cursor,
+            sensitivities=None if sensitive else (*api.SERVED_SENSITIVITIES, None))
+        hits = [{**api.entry_summary(e), "title": e.title, "snippet": ""} for e in entries]
         return {"query": "", "hits": hits, "next_cursor": next_cursor, "filters_applied": {},
                 "listing": True}
 

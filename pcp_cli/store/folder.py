@@ -319,10 +319,11 @@ class StoreFolder:
         namespaces: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
         review: Sequence[str] | None = ("affirmed",),
+        sensitivities: Sequence[str | None] | None = None,
     ) -> list[Entry]:
         """The entries `entries` would give, newest first (`pcp ls`'s order), `limit` of them
         from `offset` on, read in SQL with LIMIT (the rest are never loaded)."""
-        where, params = _entry_filter(types, namespaces, statuses, review, None)
+        where, params = _entry_filter(types, namespaces, statuses, review, sensitivities)
         return self.catalog.window(where, params, limit, offset)
 
     def entry_groups(

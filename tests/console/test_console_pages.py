@@ -4,13 +4,15 @@ health page's queue actions."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 from pcp_cli import api
 from pcp_cli.console.views import evidence_context
 from tests.console.helpers import running_console
-from tests.mcp.http_helpers import token
+from tests.mcp.http_helpers import make_store, token
 
 
 def _queue(root: Path) -> list[dict]:
@@ -139,3 +141,22 @@ def test_health_shows_the_queue_and_drops_an_entry(console_store: Path) -> None:
         console.post("/health/queue", [("action", "drop"), ("session", "codex:s-1")])
         assert "nothing of codex:s-1 waits" in console.get("/health").body
     assert not list(queue.glob("*.json"))
+
+
+def test_the_newest_pages_are_fifty_whatever_their_sensitivity(tmp_path: Path) -> None:
+    """High-sensitivity pages are left out before the window is cut, not after it (the
+    listing showed fewer than 50, or none, when the newest pages were sensitive)."""
+    root = make_store(tmp_path / "store")
+    with api.open_store(root) as store, store.batch():
+        for number in range(60):
+            api.add_page(store, f"Plain note {number}.", title=f"plain {number}")
+        for number in range(60):
+            api.add_page(store, f"Private note {number}.", title=f"private {number}",
+                         sensitivity="high")
+    with running_console(root) as console:
+        console.signin()
+        listing = console.get("/pages").body
+        assert listing.count('class="title"') == 50 and "private" not in listing
+        more = re.search(r'<a href="(/pages\?[^"]+)">More</a>', listing)
+        assert more and "plain" in console.get(html.unescape(more.group(1))).body
+        assert console.get("/pages?sensitive=1").body.count(">private ") == 50
