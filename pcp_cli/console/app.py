@@ -73,6 +73,11 @@ def shown(value: Any) -> Any:
     return Markup(text) if isinstance(value, Markup) else text
 
 
+def _number(text: str | None) -> int:
+    """A non-negative number from a query or form field; 0 for anything else."""
+    return int(text) if text and text.isascii() and text.isdigit() and len(text) < 10 else 0
+
+
 def _plain(status: int, text: str) -> Response:
     return Response(text + "\n", status_code=status, media_type="text/plain; charset=utf-8")
 
@@ -253,7 +258,9 @@ class Console:
 
     # -- review -------------------------------------------------------------------------------
     async def review(self, request: Request) -> Response:
-        return await self.read(request, "review.html", lambda: views.review(self.root))
+        start = _number(request.query_params.get("start"))
+        return await self.read(request, "review.html",
+                               lambda: views.review(self.root, start=start))
 
     async def review_edit(self, request: Request) -> Response:
         page_id = request.path_params["page_id"]
@@ -272,7 +279,9 @@ class Console:
             ids, verb = self.form_list(request, "selected"), verb.split("-")[0]
         else:
             return self.error(request, UsageError(f"unknown action {action[:40]!r}"))
-        back = f"/review#p-{quote(after)}" if after else "/review"
+        start = _number(self.form(request, "start"))
+        back = (f"/review?start={start}" if start else "/review") + \
+            (f"#p-{quote(after)}" if after else "")
 
         def work() -> str:
             done = views.decide(self.root, verb, ids)

@@ -28,6 +28,7 @@ TIMELINE_SHOWN = 100
 CALLS_SHOWN = 200
 SEARCH_LIMIT = 25
 LISTING_LIMIT = 50
+REVIEW_SHOWN = 50
 # A transcript's turns: `### User · 2024-05-01 10:02` (adapters and store/events.py write them).
 _TURN = re.compile(r"^### (User|Assistant|System|Note|Tool)\b(?: · ([^\n]*))?[ \t]*$", re.M)
 
@@ -137,19 +138,34 @@ def _superseded(store: api.Store, page_id: Any) -> dict[str, Any] | None:
     return {"page_id": page_id, "title": entry.title, "content": content}
 
 
-def review(root: Path) -> dict[str, Any]:
-    """The queue grouped by category (groups in name order, oldest first within one), each
-    proposal with its evidence in context and what it would supersede; the last decisions."""
+def review(root: Path, *, start: int = 0) -> dict[str, Any]:
+    """The queue grouped by category (groups in name order, oldest first within one), numbered
+    as `pcp review` numbers it; `REVIEW_SHOWN` of them from `start` on, each with its evidence
+    in context and what it would supersede; the last decisions. Only the window's evidence is
+    read: a queue of hundreds (a first `pcp propose` over years of conversations) is not
+    rebuilt whole after every key."""
     with _store(root) as store:
+        flat = [(label, item) for label, group in api.queue_groups(api.review_queue(store))
+                for item in group]
+        start = max(0, min(start, max(0, len(flat) - 1)))
+        window = flat[start:start + REVIEW_SHOWN]
         cache: dict[tuple[str, str], Any] = {}
-        ordered = [(label, [_shown(store, item, cache) for item in group])
-                   for label, group in api.queue_groups(api.review_queue(store))]
+        groups: list[tuple[str, list[dict[str, Any]]]] = []
+        for number, (label, item) in enumerate(window, start + 1):
+            if not groups or groups[-1][0] != label:
+                groups.append((label, []))
+            groups[-1][1].append({**_shown(store, item, cache), "number": number})
+        sizes: dict[str, int] = {}
+        for label, _item in flat:
+            sizes[label] = sizes.get(label, 0) + 1
         decisions = api.review_decisions(store, limit=DECISIONS_SHOWN)
-    flat = [item for _label, group in ordered for item in group]
-    for number, item in enumerate(flat, 1):
-        item["number"] = number
-    return {"groups": ordered, "count": len(flat), "decisions": decisions,
-            "order": [item["page_id"] for item in flat]}
+    order = [item["page_id"] for _label, item in flat]
+    return {"groups": groups, "count": len(flat), "decisions": decisions, "sizes": sizes,
+            "start": start, "end": start + len(window),
+            "previous": max(0, start - REVIEW_SHOWN) if start else None,
+            "next": start + REVIEW_SHOWN if start + REVIEW_SHOWN < len(flat) else None,
+            # the proposal after each one, so a decision's page shows the next at once
+            "following": dict(zip(order, [*order[1:], ""], strict=True))}
 
 
 def _shown(store: api.Store, item: dict[str, Any],

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pcp_cli import api
 from pcp_cli.console.views import evidence_context
+from tests.console.conftest import add_conversations
 from tests.console.helpers import running_console
 from tests.mcp.http_helpers import make_store, token
 
@@ -160,3 +161,33 @@ def test_the_newest_pages_are_fifty_whatever_their_sensitivity(tmp_path: Path) -
         more = re.search(r'<a href="(/pages\?[^"]+)">More</a>', listing)
         assert more and "plain" in console.get(html.unescape(more.group(1))).body
         assert console.get("/pages?sensitive=1").body.count(">private ") == 50
+
+
+def test_a_long_queue_is_reviewed_fifty_at_a_time(tmp_path: Path) -> None:
+    """Hundreds of proposals (a first `propose` over years of conversations) are not all laid
+    out, with their evidence, on every load: fifty at a time, numbered as `pcp review`
+    numbers them, the next fifty a link away, a decision there coming back there."""
+    root = make_store(tmp_path / "store")
+    add_conversations(root, 60)
+    numbers = {item["page_id"]: n for n, item in enumerate(
+        (i for _label, group in _groups(root) for i in group), 1)}
+    with running_console(root) as console:
+        console.signin()
+        first = console.get("/review").body
+        assert first.count('<article class="proposal"') == 50
+        assert f"{len(numbers)} waiting, #1–#50 shown" in first
+        assert '<a href="/review?start=50" rel="next">' in first
+        rest = console.get("/review?start=50").body
+        shown = re.findall(r'id="p-([^"]+)"', rest)
+        assert len(shown) == len(numbers) - 50
+        assert [numbers[p] for p in shown] == list(range(51, len(numbers) + 1))
+        assert f'<span class="num">#{numbers[shown[0]]}</span>' in rest
+        reply = console.post("/review/decide", [("action", f"reject:{shown[0]}:{shown[1]}"),
+                                                ("start", "50")])
+        assert reply.location == f"/review?start=50#p-{shown[1]}"
+        assert console.get("/review?start=x").status == 200
+
+
+def _groups(root: Path) -> list:
+    with api.open_store(root) as store:
+        return api.queue_groups(api.review_queue(store))
