@@ -29,6 +29,7 @@ CALLS_SHOWN = 200
 SEARCH_LIMIT = 25
 LISTING_LIMIT = 50
 REVIEW_SHOWN = 50
+LEFT_OUT_SHOWN = 25  # per reason, on the profile page
 # A transcript's turns: `### User · 2024-05-01 10:02` (adapters and store/events.py write them).
 _TURN = re.compile(r"^### (User|Assistant|System|Note|Tool)\b(?: · ([^\n]*))?[ \t]*$", re.M)
 
@@ -310,11 +311,16 @@ def profile(root: Path) -> dict[str, Any]:
     with _store(root) as store:
         profile_object = api.profile_text(store, "json")
         micro = api.profile_text(store, "micro_prompt")
-        report = api.micro_prompt_report(store)
+        report = api.micro_prompt_report(store, per_reason=LEFT_OUT_SHOWN)
     fields = [(k, v) for k, v in profile_object.items()
               if k not in ("schema_version", "generated_at", "extensions")]
+    reasons: dict[str, list[dict[str, Any]]] = {}
+    for item in report["left_out"]:
+        reasons.setdefault(str(item["reason"]), []).append(item)
     return {"fields": fields, "generated_at": profile_object.get("generated_at"),
-            "micro_prompt": micro, "length": len(str(micro)), "report": report}
+            "micro_prompt": micro, "length": len(str(micro)), "report": report,
+            "reasons": [(reason, items, report["left_out_counts"][reason])
+                        for reason, items in reasons.items()]}
 
 
 # -- assistants -------------------------------------------------------------------------------

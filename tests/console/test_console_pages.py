@@ -191,3 +191,18 @@ def test_a_long_queue_is_reviewed_fifty_at_a_time(tmp_path: Path) -> None:
 def _groups(root: Path) -> list:
     with api.open_store(root) as store:
         return api.queue_groups(api.review_queue(store))
+
+
+def test_the_profile_page_names_a_few_of_what_was_left_out_per_reason(tmp_path: Path) -> None:
+    root = make_store(tmp_path / "store")
+    with api.open_store(root) as store, store.batch():
+        for number in range(60):
+            api.add_keystone(store, f"Prefers option {number} of many, written out at length "
+                             "so that sixty of them cannot fit in fourteen hundred characters.",
+                             category="preference", page_id=f"ks-p{number}")
+    with running_console(root) as console:
+        console.signin()
+        page = console.get("/profile").body
+    listed = re.findall(r'<li><a href="/page/ks-p\d+">', page)
+    assert 25 <= len(listed) < 60
+    assert re.search(r'<li class="more">and \d+ more</li>', page)
