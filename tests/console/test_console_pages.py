@@ -206,3 +206,20 @@ def test_the_profile_page_names_a_few_of_what_was_left_out_per_reason(tmp_path: 
     listed = re.findall(r'<li><a href="/page/ks-p\d+">', page)
     assert 25 <= len(listed) < 60
     assert re.search(r'<li class="more">and \d+ more</li>', page)
+
+
+def test_an_assistant_page_shows_its_newest_calls_read_from_the_logs_end(tmp_path: Path) -> None:
+    root = make_store(tmp_path / "store")
+    log = root / ".pcp" / "audit.jsonl"
+    log.parent.mkdir(exist_ok=True)
+    log.write_text("".join(json.dumps({
+        "time": f"2026-11-{1 + n // 10:02d}T09:{n % 60:02d}:00.000Z", "client_id": "busy",
+        "actor": "client", "tool": "pcp_search", "params": {"query": f"q{n}"},
+        "outcome": "allowed", "result_count": 0, "page_ids": []}) + "\n" for n in range(205)))
+    with running_console(root) as console:
+        console.signin()
+        page = console.get("/assistant?id=busy").body
+        listing = console.get("/assistants").body
+    assert page.count('<li class="call') == 200 and "its newest 200 calls" in page
+    assert "“q204”" in page and "“q4”" not in page  # newest first, the oldest five left out
+    assert 'href="/assistant?id=busy"' in listing
