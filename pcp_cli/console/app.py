@@ -284,9 +284,11 @@ class Console:
             (f"#p-{quote(after)}" if after else "")
 
         def work() -> str:
-            done = views.decide(self.root, verb, ids)
+            claims = views.decide(self.root, verb, ids)
             past = "accepted" if verb == "accept" else "rejected"
-            return f"{past} {len(done)}: {', '.join(done[:5])}" + (" …" if len(done) > 5 else "")
+            named = ", ".join(f"“{views.clip(claim, 80)}”" for claim in claims[:3])
+            return f"{past} {len(claims)}: {named}" + \
+                (f" and {len(claims) - 3} more" if len(claims) > 3 else "")
 
         return await self.write(request, work, back)
 

@@ -58,7 +58,7 @@ def _clip_left(text: str, limit: int) -> str:
     return text if len(text) <= limit else "…" + text[len(text) - limit:].lstrip()
 
 
-def _clip_right(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
 
@@ -90,7 +90,7 @@ def evidence_context(body: str, start: int, end: int) -> dict[str, Any] | None:
         "who": who, "when": when,
         "before": _clip_left(body[s:start].lstrip(), CONTEXT_CHARS),
         "match": body[start:end],
-        "after": _clip_right(body[end:e].rstrip(), CONTEXT_CHARS)}}
+        "after": clip(body[end:e].rstrip(), CONTEXT_CHARS)}}
     if index > 0 and turns[index - 1][2]:
         ps, pe, pwho, pwhen = turns[index - 1]
         out["previous"] = {"who": pwho, "when": pwhen,
@@ -98,7 +98,7 @@ def evidence_context(body: str, start: int, end: int) -> dict[str, Any] | None:
     if index + 1 < len(turns):
         ns, ne, nwho, nwhen = turns[index + 1]
         out["next"] = {"who": nwho, "when": nwhen,
-                       "text": _clip_right(body[ns:ne].strip(), NEIGHBOUR_CHARS)}
+                       "text": clip(body[ns:ne].strip(), NEIGHBOUR_CHARS)}
     return out
 
 
@@ -197,14 +197,16 @@ def proposal(root: Path, page_id: str) -> dict[str, Any]:
 
 def decide(root: Path, decision: str, page_ids: Sequence[str], *,
            reason: str | None = None) -> list[str]:
-    """Accept or reject proposals (every id checked to be waiting before any is changed)."""
+    """Accept or reject proposals (every id checked to be waiting before any is changed);
+    the claims decided, in order."""
     if decision not in ("accept", "reject"):
         raise UsageError(f"unknown decision {decision!r}")
     if not page_ids:
         raise UsageError("no proposal was selected", hint="tick the proposals first")
     with _owner(root, f"review_{decision}", {"ids": list(page_ids)}) as done, \
             _store(root) as store:
-        waiting = {item["page_id"] for item in api.review_queue(store)}
+        waiting = {item["page_id"]: str(item.get("content") or "").strip()
+                   for item in api.review_queue(store)}
         missing = [p for p in page_ids if p not in waiting]
         if missing:
             raise UsageError(f"{missing[0]} is not awaiting review (decided meanwhile?)",
@@ -215,7 +217,7 @@ def decide(root: Path, decision: str, page_ids: Sequence[str], *,
             else:
                 api.reject_proposal(store, page_id, reason=reason)
             done["page_ids"].append(page_id)
-    return list(done["page_ids"])
+    return [waiting[p] for p in done["page_ids"]]
 
 
 def accept_edited(root: Path, page_id: str, *, content: str | None, category: str | None,

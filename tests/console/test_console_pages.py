@@ -31,7 +31,8 @@ def test_review_shows_evidence_in_its_turn_and_decides(console_store: Path) -> N
         assert "Noted, thanks for telling me." in page  # the turn after it
         reply = console.post("/review/decide", [("action", f"accept:{first}:{second}")])
         assert reply.status == 303 and reply.location == f"/review#p-{second}"
-        assert f"accepted 1: {first}" in console.get("/review").body
+        claim = waiting[0]["content"].strip()
+        assert f"accepted 1: “{claim}”" in console.get("/review").body
         reply = console.post("/review/decide", [("action", "reject-selected"),
                                                 ("selected", second), ("selected", third)])
         assert reply.status == 303
