@@ -230,6 +230,8 @@ class Console:
     async def signin(self, request: Request) -> Response:
         if self.gate.session(request.cookies.get(self.gate.cookie)) is not None:
             return RedirectResponse("/", status_code=303)
+        if request.method == "HEAD":  # a link preview or a checker: the link stays unspent
+            return _plain(200, "")
         session = self.gate.sign_in(request.query_params.get("token"))
         if session is None:
             return _plain(401, "This sign-in link is not valid (it works once). "

@@ -17,7 +17,7 @@ from pcp_cli import api
 from pcp_cli.mcp import commands
 from pcp_cli.mcp.audit import AuditLog
 from pcp_cli.mcp.oauth_state import transaction
-from tests.console.helpers import running_console
+from tests.console.helpers import Console, running_console
 from tests.mcp.http_helpers import make_store
 
 RLO, PDF, ESC = "\u202e", "\u202c", "\x1b"
@@ -125,3 +125,24 @@ def test_a_revision_id_that_is_not_one_shows_the_page_with_a_message(console_sto
             assert reply.status == 200, (query, reply.body[-400:])
             assert 'class="flash error"' in reply.body and "History" in reply.body
 
+
+
+def test_one_consoles_link_cookie_and_token_are_nothing_to_another(tmp_path: Path) -> None:
+    """A sign-in link, session cookie or CSRF token of one console (another store, or the same
+    store before a restart) opens nothing in another; a HEAD of the link does not spend it."""
+    first, second = make_store(tmp_path / "one"), make_store(tmp_path / "two")
+    with running_console(first) as one, running_console(second) as two:
+        token = urlsplit(one.signin_url).query
+        assert two.request("GET", f"/signin?{token}", cookie=False).status == 401
+        assert one.request("HEAD", f"/signin?{token}", cookie=False).status == 200
+        one.signin()  # still unspent
+        two.signin()
+        one.get("/review")
+        two.get("/review")
+        stolen = Console(two.root, two.signin_url, two.host, two.port, cookie=one.cookie)
+        assert stolen.get("/review").status == 401
+        foreign = two.post("/assistant/revoke", [("client_id", "claude-desktop"),
+                                                 ("csrf", one.csrf or "")], csrf=False)
+        assert foreign.status == 403
+    with api.open_store(second) as store:
+        assert api.client_grants(store)["claude-desktop"]
