@@ -43,20 +43,11 @@ from pcp_cli.console.security import (
 )
 from pcp_cli.errors import InvalidInput, NotFound, PcpError, RevisionConflict, UsageError
 from pcp_cli.model import vocab
+from pcp_cli.render.visible import visible
 
 MAX_FORM_BYTES = 256 * 1024
 STATIC = {"console.css": "text/css; charset=utf-8",
           "console.js": "text/javascript; charset=utf-8"}
-
-
-# What a page shows of stored text that could disguise it: the explicit bidi controls (an
-# override turns "Invoice \u202efdp.exe" into "Invoice exe.pdf" and reverses the rest of the
-# line, tags and ids included) and the control characters of a terminal (escape codes). Each
-# is shown as a visible mark instead; tabs and line breaks stay.
-_BIDI = {code: f"[U+{code:04X}]" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
-_CONTROLS = {code: chr(0x2400 + code) for code in range(0x20) if chr(code) not in "\t\n\r"}
-_SHOWN = {**_BIDI, **_CONTROLS, 0x7F: "\u2421",
-          **{code: f"[U+{code:04X}]" for code in range(0x80, 0xA0)}}
 
 
 class Verbatim(Markup):
@@ -65,11 +56,13 @@ class Verbatim(Markup):
 
 
 def shown(value: Any) -> Any:
-    """Jinja's `finalize`: every `{{ … }}` of a template passes here before it is escaped.
-    The replacements are plain characters, so escaped markup (a `join`) stays escaped."""
+    """Jinja's `finalize`: every `{{ … }}` of a template passes here before it is escaped,
+    and stored text that would disguise itself (bidi overrides, escape codes) is shown with
+    marks (`render.visible`). The marks are plain characters, so escaped markup (a `join`)
+    stays escaped."""
     if isinstance(value, Verbatim) or not isinstance(value, str):
         return value
-    text = value.translate(_SHOWN)
+    text = visible(value)
     return Markup(text) if isinstance(value, Markup) else text
 
 
