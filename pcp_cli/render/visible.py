@@ -3,9 +3,10 @@ are replaced by visible marks.
 
 - A terminal's control characters: an escape code in a title or a conversation can colour,
   clear the screen, plant a hyperlink (OSC 8) or write the clipboard (OSC 52) when pcp prints
-  it. C0 controls become their Control Pictures (ESC is `␛`), DEL `␡`, C1 controls `[U+009B]`.
+  it. Each C0 and C1 control and DEL becomes its code point, ESC `[U+001B]` (plain ASCII: the
+  Control Pictures block is missing from many fonts, and a box says nothing).
 - The explicit bidi controls (embeddings, overrides, isolates): an override reverses what
-  follows it, so "Invoice \u202efdp.exe" reads "Invoice exe.pdf" and a line's ids and tags
+  follows it, so "Invoice [RLO]fdp.exe" reads "Invoice exe.pdf" and a line's ids and tags
   come out backwards. Each becomes `[U+202E]`. (The marks LRM/RLM only steer neutral
   characters and stay: right-to-left text needs them.)
 
@@ -16,12 +17,9 @@ piped tables).
 
 from __future__ import annotations
 
-_MARKS = {
-    **{code: f"[U+{code:04X}]" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
-    **{code: chr(0x2400 + code) for code in range(0x20) if chr(code) not in "\t\n"},
-    0x7F: "\u2421",
-    **{code: f"[U+{code:04X}]" for code in range(0x80, 0xA0)},
-}
+_MARKS = {code: f"[U+{code:04X}]" for code in (
+    *(c for c in range(0x20) if chr(c) not in "\t\n"), *range(0x7F, 0xA0),
+    *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 
 def visible(text: str) -> str:

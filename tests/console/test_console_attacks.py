@@ -22,7 +22,7 @@ from tests.mcp.http_helpers import make_store
 
 RLO, PDF, ESC = "\u202e", "\u202c", "\x1b"
 # How the console shows them: a visible mark each, never the character itself.
-SHOWN_RLO, SHOWN_ESC = "[U+202E]", "\u241b"
+SHOWN_RLO, SHOWN_ESC = "[U+202E]", "[U+001B]"
 DISGUISED = f"Invoice {RLO}fdp.exe {ESC}[2J{ESC}]52;c;cGNw{chr(7)}"
 
 
