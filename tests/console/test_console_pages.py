@@ -224,3 +224,16 @@ def test_an_assistant_page_shows_its_newest_calls_read_from_the_logs_end(tmp_pat
     assert page.count('<li class="call') == 200 and "its newest 200 calls" in page
     assert "“q204”" in page and "“q4”" not in page  # newest first, the oldest five left out
     assert 'href="/assistant?id=busy"' in listing
+
+
+def test_a_long_transcript_keeps_its_history_in_reach(console_store: Path) -> None:
+    turn = "### User · 2024-05-01 10:02\n\n" + "I keep a garden with tomatoes. " * 40 + "\n\n"
+    with api.open_store(console_store) as store:
+        api.add_page(store, turn * 40, page_type="conversation", title="Long",
+                     page_id="long-one")
+    with running_console(console_store) as console:
+        console.signin()
+        page = console.get("/page/long-one").body
+        short = console.get("/page/ks-001").body
+    assert '<pre class="content long" tabindex="0">' in page and 'href="#history"' in page
+    assert 'id="history"' in page and '<pre class="content">' in short
