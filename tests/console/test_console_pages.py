@@ -143,6 +143,12 @@ def test_health_shows_the_queue_and_drops_an_entry(console_store: Path) -> None:
         console.post("/health/queue", [("action", "drop"), ("session", "codex:s-1")])
         assert "nothing of codex:s-1 waits" in console.get("/health").body
     assert not list(queue.glob("*.json"))
+    log = [json.loads(line) for line in
+           (console_store / ".pcp" / "audit.jsonl").read_text().splitlines()]
+    assert [(r["tool"], r["actor"], r["outcome"], r["params"]) for r in log
+            if r.get("client_id") == "console"] == [
+        ("console.capture_drop", "user", outcome, {"session": "codex:s-1"})
+        for outcome in ("allowed", "refused")]
 
 
 def test_the_newest_pages_are_fifty_whatever_their_sensitivity(tmp_path: Path) -> None:
