@@ -6,6 +6,7 @@ from typing import Any
 
 from pcp_cli.audit_anchor import read_anchor
 from pcp_cli.errors import ExitStatus, PcpError, UsageError
+from pcp_cli.model.filenames import shown
 from pcp_cli.store.graph import summaries
 from pcp_cli.store.store import Store
 from pcp_cli.sync.git import GitError, Repo, find_repo, require_repo
@@ -209,9 +210,10 @@ def _merge(store: Store, repo: Repo, remote: str, branch: str,
     if repo.in_progress() != "merge":
         raise GitError(f"git merge failed: {_words(merge)}",
                        hint="fix what git reports, then run `pcp sync` again")
-    everywhere = repo.git("diff", "--name-only", "-z", "--diff-filter=U").stdout.decode()
+    everywhere = repo.git("diff", "--name-only", "-z", "--diff-filter=U").stdout.decode(
+        "utf-8", "surrogateescape")
     prefix = f"{repo.prefix}/" if repo.prefix else ""
-    others = [p for p in everywhere.split("\0") if p and not (
+    others = [shown(p) for p in everywhere.split("\0") if p and not (
         p.startswith(prefix + "pages/") and p.endswith(".md"))]
     if others:
         raise GitBusy(
