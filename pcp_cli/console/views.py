@@ -402,10 +402,17 @@ def health(root: Path, *, doctor: bool) -> dict[str, Any]:
 
 
 def queue_action(root: Path, action: str, name: str) -> dict[str, Any]:
-    """Retry or drop one session waiting in the capture queue (`agent:session`)."""
+    """Retry or drop one session waiting in the capture queue (`agent:session`): a drop is
+    `pcp hooks drop`'s call (a retry has no command: the worker retries on its own)."""
     from pcp_cli.capture import queue
 
     if action not in ("retry", "drop"):
         raise UsageError(f"unknown queue action {action!r}")
     with _owner(root, f"capture_{action}", {"session": name}):
-        return queue.retry(root, name) if action == "retry" else queue.drop(root, name)
+        if action == "retry":
+            return queue.retry(root, name)
+        done = queue.drop_sessions(root, [name])
+        if done["unknown"]:
+            raise NotFound(f"nothing of {name} waits in the capture queue",
+                           hint="it was imported or dropped meanwhile")
+        return done
