@@ -57,7 +57,7 @@ def test_review_fifty_with_the_keyboard_then_bulk_edit_undo(big_store: Path) -> 
             page.goto(link)
             assert page.url == base + "/review"
             assert "<script>" in page.content().replace("&lt;script&gt;", "<script>")
-            assert page.locator(".proposal").count() == len(_waiting(big_store))
+            assert page.locator(".proposal").count() == min(50, len(_waiting(big_store)))
             assert page.locator("text=" + HOSTILE).count() >= 1  # the title, as text
             decided = []
             for number in range(50):
