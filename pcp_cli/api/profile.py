@@ -16,7 +16,7 @@ micro_prompt or the Markdown profile, and enter `json` and the archive only with
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,8 +158,7 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
     its row names (no hand edit pending, no missing revision file)."""
     from pcp_cli.render.micro_prompt import micro_prompt
 
-    return _kept_micro(store, scopes, _KEPT_MICRO_PROMPT, str,
-                       lambda profile, keystones: micro_prompt(profile, keystones))
+    return str(_kept_micro(store, scopes, _KEPT_MICRO_PROMPT, str, micro_prompt))
 
 
 _KEPT_MICRO_PROMPT = "micro-prompt.json"
@@ -167,7 +166,8 @@ _KEPT_MICRO_REPORT = "micro-prompt-report.json"
 
 
 def _kept_micro(store: Store, scopes: Sequence[str], name: str, kind: type,
-                make: Any, variant: str = "") -> Any:
+                make: Callable[[Revision | None, list[Revision]], Any],
+                variant: str = "") -> Any:
     """What `make(profile, keystones)` gives, kept in `.pcp/<name>` as `micro_prompt_text`
     says (the micro_prompt's material and code unchanged, every page read as its row names)."""
     from pcp_cli.render import micro_prompt, select  # noqa: F401 - their code is in the key
