@@ -72,8 +72,11 @@ def list_page_window(
     include_proposed: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    sensitivities: Sequence[str | None] | None = None,
 ) -> tuple[list[Entry], str | None]:
-    """`pcp ls --limit N [--cursor C]`: one window of `list_pages`, and the next cursor."""
+    """`pcp ls --limit N [--cursor C]`: one window of `list_pages`, and the next cursor.
+    `sensitivities`: the values let through (None: unclassified pages), before the window is
+    cut (the console's newest pages leave high sensitivity out and still show `limit`)."""
     from pcp_cli.query import cursor as cursors
 
     if limit is not None and (isinstance(limit, bool) or limit < 1):
@@ -81,6 +84,8 @@ def list_page_window(
     request = {"types": list(types), "namespaces": list(namespaces), "statuses": list(statuses),
                "include_proposed": include_proposed, "limit": limit,
                "as_of": getattr(store, "as_of", None)}
+    if sensitivities is not None:  # (absent otherwise: `pcp ls` cursors stay as they were)
+        request["sensitivities"] = list(sensitivities)
     position = cursors.decode(cursor, "ls", request, store)
     if limit is not None and isinstance(store, Store):
         # The window alone, in SQL (one row more tells whether there is a next page): the
@@ -90,12 +95,14 @@ def list_page_window(
         rows = store.entry_window(
             limit=limit + 1, offset=position, types=types or None,
             namespaces=namespaces or None, statuses=statuses or None,
-            review=None if include_proposed else ("affirmed",))
+            review=None if include_proposed else ("affirmed",), sensitivities=sensitivities)
         more = len(rows) > limit
         return rows[:limit], (cursors.encode("ls", request, position + limit, store)
                               if more else None)
     entries = list_pages(store, types=types, namespaces=namespaces, statuses=statuses,
                          include_proposed=include_proposed)
+    if sensitivities is not None:
+        entries = [e for e in entries if e.sensitivity in sensitivities]
     return cursors.page(entries, position, limit or len(entries) or 1, "ls", request, store)
 
 

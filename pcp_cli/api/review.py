@@ -322,10 +322,13 @@ def _decision(record: dict[str, Any], review_status: str) -> tuple[str, str, str
 def review_decisions(store: Store, *, limit: int | None = 20) -> list[dict[str, Any]]:
     """The decisions taken on proposals, newest first: `{page_id, decision (accepted |
     rejected), decided_at, decided_by, kind, category, title, lifecycle_status}`. Read from the
-    catalog (no page file is opened)."""
+    catalog (no page file is opened), only the rows whose record says a decision: the
+    thousands of keystones affirmed otherwise (imported, added) are not read after every
+    decision in the console (~0.45 s of CPU at 18,000 of them)."""
     found = []
     for entry in store.entries(types=REVIEWABLE_TYPES, review=("affirmed", "rejected"),
-                               statuses=("active", "superseded", "archived")):
+                               statuses=("active", "superseded", "archived"),
+                               record_keys=("affirmed_at", "rejected_at")):
         if not entry.page_id:
             continue
         record = entry.record or {}

@@ -27,6 +27,7 @@ from pcp_cli.cli.output import (
     text,
 )
 from pcp_cli.cli.pages import write_result
+from pcp_cli.render.visible import visible
 
 PageArg = Annotated[str, typer.Argument(
     metavar="PAGE", help="A proposal's id, a unique prefix of one, its title, or its number as "
@@ -168,13 +169,15 @@ def _item(store: Any, page_id: str) -> dict[str, Any]:
 
 
 def _show_item(item: dict[str, Any]) -> None:
+    """One proposal for the eye (its stored text's escape codes and bidi overrides shown,
+    not obeyed)."""
     text(f"{item['page_id']}  {item.get('kind', 'keystone')} · {item['category']}"
          + (f" · confidence {item['confidence']:.2f}" if item.get("confidence") is not None
             else ""))
-    text(f"  {_claim(item)}")
+    text(f"  {visible(_claim(item))}")
     for span in item.get("source_spans") or []:
         where = _where(span) or str(span.get("page_id"))
-        text(f"  from {where}: “{_clip(str(span.get('text') or ''), 300)}”")
+        text(visible(f"  from {where}: “{_clip(str(span.get('text') or ''), 300)}”"))
 
 
 @review_app.command("show", epilog=examples("pcp review show pg_01M8R7A1 --json"))

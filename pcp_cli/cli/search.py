@@ -324,20 +324,26 @@ def _print_hits(results: list[dict[str, Any]], rows: list[tuple[Any, ...]],
     from rich.padding import Padding
     from rich.text import Text
 
+    from pcp_cli.render.visible import visible
+
     out = console()
     for number, (result, (page_id, kind, origin, score, day, snippet, spans)) in enumerate(
             zip(results, rows, strict=True), 1):
         own = result.get("extensions", {}).get(EXT, {})
         title = titles.get(own.get("page_id") or result["id"]) or page_id
         head = Text(f"{number:>2}. ")
-        head.append(" ".join(title.split()), style="bold")
+        head.append(visible(" ".join(title.split())), style="bold")
         out.print(head, no_wrap=True, overflow="ellipsis")
-        out.print(Text("    " + " · ".join(part for part in (page_id, kind, origin, day, score)
-                                          if part), style="dim"), no_wrap=True,
-                  overflow="ellipsis")
-        body = Text(" ".join(snippet.split("\n")))
-        for start, end in spans:
-            body.stylize("bold reverse", start, end)
+        out.print(Text("    " + visible(" · ".join(
+            part for part in (page_id, kind, origin, day, score) if part)), style="dim"),
+            no_wrap=True, overflow="ellipsis")
+        flat = " ".join(snippet.split("\n"))
+        body, at = Text(), 0
+        for start, end in [*sorted(spans), (len(flat), len(flat))]:  # codes shown, not obeyed
+            start, end = max(start, at), max(end, start, at)
+            body.append(visible(flat[at:start]))
+            body.append(visible(flat[start:end]), style="bold reverse")
+            at = max(at, end)
         out.print(Padding(body, (0, 0, 0, 4)))
 
 

@@ -146,6 +146,17 @@ def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | No
     return read_audit(resolve_store_root(store_path), client=client, since=since)
 
 
+def audit_newest(store_path: str | os.PathLike[str] | None, *, client: str | None = None,
+                 limit: int | None = None, max_bytes: int | None = None
+                 ) -> tuple[list[dict[str, Any]], bool]:
+    """The newest audit records first (`pcp console`'s Assistants pages), read from the log's
+    end, at most `limit` and about `max_bytes` of it: `(records, whole log read)`."""
+    from pcp_cli.mcp.audit import read_audit_newest
+
+    return read_audit_newest(resolve_store_root(store_path), client=client, limit=limit,
+                             max_bytes=max_bytes)
+
+
 def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
     """`pcp audit --verify`: check the log's hash chain; says where it was cut or changed."""
     from pcp_cli.mcp.audit import verify_audit as verify

@@ -295,11 +295,18 @@ class StoreFolder:
         statuses: Sequence[str] | None = None,
         review: Sequence[str] | None = ("affirmed",),
         sensitivities: Sequence[str | None] | None = None,
+        record_keys: Sequence[str] | None = None,
     ) -> list[Entry]:
         """Catalog entries of readable pages matching the filters (no file is opened).
-        `sensitivities`: the sensitivity values let through (None in it: unclassified pages)."""
-        return self.catalog.entries(*_entry_filter(types, namespaces, statuses, review,
-                                                   sensitivities))
+        `sensitivities`: the sensitivity values let through (None in it: unclassified pages).
+        `record_keys`: only pages whose record has one of these keys holding a string."""
+        where, params = _entry_filter(types, namespaces, statuses, review, sensitivities)
+        if record_keys is not None:
+            if not all(key.isidentifier() for key in record_keys):
+                raise ValueError(f"not record keys: {record_keys!r}")
+            where += " AND (" + (" OR ".join(f"json_type(record, '$.{key}') = 'text'"
+                                             for key in record_keys) or "0") + ")"
+        return self.catalog.entries(where, params)
 
     def entry_details(
         self,
@@ -321,10 +328,11 @@ class StoreFolder:
         namespaces: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
         review: Sequence[str] | None = ("affirmed",),
+        sensitivities: Sequence[str | None] | None = None,
     ) -> list[Entry]:
         """The entries `entries` would give, newest first (`pcp ls`'s order), `limit` of them
         from `offset` on, read in SQL with LIMIT (the rest are never loaded)."""
-        where, params = _entry_filter(types, namespaces, statuses, review, None)
+        where, params = _entry_filter(types, namespaces, statuses, review, sensitivities)
         return self.catalog.window(where, params, limit, offset)
 
     def entry_groups(
