@@ -487,8 +487,15 @@ def add_keystone(
     created_at: str | None = None,
     last_confirmed_at: str | None = None,
     idempotency_key: str | None = None,
+    stale_after: str | None = None,
 ) -> WriteResult:
-    """A keystone page; with `supersedes`, the old keystone becomes superseded and is linked."""
+    """A keystone page; with `supersedes`, the old keystone becomes superseded and is linked.
+
+    `stale_after` (YYYY-MM-DD): the day the claim goes stale (v1.2 §3.2.2). The record says who
+    wrote it (`generated_by`: `actor`, else the person) and, unless it is a proposal, who
+    stands behind it (`last_confirmed_by`): model/actors.py.
+    """
+    from pcp_cli.model import actors, staleness
     _check_enum("category", category, vocab.KEYSTONE_CATEGORIES)
     _check_enum("source", source, vocab.KEYSTONE_SOURCES)
     _check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
@@ -497,6 +504,10 @@ def add_keystone(
             raise UsageError(f"{name} must be between 0 and 1, not {value}")
     if not content.strip():
         raise UsageError("a keystone needs content")
+    if not proposed and actor is not None and actor.actor_type != "user":
+        # v1.2 §3.2.1: reaching the read surface needs the person's affirmation
+        raise UsageError(f"a {actor.actor_type} cannot publish a keystone",
+                         hint="propose it instead; the person accepts it in `pcp review`")
     record: dict[str, Any] = {"category": category, "source": source}
     if confidence is not None:
         record["confidence"] = confidence
@@ -508,8 +519,14 @@ def add_keystone(
         record["created_at"] = created_at
     if last_confirmed_at:
         record["last_confirmed_at"] = last_confirmed_at
+    if stale_after is not None:
+        record["stale_after"] = staleness.check(stale_after)
     origin = origin or vocab.ORIGIN_FOR_SOURCE[source]
     with store.locked():
+        writer = actors.actor_string(actor or store.user)
+        record["generated_by"] = writer
+        if not proposed:
+            record["last_confirmed_by"] = writer
         old: Revision | None = None
         if supersedes is not None:
             store.check_head_file(supersedes)
@@ -546,15 +563,63 @@ def add_keystone(
 
 
 def confirm_keystone(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
-    revision = store.current(page_id)
-    if revision.state.type != "keystone":
-        raise UsageError(f"{page_id} is a {revision.state.type}, not a keystone")
-    return store.revise(
-        page_id,
-        changes={"record": {"last_confirmed_at": now_iso()}, "epistemic_status": "affirmed"},
-        actor=actor,
-        note="re-affirmed",
-    )
+    """Re-affirm a published keystone: `last_confirmed_at` now, `last_confirmed_by` the actor.
+
+    Only the person publishes (v1.2 §3.2.1): a keystone awaiting review is accepted in review,
+    never confirmed; a machine's re-affirmation refreshes a published keystone (its time and
+    actor) without making it the person's affirmation (the epistemic status is left as it is).
+    """
+    from pcp_cli.model import actors
+
+    actor = actor or store.user
+    with store.locked():
+        revision = store.current(page_id)
+        state = revision.state
+        if state.type != "keystone":
+            raise UsageError(f"{page_id} is a {state.type}, not a keystone")
+        if state.review_status != "affirmed":
+            raise UsageError(
+                f"keystone {page_id} is {state.review_status}, not published: confirming "
+                "refreshes a published keystone and never publishes one",
+                hint=f"the person accepts a proposal: `pcp review accept {page_id}`")
+        changes: dict[str, Any] = {"record": {
+            "last_confirmed_at": now_iso(), "last_confirmed_by": actors.actor_string(actor)}}
+        if actor.actor_type == "user":
+            changes["epistemic_status"] = "affirmed"
+        return store.revise(page_id, changes=changes, actor=actor, note="re-affirmed",
+                            expected_revision_id=revision.revision_id)
+
+
+def edit_keystone(store: Store, page_id: str, *, stale_after: str | None = None,
+                  expected_revision_id: str | None = None,
+                  actor: Actor | None = None) -> WriteResult:
+    """Set (or, with "never", clear) a keystone's `stale_after` date (v1.2 §3.2.2). Editing
+    is not re-affirming: who last stood behind the claim, and when, stay as they were."""
+    from pcp_cli.model import staleness
+
+    if stale_after is None:
+        raise UsageError("nothing to edit", hint="pass --stale-after DATE (or never)")
+    value = None if stale_after == NEVER else staleness.check(stale_after)
+    with store.locked():
+        revision = store.current(page_id)
+        if revision.state.type != "keystone":
+            raise UsageError(f"{page_id} is a {revision.state.type}, not a keystone")
+        return store.revise(page_id, changes={"record": {"stale_after": value}},
+                            expected_revision_id=expected_revision_id, actor=actor,
+                            note="stale_after cleared" if value is None
+                            else f"stale after {value}")
+
+
+# `stale_after` "never": the claim has no staleness date (it is removed).
+NEVER = "never"
+
+
+def is_stale(record: dict[str, Any], on: str | None = None) -> bool:
+    """Is a keystone record (or v1.2 keystone object) past its `stale_after` on day `on`
+    (default today)?"""
+    from pcp_cli.model import staleness
+
+    return staleness.is_stale(record, on)
 
 
 def keystone_entries(store: Store, *, include_all: bool = False) -> list[Entry]:
@@ -793,9 +858,12 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            suppressed: frozenset[str] = frozenset(), mode: str = "text",
            filters: dict[str, Any] | None = None, cursor: str | None = None,
            as_of: str | None = None, depth: int | None = None,
-           include_unclassified: bool = True) -> dict[str, Any]:
+           include_unclassified: bool = True, exclude_stale: bool = False) -> dict[str, Any]:
     """SearchPages (`pcp search` / `pcp_search`): `{schema_version, query, count,
     filters_applied, results, next_cursor}`.
+
+    A keystone past its `stale_after` is served labelled `stale: true` (v1.2 §4.2), or left
+    out before ranking with `exclude_stale`.
 
     Pages never classified are included (labelled) unless `include_unclassified` is False (an
     AI client's read: then only with `include_sensitive`, as a `high` page).
@@ -813,7 +881,8 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                         exclude_types=exclude_types, include_superseded=include_superseded,
                         include_sensitive=include_sensitive, min_score=min_score,
                         scopes=scopes, suppressed=suppressed, cursor=cursor, as_of=as_of,
-                        depth=depth, include_unclassified=include_unclassified)
+                        depth=depth, include_unclassified=include_unclassified,
+                        exclude_stale=exclude_stale)
 
 
 def as_of_view(store: Store, as_of: str | None) -> Any:
@@ -1067,7 +1136,8 @@ def search_before_index(store: Store, query: str, *, limit: int | None = None,
                         types: Sequence[str] = (), exclude_types: Sequence[str] = (),
                         include_superseded: bool = False, include_sensitive: bool = False,
                         min_score: float | None = None,
-                        scopes: Sequence[str] | None = None) -> dict[str, Any] | None:
+                        scopes: Sequence[str] | None = None,
+                        exclude_stale: bool = False) -> dict[str, Any] | None:
     """`pcp search` on a large store with no index yet (a fresh clone): start the build in the
     background and answer from a bounded, unranked scan of the files, with every safeguard of
     `search` (see pcp_cli.query.first_answer). None when the usual `search` should run; the
@@ -1080,7 +1150,7 @@ def search_before_index(store: Store, query: str, *, limit: int | None = None,
 
     return answer(store, query, limit=limit, types=types, exclude_types=exclude_types,
                   include_superseded=include_superseded, include_sensitive=include_sensitive,
-                  min_score=min_score, scopes=scopes)
+                  min_score=min_score, scopes=scopes, exclude_stale=exclude_stale)
 
 
 def index_missing(store: Store) -> bool:
@@ -1398,7 +1468,10 @@ def _kept_while(store: Store, key: tuple[Any, ...], types: tuple[str, ...],
     of `types` is a hand edit waiting to be recorded (reading it reads the revisions folder).
     The caller must not change what is returned (copy it before handing it out).
     """
-    full = (str(store.root), store.catalog.identity(), *key)
+    from pcp_cli.model.staleness import today
+
+    # today: what is kept may hold a keystone that goes stale overnight, no file changing
+    full = (str(store.root), store.catalog.identity(), today(), *key)
     seq = store.catalog.seq()
     with _KEPT_LOCK:
         kept = _KEPT.get(full)

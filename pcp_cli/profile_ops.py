@@ -181,8 +181,11 @@ def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
     if stamps is None:
         return None
     catalog = store.catalog
+    from pcp_cli.model.staleness import today
+
+    # today: a keystone may go stale overnight without any file changing
     return "|".join([catalog.identity(), str(catalog.seq()), ",".join(sorted(scopes)),
-                     __version__, *stamps])
+                     __version__, today(), *stamps])
 
 
 # What the micro_prompt is made of: the only pages its fresh-clone path reads.
@@ -374,9 +377,18 @@ def export_text(
     *,
     scopes: Sequence[str] = (),
     include_sensitive: bool = False,
+    pcp_version: str | None = None,
 ) -> str:
-    """`pcp export --format FMT` as the exact text written (JSON formats end with a newline)."""
+    """`pcp export --format FMT` as the exact text written (JSON formats end with a newline).
+    `pcp_version` "1.1": objects valid against the v1.1 schemas (render/versions.py)."""
     import json
+
+    from pcp_cli.render import versions
+
+    try:
+        version = versions.check(pcp_version)
+    except ValueError as exc:
+        raise UsageError(str(exc), hint="--pcp-version 1.2 (the default) or 1.1") from None
 
     if fmt == "micro_prompt":
         return micro_prompt_text(store, scopes=scopes) + "\n"
@@ -385,7 +397,8 @@ def export_text(
     if fmt == "json":
         obj = profile_object(store, scopes=scopes, include_sensitive=include_sensitive)
     elif fmt == "archive":
-        obj = export_archive(store, scopes=scopes, include_sensitive=include_sensitive)
+        obj = versions.archive_as(export_archive(store, scopes=scopes,
+                                                 include_sensitive=include_sensitive), version)
     else:
         raise UsageError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(EXPORT_FORMATS)}")
     return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
@@ -504,6 +517,9 @@ def review_item(revision: Revision) -> dict[str, Any]:
         "sensitivity": state.sensitivity,
         "namespace": state.namespace,
         "supersedes": record.get("supersedes"),
+        # v1.2: who wrote the claim, and the day it would go stale once accepted
+        "generated_by": record.get("generated_by"),
+        "stale_after": record.get("stale_after"),
         "proposed_at": revision.created_at,
         "proposed_by": revision.created_by.to_dict(),
         "extensions": dict(state.extensions),
@@ -606,17 +622,31 @@ def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResu
 
 
 def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
-                    content: str | None = None) -> WriteResult:
+                    content: str | None = None, stale_after: str | None = None) -> WriteResult:
     """Affirm a proposed keystone or timeline event: it joins the read surface, with who
-    accepted it and when; with `content`, the person's edited wording of it.
+    accepted it and when; with `content`, the person's edited wording of it; with
+    `stale_after`, the day the keystone goes stale ("never": none, whatever was proposed).
+    Only the person accepts (v1.2 §3.2.1: publication needs human affirmation); the keystone
+    records them as `last_confirmed_by`.
 
     If the proposal supersedes an affirmed keystone, that one becomes superseded now. A
     proposal is `data_only` while it waits; an accepted rule or preference becomes `advisory`,
     as one the person adds by hand.
     """
+    from pcp_cli.model import actors, staleness
+
     actor = actor or store.user
+    if actor.actor_type != "user":
+        raise UsageError(f"a {actor.actor_type} cannot accept a proposal",
+                         hint="the person accepts proposals in `pcp review`")
+    dated: dict[str, Any] = {}
+    if stale_after is not None:
+        dated["stale_after"] = None if stale_after == "never" else staleness.check(stale_after)
     with store.locked():
         proposal = _proposal(store, page_id)
+        if dated and proposal.state.type != "keystone":
+            raise UsageError(f"{page_id} is a {proposal.state.type} proposal: only a keystone "
+                             "has a stale_after date", hint="accept it without --stale-after")
         if proposal.state.type == "profile":
             return _accept_profile(store, proposal, actor)
         edited: dict[str, Any] = {}
@@ -661,7 +691,8 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
                 "instruction_policy": "advisory" if category in vocab.ADVISORY_CATEGORIES
                 else "data_only",
                 "record": {"last_confirmed_at": when, "affirmed_by": actor.actor_id,
-                           "affirmed_at": when},
+                           "affirmed_at": when,
+                           "last_confirmed_by": actors.actor_string(actor), **dated},
             },
             expected_revision_id=proposal.revision_id,
             actor=actor,

@@ -47,6 +47,11 @@ KEYSTONE_RECORD = {
         "source": enum(vocab.KEYSTONE_SOURCES),
         "created_at": {"type": "string"},
         "last_confirmed_at": {"type": "string"},
+        # Portable Context Protocol v1.2: who wrote the claim, who last stood behind it (actor
+        # strings, model/actors.py), and the day it goes stale (model/staleness.py).
+        "generated_by": {"type": "string", "minLength": 1},
+        "last_confirmed_by": {"type": "string", "minLength": 1},
+        "stale_after": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
         "supersedes": {"type": "string"},
         "superseded_by": {"type": "string"},
     },
@@ -281,6 +286,8 @@ SCHEMAS = {
                         "allow_sensitive": {"type": "boolean"},
                         "allow_write": {"type": "boolean"},
                         "description": {"type": "string"},
+                        # the Portable Context Protocol version the client is served
+                        "pcp_version": {"enum": ["1.2", "1.1"]},
                     },
                 },
             },

@@ -140,6 +140,8 @@ def _show_item(item: dict[str, Any]) -> None:
          + (f" · confidence {item['confidence']:.2f}" if item.get("confidence") is not None
             else ""))
     text(f"  {_claim(item)}")
+    if item.get("stale_after"):
+        text(f"  stale after {item['stale_after']} (change it: accept --stale-after DATE|never)")
     for span in item.get("source_spans") or []:
         where = f"{span.get('page_id')}@{span.get('revision_id')} [{span.get('start')}-" \
                 f"{span.get('end')}]"
@@ -212,6 +214,9 @@ def review_accept(
     page: PagesArg,
     edit: Annotated[bool, typer.Option("--edit", help="Open $EDITOR on the claim and accept "
                                        "the edited text (one proposal).")] = False,
+    stale_after: Annotated[str | None, typer.Option(
+        "--stale-after", metavar="DATE", help="Keystones: the day the claim goes stale "
+        "(YYYY-MM-DD), in place of any proposed; `never` for none.")] = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -226,8 +231,9 @@ def review_accept(
     with api.open_store(store_path) as store:
         ids = _checked(store, page_ids)
         content = _edited_claim(store, ids[0]) if edit else None
-        results = [api.accept_proposal(store, page_id, content=content)
-                   if content is not None else api.accept_proposal(store, page_id)
+        dated = {} if stale_after is None else {"stale_after": stale_after}
+        results = [api.accept_proposal(store, page_id, content=content, **dated)
+                   if content is not None else api.accept_proposal(store, page_id, **dated)
                    for page_id in ids]
     _report(results, as_json, "accepted")
 

@@ -1,7 +1,8 @@
 """`pcp validate`: check every file of a store against the store's JSON Schemas.
 
 Also renders every keystone, timeline_event and profile page as its Portable Context Protocol
-v1 object and checks it against the published v1 schemas (shipped as package data, unchanged).
+v1 object and checks it against the published v1.2 schemas, and its v1.1 form against the v1.1
+ones (both shipped as package data, unchanged).
 jsonschema is imported here and nowhere else.
 """
 
@@ -64,6 +65,7 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     with its parsed JSON or the ValueError/OSError that stopped it (`pcp doctor` reads them
     once for all its checks)."""
     from pcp_cli.render.portable import portable_object
+    from pcp_cli.render.versions import as_version
     from pcp_cli.store.atomic import is_temp_name, writer_alive
     from pcp_cli.store.files import walk_pages
     from pcp_cli.store.frontmatter import (
@@ -173,8 +175,11 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
         if portable is None:
             continue
         obj, name = portable
-        problems += [Problem(where, f"as a v1 {revision.state.type}: {e}")
-                     for e in errors_for(f"v1/{name}", obj)]
+        # what pcp serves (v1.2), and what a reader asking for v1.1 gets
+        problems += [Problem(where, f"as a v1.2 {revision.state.type}: {e}")
+                     for e in errors_for(f"v1.2/{name}", obj)]
+        problems += [Problem(where, f"as a v1.1 {revision.state.type}: {e}")
+                     for e in errors_for(f"v1/{name}", as_version(obj, name, "1.1"))]
 
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in (".pcp", ".git")
