@@ -165,17 +165,26 @@ def audit_findings(store: api.Store) -> list[Any]:
 
 # -- grants -----------------------------------------------------------------------------------
 def _grant_view(root: Path, client_id: str, entry: Any,
-                oauth: dict[str, Any] | None = None) -> dict[str, Any]:
+                oauth: dict[str, Any] | None = None,
+                default_namespace: str | None = None) -> dict[str, Any]:
+    from pcp_cli.mcp.grants import MANIFEST_NAME, implicit_defaults
     from pcp_cli.mcp.tokens import client_tokens
 
     if oauth is None:
         oauth = _oauth_grants(root)
     entry = entry if isinstance(entry, dict) else {}
     made = oauth.get(client_id)
+    scopes = list(entry.get("scopes") or [])
+    defaults, source = list(entry.get("default_scopes") or []), MANIFEST_NAME
+    if not defaults:  # what a call naming no scopes reads under this grant
+        implicit, source = implicit_defaults(tuple(scopes), default_namespace)
+        defaults = list(implicit)
     return {
         "client_id": client_id,
-        "scopes": list(entry.get("scopes") or []),
-        "default_scopes": list(entry.get("default_scopes") or []),
+        "scopes": scopes,
+        "default_scopes": defaults,
+        "default_scopes_source": source,
+        "pcp_version": entry.get("pcp_version", "1.2"),
         "allow_sensitive": bool(entry.get("allow_sensitive", False)),
         "allow_write": bool(entry.get("allow_write", False)),
         "description": entry.get("description"),
@@ -202,7 +211,8 @@ def grant_list(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]
     with api.open_store(store_path, readonly=True, refresh=False) as store:
         clients = api.client_grants(store)
         oauth = _oauth_grants(store.root)
-        return [_grant_view(store.root, c, clients[c], oauth) for c in sorted(clients)]
+        return [_grant_view(store.root, c, clients[c], oauth, store.default_namespace)
+                for c in sorted(clients)]
 
 
 def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
@@ -211,7 +221,8 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
         clients = api.client_grants(store)
         if client_id not in clients:
             raise _no_grant(client_id)
-        view = _grant_view(store.root, client_id, clients[client_id])
+        view = _grant_view(store.root, client_id, clients[client_id],
+                           default_namespace=store.default_namespace)
         grant = resolve_grant(store.manifest.to_dict(), client_id, None, True)
         view["effective"] = grant.to_dict()
         return view
@@ -220,10 +231,18 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
 def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
               scopes: Sequence[str], sensitive: bool, write: bool,
               description: str | None,
-              default_scopes: Sequence[str] = ()) -> dict[str, Any]:
+              default_scopes: Sequence[str] = (),
+              pcp_version: str | None = None) -> dict[str, Any]:
     """Add a grant, or replace the one `client_id` has (its tokens keep working).
-    `default_scopes`: what a search naming no scopes searches, each inside `scopes`."""
+    `default_scopes`: what a call naming no scopes reads, each inside `scopes` (none: the
+    owner's namespace if granted, else the first scope; grants.implicit_defaults).
+    `pcp_version`: the Portable Context Protocol version it is served ("1.2", "1.1")."""
+    from pcp_cli.mcp.grants import PCP_VERSIONS
+
     check_client_id(client_id)
+    if pcp_version is not None and pcp_version not in PCP_VERSIONS:
+        raise UsageError(f"--pcp-version {pcp_version[:20]!r} is not a version pcp serves",
+                         hint=f"one of: {', '.join(PCP_VERSIONS)}")
     if not scopes:
         raise UsageError("a grant needs at least one --scope",
                          hint=f"e.g. pcp grant add {client_id} --scope user:you --scope "
@@ -239,7 +258,7 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
                          hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
                          "(project:*) or *")
     outside = [s for s in default_scopes
-               if intersect_scopes(tuple(scopes), [s])[0] != (s,)]
+               if s != "*" and intersect_scopes(tuple(scopes), [s])[0] != (s,)]
     if outside:
         raise UsageError(f"--default-scope {outside[0][:80]} is not inside the grant's scopes",
                          hint=f"a default scope is one of the --scope values, or inside one: "
@@ -250,6 +269,8 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         entry["default_scopes"] = list(dict.fromkeys(default_scopes))
     if description:
         entry["description"] = description
+    if pcp_version is not None:
+        entry["pcp_version"] = pcp_version
     assert set(entry) <= set(GRANT_KEYS)
     with api.open_store(store_path, refresh=False) as store:
         clients = api.client_grants(store)
@@ -257,7 +278,8 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         clients[client_id] = entry
         resolve_grant({**store.manifest.to_dict(), "clients": clients}, client_id)
         api.set_client_grants(store, clients)
-        view = _grant_view(store.root, client_id, entry)
+        view = _grant_view(store.root, client_id, entry,
+                           default_namespace=store.default_namespace)
     view["replaced"] = replaced
     return view
 

@@ -150,7 +150,7 @@ async def test_a_models_proposed_keystone_is_data_only(mcp_session, mcp_store):
 # -- stats and scopes count a namespace each their way, and say so ---------------------------
 async def test_stats_and_scopes_say_how_they_count(mcp_session, mcp_store):
     async with mcp_session(READER) as client:
-        stats = await ok(client, "pcp_stats")
+        stats = await ok(client, "pcp_stats", {"scopes": ["*"]})  # every scope it lists
         scopes = await ok(client, "pcp_list_scopes")
     assert "every lifecycle state" in stats["counted"] and "active" in stats["counted"]
     assert "active" in scopes["counted"] and "superseded" in scopes["counted"]
