@@ -1,13 +1,12 @@
 """The layering rules of STYLE.md, checked on the source with `ast`.
 
 - `pcp_cli/cli` and `pcp_cli/mcp` reach the store only through `pcp_cli.api`.
-- The library facade (`api.py`, and everything below it) imports no front end.
+- The library (`api/`, and everything below it) imports no front end.
 - The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, inside its command
   functions; the MCP front end never imports the CLI.
 - Each third-party library lives in one layer.
 - No modules import each other in a circle, through imports inside functions either; source
-  parsers (`adapters/`) sit below `profile_ops`, which sits below `api`. The one exception is
-  declared: the modules holding part of the Store's methods name the Store in annotations.
+  parsers (`adapters/`) sit below the api; the store's engine is layered (STORE_ENGINE).
 """
 
 from __future__ import annotations
@@ -66,7 +65,7 @@ def sources() -> list[Path]:
 
 def test_sources_found() -> None:
     names = {p.relative_to(PACKAGE).as_posix() for p in sources()}
-    assert {"api.py", "cli/main.py", "store/store.py", "store/frontmatter.py"} <= names
+    assert {"api/__init__.py", "cli/main.py", "store/store.py", "store/frontmatter.py"} <= names
 
 
 # The one door from the CLI into the MCP front end (`pcp serve`, `pcp audit`, `pcp grant`,
@@ -164,9 +163,9 @@ def test_errors_module_imports_nothing_from_the_package() -> None:
 def test_the_checker_sees_a_crossing(tmp_path: Path) -> None:
     """The checker itself can fail: a relative import of the store from cli is caught."""
     fake = tmp_path / "_layer_probe.py"
-    fake.write_text("from ..store import store\nfrom pcp_cli.store.doctor import check\n")
+    fake.write_text("from ..store import store\nfrom pcp_cli.upkeep.doctor import check\n")
     modules = [m for m, _ in imports_of(fake, package="pcp_cli.cli")]
-    assert "pcp_cli.store" in modules and "pcp_cli.store.doctor" in modules
+    assert "pcp_cli.store" in modules and "pcp_cli.upkeep.doctor" in modules
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -174,38 +173,17 @@ def module_name(path: Path, root: Path = PACKAGE) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-# The parts of the Store: modules of functions taking the store, which store.py binds as the
-# Store's methods (STYLE.md: a split class, not mixins). They name the Store in annotations, in
-# an `if TYPE_CHECKING:` block that never runs; any other import of it is a circle.
-STORE = "pcp_cli.store.store"
-STORE_PARTS = ("pcp_cli.store.refresh", "pcp_cli.store.lifecycle")
-
-
-def type_checking_imports(tree: ast.AST) -> set[ast.AST]:
-    """The import statements inside an `if TYPE_CHECKING:` block."""
-    found: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and (
-                isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-                or isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"):
-            found |= {n for stmt in node.body for n in ast.walk(stmt)
-                      if isinstance(n, ast.Import | ast.ImportFrom)}
-    return found
-
-
 def import_graph(paths: list[Path], root: Path = PACKAGE) -> dict[str, dict[str, int]]:
     """module -> {package module it imports: line}, from every import in the file, those
     inside functions included. `from pkg import sub` is an edge to `pkg.sub` when that is a
     module; the implicit import of a submodule's parent package is not an edge (every
-    package's __init__ would otherwise form a circle with its own modules). A part of the
-    Store (STORE_PARTS) naming the Store for type checking only is not an edge either."""
+    package's __init__ would otherwise form a circle with its own modules)."""
     names = {module_name(p, root): p for p in paths}
     graph: dict[str, dict[str, int]] = {}
     for name, path in names.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges: dict[str, int] = {}
         tree = ast.parse(path.read_text("utf-8"), filename=str(path))
-        types_only = type_checking_imports(tree) if name in STORE_PARTS else set()
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -218,8 +196,6 @@ def import_graph(paths: list[Path], root: Path = PACKAGE) -> dict[str, dict[str,
                 subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in names]
                 targets = subs if len(subs) == len(node.names) else [module, *subs]
             for target in targets:
-                if target == STORE and node in types_only:
-                    continue
                 if target in names and target != name:
                     edges.setdefault(target, node.lineno)
         graph[name] = edges
@@ -282,12 +258,12 @@ def test_no_module_imports_itself_through_a_circle() -> None:
 
 
 def test_source_parsers_sit_below_the_facade() -> None:
-    """adapters/ imports neither api nor profile_ops, and profile_ops does not import api."""
+    """adapters/ imports no api module, and api/profile.py does not import the api's table."""
     graph = import_graph(sources())
     bad = [f"{m} imports {t} (line {line})" for m, edges in graph.items()
            for t, line in edges.items()
-           if (_is(m, "pcp_cli.adapters") and t in ("pcp_cli.api", "pcp_cli.profile_ops"))
-           or (m == "pcp_cli.profile_ops" and t == "pcp_cli.api")]
+           if (_is(m, "pcp_cli.adapters") and _is(t, "pcp_cli.api"))
+           or (m == "pcp_cli.api.profile" and t == "pcp_cli.api")]
     assert not bad, "\n".join(bad)
 
 
@@ -302,22 +278,17 @@ def test_the_checker_sees_a_circle_through_a_function(tmp_path: Path) -> None:
     assert found == [["pcp_cli.high", "pcp_cli.low.base", "pcp_cli.high"]]
 
 
-def test_the_parts_of_the_store_name_it_for_types_only(tmp_path: Path) -> None:
-    """store/refresh.py and store/lifecycle.py exist, store.py imports them, and a part that
-    imported the Store at run time (inside a function too) would be a circle."""
+# The store's engine, bottom to top: each module imports none above it (not even for types).
+STORE_ENGINE = ("pcp_cli.store.writes", "pcp_cli.store.folder", "pcp_cli.store.refresh",
+                "pcp_cli.store.store", "pcp_cli.store.lifecycle")
+
+
+def test_the_store_engine_is_layered() -> None:
+    """The write engine (writes) under the folder's reads (folder), under the hand-edit
+    recorder (refresh), under the Store's write API (store), under relations and deletion
+    (lifecycle): nothing is bound into the Store from a module that names it."""
     graph = import_graph(sources())
-    assert set(STORE_PARTS) <= set(graph[STORE])
-    root = tmp_path / "pcp_cli"
-    (root / "store").mkdir(parents=True)
-    for init in (root / "__init__.py", root / "store" / "__init__.py"):
-        init.write_text("")
-    (root / "store" / "store.py").write_text("from pcp_cli.store import lifecycle, refresh\n")
-    typed = ("from typing import TYPE_CHECKING\n"
-             "if TYPE_CHECKING:\n    from pcp_cli.store.store import Store\n")
-    (root / "store" / "refresh.py").write_text(typed)
-    (root / "store" / "lifecycle.py").write_text(typed)
-    assert circles(import_graph(sorted(root.rglob("*.py")), root)) == []
-    (root / "store" / "lifecycle.py").write_text(
-        typed + "def f():\n    from pcp_cli.store.store import Store\n")
-    assert circles(import_graph(sorted(root.rglob("*.py")), root)) == [
-        ["pcp_cli.store.lifecycle", "pcp_cli.store.store", "pcp_cli.store.lifecycle"]]
+    bad = [f"{low} imports {high} (line {graph[low][high]})"
+           for i, low in enumerate(STORE_ENGINE) for high in STORE_ENGINE[i + 1:]
+           if high in graph[low]]
+    assert not bad, "\n".join(bad)

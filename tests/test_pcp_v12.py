@@ -124,8 +124,8 @@ def test_pcps_own_extractor_and_importers_name_themselves(tmp_path: Path) -> Non
     ok("import", folder, "--format", "claude", "--store", root)
     items = [i for i in ok("review", "list", "--store", root) if i["kind"] == "keystone"]
     assert items and {i["generated_by"] for i in items} == {"process:pcp-import-claude"}
+    from pcp_cli.api.proposals import PROPOSE_ACTOR
     from pcp_cli.model.actors import actor_string
-    from pcp_cli.propose_ops import PROPOSE_ACTOR
 
     assert actor_string(PROPOSE_ACTOR) == f"pcp/{__version__}"
 

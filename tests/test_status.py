@@ -32,10 +32,11 @@ def add_other_head(store: Path, page_id: str, revision_id: str) -> str:
     """A second child of `revision_id`, written as `git pull` would bring it."""
     from pcp_cli import api
     from pcp_cli.model.page import file_json
+    from pcp_cli.store.writes import new_revision
 
     with api.open_store(store) as lib:
         base = lib.get(page_id, revision_id)
-        theirs = lib._new_revision(base.state.evolve(content="theirs"), actor=lib.user,
+        theirs = new_revision(base.state.evolve(content="theirs"), actor=lib.user,
                                    operation="revise", parent=base)
         path = lib.layout.revision_path(page_id, theirs.revision_id)
         path.write_text(file_json(theirs.to_dict()), "utf-8")

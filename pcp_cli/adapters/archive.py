@@ -4,8 +4,9 @@ list or a timeline list, v1.1 or v1.2.
 The whole file is checked before anything is written: every object against the published v1.2
 schemas (a v1.1 object is a valid v1.2 one; the v1.2 fields a v1.1 export of pcp's kept under
 `extensions["org.pcp-cli.v1.2"]` are put back first, render/versions.py), plus what the store
-itself requires (ids unique in the file, namespaced extension keys, values the store can hold). An invalid file is refused as a whole with every error listed
-as `path/inside/json: reason`, and nothing is written.
+itself requires (ids unique in the file, namespaced extension keys, values the store can hold).
+An invalid file is refused as a whole with every error listed as `path/inside/json: reason`,
+and nothing is written.
 
 Then each object becomes one page, written with `Store.upsert_page` under the importer actor:
 - the v1 id is kept as the page id when it is a safe id (and not already taken by a page of

@@ -10,29 +10,11 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-if TYPE_CHECKING:
-    from pcp_cli import api as _api_module
-
-
-class _LazyApi:
-    """`pcp_cli.api`, imported on first use.
-
-    The library facade pulls in the store (sqlite3, yaml, the model): ~115 ms that `pcp --help`,
-    `--version` and shell completion never need, and more than their whole budget (0.15 s).
-    Command modules name `api.x` as usual; the module is imported when a command first runs.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        from pcp_cli import api as module
-
-        return getattr(module, name)
-
-
-api: _api_module = _LazyApi()  # type: ignore[assignment]
+from pcp_cli import api
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (the documented shape).")]
 StoreOpt = Annotated[

@@ -12,12 +12,12 @@ from typing import Annotated
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.editor import ask_yes, run_editor
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
-    api,
     complete_namespace,
     complete_page,
     complete_type,
@@ -487,7 +487,7 @@ def register(app: typer.Typer) -> None:
             )
         with api.open_store(store_path) as store:
             page_id = api.find_page(store, page_id)
-            data = store.delete(page_id)
+            data = api.delete_page(store, page_id)
         emit(data, as_json, lambda: text(
             f"deleted {page_id} ({plural(data['revisions_removed'], 'revision')}, "
             f"{plural(data['relations_removed'], 'relation')})"))

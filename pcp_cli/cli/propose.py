@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, complete_page, emit, examples, table, text
+from pcp_cli import api
+from pcp_cli.cli.output import JsonOpt, StoreOpt, complete_page, emit, examples, table, text
 
 # More pages come as extra arguments (a list-typed argument prints its Python type in --help).
 PagesArg = Annotated[str | None, typer.Argument(

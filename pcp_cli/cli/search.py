@@ -12,11 +12,11 @@ from typing import Annotated, Any
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
-    api,
     console,
     emit,
     examples,

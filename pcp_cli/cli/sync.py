@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.editor import run_editor
 from pcp_cli.cli.output import (
     JsonOpt,
     StoreOpt,
-    api,
     complete_page,
     emit,
     examples,

@@ -21,7 +21,7 @@ from pcp_cli.model.page import Actor
 
 GENERATED_BY = "generated_by"
 LAST_CONFIRMED_BY = "last_confirmed_by"
-# The tool actor of `pcp propose` (propose_ops.PROPOSE_ACTOR): pcp's own extractor.
+# The tool actor of `pcp propose` (api/proposals.py, PROPOSE_ACTOR): pcp's own extractor.
 EXTRACTOR_ACTOR_ID = "pcp-propose"
 
 

@@ -39,6 +39,7 @@ from pcp_cli.query import search as text_search
 from pcp_cli.query import staleness as stale_rule
 from pcp_cli.query.index_build import BUILD_LOG, start_build
 from pcp_cli.query.index_sync import index_missing
+from pcp_cli.store.folder import scan
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -128,7 +129,7 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         if not any(held) or (not all(held) and len(some) >= capped):
             continue
         rel = store.layout.rel(path)
-        fields = store._scan(rel, raw)
+        fields = scan(store, rel, raw)
         if admitted(fields):
             (every if all(held) else some).append((rel, fields, body))
     chosen = (every + some)[:capped]
