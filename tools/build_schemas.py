@@ -238,6 +238,9 @@ SCHEMAS = {
             "created_at": {"type": "string", "format": "date-time"},
             "created_by": ACTOR,
             "note": {"type": "string"},
+            # the ends named by a revision id (`pcp link rev_… depends_on rev_…`): the relation
+            # is to that revision, whichever revision is the page's head later
+            "pinned": {"type": "array", "items": {"enum": ["from", "to"]}, "uniqueItems": True},
             "extensions": EXTENSIONS,
         },
     },

@@ -65,6 +65,8 @@ _TABLE: dict[str, str] = {
     "add_page": "pcp_cli.api.pages",
     "revise_page": "pcp_cli.api.pages",
     "link_pages": "pcp_cli.api.pages",
+    "link_end": "pcp_cli.api.pages",
+    "link_ref": "pcp_cli.api.pages",
     "link": "pcp_cli.api.pages",
     "set_lifecycle": "pcp_cli.api.pages",
     "require_page": "pcp_cli.api.pages",

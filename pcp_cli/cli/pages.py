@@ -426,13 +426,16 @@ def register(app: typer.Typer) -> None:
             emit(data, as_json, human)
 
     @app.command(epilog=examples("pcp link pg_01M8R7A1 depends_on pg_01M8R9QX",
-                                 'pcp link "Tidewatch architecture" derived_from pg_01M8R9QX'))
+                                 'pcp link "Tidewatch architecture" derived_from pg_01M8R9QX',
+                                 "pcp link rev_01M8R7A1 depends_on rev_01M8R9QX   # pinned"))
     def link(
-        from_id: Annotated[str, typer.Argument(metavar="FROM", help="The page the relation "
-                                               "starts from.", autocompletion=complete_page)],
+        from_id: Annotated[str, typer.Argument(metavar="FROM", help="The page (or revision, "
+                                               "rev_…) the relation starts from.",
+                                               autocompletion=complete_page)],
         relation: Annotated[str, typer.Argument(metavar="RELATION", help="The relation type "
                                                 "(depends_on, derived_from, related_to, …).")],
-        to_id: Annotated[str, typer.Argument(metavar="TO", help="The page it points to.",
+        to_id: Annotated[str, typer.Argument(metavar="TO", help="The page (or revision, "
+                                             "rev_…) it points to.",
                                              autocompletion=complete_page)],
         note_text: Annotated[str | None, typer.Option("--note", metavar="TEXT",
                                                       help="Why (kept with the relation).")
@@ -440,15 +443,23 @@ def register(app: typer.Typer) -> None:
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Link two pages (their current revisions) with a typed relation."""
+        """Link two pages (their current revisions) with a typed relation; a revision id
+        (rev_…) for FROM or TO pins the relation to that revision."""
         with api.open_store(store_path) as store:
-            from_id, to_id = api.find_page(store, from_id), api.find_page(store, to_id)
+            from_id, to_id = api.link_ref(store, from_id), api.link_ref(store, to_id)
             relation_obj, created = api.link(store, from_id, relation, to_id, note=note_text)
         data = relation_obj.to_dict()
         verb = "linked" if created else "already linked"
+        pinned = data.get("pinned") or []
+
+        def end(name: str) -> str:
+            page = data[f"{name}_page_id"]
+            return f"{page}@{data[f'{name}_revision_id']}" if name in pinned else page
+
         emit(data, as_json, lambda: text(
-            f"{verb} {data['from_page_id']} -{data['relation_type']}-> {data['to_page_id']} "
-            f"({data['relation_id']})"))
+            f"{verb} {end('from')} -{data['relation_type']}-> {end('to')} "
+            f"({data['relation_id']}" + (", pinned to " + " and ".join(
+                f"the {name} revision" for name in pinned) if pinned else "") + ")"))
 
     @app.command(epilog=examples("pcp archive pg_01M8R7A1"))
     def archive(page_id: PageArg, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:

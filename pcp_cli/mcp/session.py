@@ -505,7 +505,22 @@ class ToolSession:
 
     def _link_pages(self, args: dict[str, Any]) -> dict[str, Any]:
         self._check_write()
-        self._require_visible(args["from_id"], args["to_id"])
+        pages = [i for i in (args["from_id"], args["to_id"]) if not i.startswith("rev_")]
+        revisions = [i for i in (args["from_id"], args["to_id"]) if i.startswith("rev_")]
+        self._require_visible(*pages)
+        if revisions:
+            # a revision id pins the relation to that revision: it must be readable as
+            # pcp_read_pages would read it (its page inside the grant, not suppressed, and the
+            # revision itself served: scope, sensitivity, affirmed, not withdrawn)
+            read = self.backend.read_pages(self.grant, ids=tuple(revisions),
+                                           views=("manifest",), suppressed=self.suppressed)
+            found = {p.get("revision_id") for p in read.get("pages", []) if isinstance(p, dict)
+                     and p.get("page_id") not in self._suppressed}
+            for revision_id in revisions:
+                if revision_id not in found:
+                    raise NotFound(f"revision {revision_id} not found",
+                                   hint="relations and the history view of pcp_read_pages "
+                                   "name the revisions you can read")
         return self.backend.link_pages(self.grant, from_id=args["from_id"],
                                        relation_type=args["relation_type"], to_id=args["to_id"])
 

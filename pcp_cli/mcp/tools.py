@@ -390,13 +390,15 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "pcp_link_pages",
         "Link pages",
-        "Record a typed relation from one page to another.",
+        "Record a typed relation from one page to another: page ids relate their current "
+        "revisions; a revision id (rev_…, as relations and the history view name them) pins "
+        "the relation to that revision.",
         (
-            _id("from_id", "Source page"),
+            _id("from_id", "Source page (or revision)"),
             Param("relation_type", "string", "Relation: " + ", ".join(RELATION_TYPES) + ", or a "
                   "namespaced type such as com.example.reviews", required=True,
                   pattern=RELATION_PATTERN, max_len=128),
-            _id("to_id", "Target page"),
+            _id("to_id", "Target page (or revision)"),
         ),
         write=True,
         idempotent=True,
