@@ -165,9 +165,14 @@ def call_scopes(grant: Grant, requested: Iterable[str] | str | None
     part of it inside the grant (never more)."""
     if requested is None:
         source = ("the grant's default_scopes (the call named none)"
-                  if grant.default_scopes_source == MANIFEST_NAME
+                  if grant.default_scopes_source == MANIFEST_NAME and grant.default_scopes
                   else f"{grant.default_scopes_source}; the call named none")
-        kept, dropped = intersect_scopes(grant.scopes, grant.default_scopes)
+        # a Grant made without resolve_grant may name no defaults: its first scope, as a
+        # grant without default_scopes in pcp.yaml that does not name the owner's namespace
+        defaults = grant.default_scopes or implicit_defaults(grant.scopes, None)[0]
+        if not grant.default_scopes:
+            source = f"{FIRST_SCOPE}; the call named none"
+        kept, dropped = intersect_scopes(grant.scopes, defaults)
         return kept, dropped, source + '; pass scopes: ["*"] to read every granted scope'
     names = [requested] if isinstance(requested, str) else list(requested)
     kept, dropped = intersect_scopes(grant.scopes, names)
