@@ -295,6 +295,14 @@ SCHEMAS = {
                 },
             },
             "settings": {"type": "object"},
+            # how long tombstoned pages and replaced revisions are kept (store/retention.py)
+            "retention": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {rule: {"type": "string",
+                                      "pattern": r"^(forever|[1-9][0-9]{0,4}[dwy])$"}
+                               for rule in ("tombstoned_pages", "superseded_revisions")},
+            },
         },
     },
 }

@@ -483,14 +483,20 @@ def register(app: typer.Typer) -> None:
             result = api.set_lifecycle(store, page_id, "tombstoned", reason=reason)
         write_result(result, as_json, "tombstoned")
 
-    @app.command(epilog=examples("pcp delete pg_01M8R7A1 --yes"))
+    @app.command(epilog=examples("pcp delete pg_01M8R7A1 --yes",
+                                 "pcp delete pg_01M8R7A1 --yes --override-retention"))
     def delete(
         page_id: PageArg,
         yes: Annotated[bool, typer.Option("--yes", help="Really delete, irreversibly.")] = False,
+        override_retention: Annotated[bool, typer.Option(
+            "--override-retention", help="Delete even what a lease or the retention policy "
+            "keeps (the rules overridden are named).")] = False,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Delete a page with all its revisions and relations (needs --yes)."""
+        """Delete a page with all its revisions and relations (needs --yes). What a lease or
+        the retention policy in pcp.yaml keeps is deleted only when you confirm on a terminal
+        or pass --override-retention; the rules overridden are named."""
         if not yes:
             raise UsageError(
                 f"deleting {page_id} removes it and its whole history",
@@ -498,10 +504,26 @@ def register(app: typer.Typer) -> None:
             )
         with api.open_store(store_path) as store:
             page_id = api.find_page(store, page_id)
-            data = api.delete_page(store, page_id)
+            overrides = api.delete_overrides(store, page_id)
+            if overrides and not override_retention:
+                if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+                    raise UsageError(
+                        f"deleting {page_id} overrides the retention rules: "
+                        + "; ".join(overrides),
+                        hint="add --override-retention to delete it anyway, or tombstone it and "
+                        "let `pcp retention collect` remove it when the policy says")
+                for rule in overrides:
+                    note(f"retention: {rule}")
+                sys.stderr.write(f"Delete {page_id} for good anyway? [y/N] ")
+                sys.stderr.flush()
+                if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                    note("Nothing deleted.")
+                    return
+            data = {**api.delete_page(store, page_id), "overridden": overrides}
         emit(data, as_json, lambda: text(
             f"deleted {page_id} ({plural(data['revisions_removed'], 'revision')}, "
-            f"{plural(data['relations_removed'], 'relation')})"))
+            f"{plural(data['relations_removed'], 'relation')})"
+            + (f", overriding: {'; '.join(overrides)}" if overrides else "")))
 
 
 def _terminal() -> bool:

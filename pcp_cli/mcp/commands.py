@@ -14,7 +14,8 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -161,6 +162,27 @@ def audit_findings(store: api.Store) -> list[Any]:
     return [api.doctor_finding("audit_log", f".pcp/{problem['file']}",
                                f"line {problem['line']}: {problem['problem']}", fixable=False)
             for problem in verify(store.root)["problems"]]
+
+
+@contextmanager
+def owner_audit(store_root: Path, action: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Record one of the person's irreversible acts (`pcp retention collect`) in the audit
+    log, as a tool call of the actor `user`: the log is opened first, so a broken log stops
+    the act before it starts; the caller may set `result_count` in what is yielded. A failure
+    is recorded as outcome `error` with its code, and raised on."""
+    from pcp_cli.errors import PcpError
+    from pcp_cli.mcp.audit import AuditLog
+
+    fields: dict[str, Any] = {"result_count": None}
+    with AuditLog(store_root).open() as sink:
+        try:
+            yield fields
+        except PcpError as exc:
+            sink.write(client_id=None, actor="user", tool=action, params=params,
+                       outcome="error", error_code=exc.code)
+            raise
+        sink.write(client_id=None, actor="user", tool=action, params=params,
+                   outcome="allowed", result_count=fields["result_count"])
 
 
 # -- grants -----------------------------------------------------------------------------------

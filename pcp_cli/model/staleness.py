@@ -13,6 +13,7 @@ claim). The micro_prompt, which has no room for a label, leaves stale keystones 
 from __future__ import annotations
 
 import datetime
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -24,7 +25,11 @@ _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 def today() -> str:
-    """Today's local date, `YYYY-MM-DD`."""
+    """Today's local date, `YYYY-MM-DD` (the date of `PCP_NOW` when it pins the clock, as it
+    does every stored time: tests, replays)."""
+    pinned = os.environ.get("PCP_NOW")
+    if pinned and _DATE.match(pinned[:10]):
+        return pinned[:10]
     return datetime.date.today().isoformat()
 
 

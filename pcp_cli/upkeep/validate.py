@@ -114,9 +114,16 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
         if hash_state(revision.state.to_dict()) != data["content_hash"]:
             problems.append(Problem(rel(path), "content_hash does not match the content"))
         revisions[revision.revision_id] = revision
+    if events is None:
+        paths = sorted(layout.events.glob("*/*/*.json")) if layout.events.exists() else []
+        events = [(path, _load_json(path, rel(path), problems)) for path in paths]
+    from pcp_cli.store.retention import collected_revision_ids
+
+    # a parent removed by `pcp retention collect` (its event says so) was removed on purpose
+    collected = collected_revision_ids(events)
     for revision in revisions.values():
         for parent in revision.parent_ids:
-            if parent not in revisions:
+            if parent not in revisions and parent not in collected:
                 problems.append(Problem(
                     rel(layout.revision_path(revision.page_id, revision.revision_id)),
                     f"parent revision {parent} does not exist"))
@@ -129,9 +136,6 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
             for end in ("from", "to"):
                 if isinstance(data, dict) and data.get(f"{end}_revision_id") not in revisions:
                     problems.append(Problem(rel(path), f"{end}_revision_id names no revision"))
-    if events is None:
-        paths = sorted(layout.events.glob("*/*/*.json")) if layout.events.exists() else []
-        events = [(path, _load_json(path, rel(path), problems)) for path in paths]
     for path, data in events:
         if isinstance(data, (ValueError, OSError)):
             _load_json_problem(data, rel(path), problems)
