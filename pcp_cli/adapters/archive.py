@@ -395,7 +395,7 @@ def _lifecycle(obj: dict[str, Any]) -> str:
 def _extensions(obj: dict[str, Any]) -> dict[str, Any]:
     """The object's extensions, less the lifecycle pcp's export put there (the page's own
     lifecycle now holds it)."""
-    extensions = dict(obj.get("extensions") or {})
+    extensions = vocab.stored_extensions(dict(obj.get("extensions") or {}))
     ours = extensions.get(vocab.EXT_NS)
     if isinstance(ours, dict) and "lifecycle_status" in ours and "status" not in obj:
         rest = {k: v for k, v in ours.items() if k != "lifecycle_status"}
@@ -439,7 +439,7 @@ def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
         integrity="verbatim",
         epistemic_status="affirmed",
         record=record,
-        extensions=dict(obj.get("extensions") or {}),
+        extensions=vocab.stored_extensions(dict(obj.get("extensions") or {})),
     )
 
 
@@ -482,7 +482,7 @@ def _profile_state(store: Store, obj: dict[str, Any], namespace: str | None,
         integrity="verbatim",
         epistemic_status="affirmed",
         record=record,
-        extensions=dict(obj.get("extensions") or {}),
+        extensions=vocab.stored_extensions(dict(obj.get("extensions") or {})),
     )
 
 

@@ -25,6 +25,7 @@ from pcp_cli.model.vocab import (
     PROFILE_LIST_FIELDS,
     SENSITIVITIES,
     TIMELINE_CATEGORIES,
+    given_extensions,
 )
 from pcp_cli.render.select import instant, rfc3339
 
@@ -109,7 +110,7 @@ def keystone_object(revision: Revision) -> dict[str, Any]:
         obj["stale_after"] = stale_after
     if isinstance(record.get("supersedes"), str) and record["supersedes"]:
         obj["supersedes"] = record["supersedes"]
-    obj["extensions"] = dict(state.extensions)
+    obj["extensions"] = given_extensions(state.extensions)
     if status is None:
         ours = obj["extensions"].get(EXT_NS)
         obj["extensions"][EXT_NS] = {**(ours if isinstance(ours, dict) else {}),
@@ -140,7 +141,7 @@ def timeline_event(page_id: str, record: dict[str, Any], content: str, origin: s
     if _unit_interval(record.get("confidence")) is not None:
         obj["confidence"] = record["confidence"]
     obj["source"] = _source(record, origin)
-    obj["extensions"] = dict(extensions)
+    obj["extensions"] = given_extensions(extensions)
     return obj  # built in TIMELINE_ORDER
 
 
@@ -169,7 +170,7 @@ def profile_object(revision: Revision | None) -> dict[str, Any]:
                 obj[key] = items
         elif isinstance(value, str) and value.strip():
             obj[key] = value
-    obj["extensions"] = dict(state.extensions)
+    obj["extensions"] = given_extensions(state.extensions)
     return _ordered(obj, PROFILE_ORDER)
 
 
