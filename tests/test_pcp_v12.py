@@ -318,3 +318,59 @@ def test_the_micro_prompt_leaves_stale_keystones_out(tmp_path: Path) -> None:
         assert "Cursor" not in cli("export", "--format", fmt, "--store", str(root)).stdout
     # while the archive keeps it, dated
     assert keystone(root, _stale)["stale_after"] == PAST
+
+
+def test_no_affirmation_tier_is_served(tmp_path: Path) -> None:
+    """§3.2.1: the tier (unattributed, machine-reaffirmed, human-affirmed) is a reader's
+    inference; pcp serves the actors and never a tier, on any surface."""
+    root = new_store(tmp_path, "store")
+    page = ok("keystone", "add", "Ada prefers tea.", "--store", root)["page_id"]
+    with api.open_store(root) as store:
+        api.confirm_keystone(store, page, actor=Actor("model", "claude-desktop"))
+    ok("import", EXAMPLE_V12, "--store", root)
+    shown = [cli("export", "--format", "archive", "--store", str(root)).stdout,
+             cli("export", "--format", "archive", "--pcp-version", "1.1", "--store",
+                 str(root)).stdout,
+             cli("search", "tea", "--store", str(root), "--json").stdout,
+             cli("keystone", "list", "--all", "--store", str(root), "--json").stdout]
+    tiers = {"unattributed", "machine-reaffirmed", "human-affirmed"}
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                assert "tier" not in key.lower(), key
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+        else:
+            assert value not in tiers, value
+
+    for text in shown:
+        walk(json.loads(text))
+
+
+def test_source_and_generated_by_agree_for_what_pcp_writes(tmp_path: Path) -> None:
+    """§3.2.1: where both are present they agree; a user_stated keystone carries a human
+    generated_by (and what an importer, pcp propose or a model writes is not user_stated)."""
+    from tests.adapters.adapter_builders import CLAUDE_USERS, write_folder
+
+    root = new_store(tmp_path, "store")
+    ok("keystone", "add", "Ada prefers tea.", "--store", root)
+    ok("keystone", "propose", "Ada rows on Sundays.", "--store", root)
+    with api.open_store(root) as store:
+        api.propose_keystone(store, "Ada sails.", source="inferred",
+                             actor=Actor("model", "claude-desktop"))
+    folder = write_folder(tmp_path / "claude", {
+        "memories.json": [{"conversations_memory": "Ada writes in Python.",
+                           "project_memories": {}}],
+        "users.json": CLAUDE_USERS, "conversations.json": []})
+    ok("import", folder, "--format", "claude", "--store", root)
+    pairs = set()
+    for entry in ok("ls", "--include-proposed", "--type", "keystone", "--store", root):
+        said = record(root, entry["page_id"])
+        writer = said["generated_by"]
+        pairs.add((said["source"], writer.split(":")[0] if writer.startswith(
+            ("human:", "process:")) else "model"))
+    assert pairs == {("user_stated", "human"), ("inferred", "model"),
+                     ("imported", "process")}
