@@ -1,9 +1,13 @@
 """The layering rules of STYLE.md, checked on the source with `ast`.
 
-- `pcp_cli/cli` and `pcp_cli/mcp` reach the store only through `pcp_cli.api`.
+- `pcp_cli/cli`, `pcp_cli/mcp` and `pcp_cli/console` reach the store only through
+  `pcp_cli.api`.
 - The library (`api/`, and everything below it) imports no front end.
-- The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, inside its command
-  functions; the MCP front end never imports the CLI.
+- The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, and the console only
+  through `pcp_cli.console.commands`, inside its command functions; the MCP front end never
+  imports the CLI nor the console. The console reaches the MCP front end's state (grants,
+  tokens, the audit log) through `pcp_cli.mcp.commands` too, inside functions, and never
+  imports the CLI.
 - Each third-party library lives in one layer.
 - No modules import each other in a circle, through imports inside functions either; source
   parsers (`adapters/`) sit below the api; the store's engine is layered (STORE_ENGINE).
@@ -25,9 +29,10 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "jsonschema": ("model/validate.py",),
     "mcp": ("mcp/",),
     "mcp_types": ("mcp/",),
-    # the HTTP front end: /mcp, its connections, OAuth
-    "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py"),
-    "uvicorn": ("mcp/http.py", "mcp/connections.py"),
+    # the HTTP front ends: /mcp, its connections, OAuth; and `pcp console`
+    "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py", "console/app.py"),
+    "uvicorn": ("mcp/http.py", "mcp/connections.py", "console/commands.py"),
+    "jinja2": ("console/app.py",),
     "typer": ("cli/",),
     "rich": ("cli/",),
     "click": ("cli/",),
@@ -93,6 +98,13 @@ def eager_import_lines(path: Path) -> set[int]:
     return lines
 
 
+CONSOLE_ENTRY = "pcp_cli.console.commands"
+# front end -> {front end it may reach: the one module it may import, inside functions}
+DOORS = {"cli": {"pcp_cli.mcp": MCP_ENTRY, "pcp_cli.console": CONSOLE_ENTRY},
+         "console": {"pcp_cli.mcp": MCP_ENTRY}, "mcp": {}}
+FRONT_ENDS = ("pcp_cli.cli", "pcp_cli.mcp", "pcp_cli.console")
+
+
 def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
     bad: list[str] = []
     for path in paths:
@@ -100,12 +112,14 @@ def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
         eager = eager_import_lines(path)
         for module, line in imports_of(path, package=f"pcp_cli.{front_end}"):
             found = None
-            if _is(module, "pcp_cli.store") or front_end == "mcp" and _is(module, "pcp_cli.cli"):
+            other = next((f for f in FRONT_ENDS if _is(module, f) and module != f
+                          and f != f"pcp_cli.{front_end}"), None)
+            door = DOORS[front_end].get(other or "")
+            if _is(module, "pcp_cli.store") or other is not None and door is None:
                 found = f"{where}:{line} imports {module}"
-            elif (front_end == "cli" and _is(module, "pcp_cli.mcp") and module != "pcp_cli.mcp"
-                  and (not _is(module, MCP_ENTRY) or line in eager)):
-                found = (f"{where}:{line} imports {module} (only {MCP_ENTRY}, inside a "
-                         "command function)")
+            elif other is not None and (not _is(module, door or "") or line in eager):
+                found = (f"{where}:{line} imports {module} (only {door}, inside a "
+                         "function)")
             if found and not any(b.startswith(f"{where}:{line} ") for b in bad):
                 bad.append(found)
     return bad
@@ -114,6 +128,7 @@ def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
 @pytest.mark.parametrize("front_end", [
     "cli",
     "mcp",
+    "console",
 ])
 def test_front_ends_use_only_the_api(front_end: str) -> None:
     bad = front_end_crossings(front_end, sorted((PACKAGE / front_end).rglob("*.py")))
@@ -121,14 +136,15 @@ def test_front_ends_use_only_the_api(front_end: str) -> None:
 
 
 def test_the_library_imports_no_front_end() -> None:
-    """Serving is a front end's job: nothing outside cli/ and mcp/ imports either of them."""
+    """Serving is a front end's job: nothing outside cli/, mcp/ and console/ imports any of
+    them."""
     bad = []
     for path in sources():
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(("cli/", "mcp/")) or rel in ("__main__.py",):
+        if rel.startswith(("cli/", "mcp/", "console/")) or rel in ("__main__.py",):
             continue
         for module, line in imports_of(path):
-            if _is(module, "pcp_cli.cli") or _is(module, "pcp_cli.mcp"):
+            if any(_is(module, front) for front in FRONT_ENDS):
                 bad.append(f"{rel}:{line} imports {module}")
     assert not bad, "the library must not import a front end:\n" + "\n".join(bad)
 
@@ -140,6 +156,12 @@ def test_the_checker_sees_a_front_end_crossing(tmp_path: Path) -> None:
                      "def f():\n    from pcp_cli.mcp import commands\n")
     bad = front_end_crossings("cli", [probe])
     assert len(bad) == 2 and "pcp_cli.mcp.server" in bad[0]
+    console = tmp_path / "_console_probe.py"
+    console.write_text("def f():\n    from pcp_cli.mcp import commands\n"
+                       "    from pcp_cli.mcp.audit import AuditLog\n"
+                       "    from pcp_cli.cli.output import text\n")
+    bad = front_end_crossings("console", [console])
+    assert len(bad) == 2 and "pcp_cli.mcp.audit" in bad[0] and "pcp_cli.cli" in bad[1]
 
 
 @pytest.mark.parametrize("library", sorted(OWNERS))

@@ -107,16 +107,22 @@ _TABLE: dict[str, str] = {
     "profile_markdown_text": "pcp_cli.api.profile",
     "profile_without_catalog": "pcp_cli.api.profile",
     "micro_prompt_text": "pcp_cli.api.profile",
+    "micro_prompt_report": "pcp_cli.api.profile",
     "micro_prompt_export": "pcp_cli.api.profile",
     "agents_md_export": "pcp_cli.api.profile",
     "write_agents_md": "pcp_cli.api.profile",
     "export_archive": "pcp_cli.api.profile",
     "export_text": "pcp_cli.api.profile",
     "distill_profile": "pcp_cli.api.profile",
-    # -- the review queue: accept, reject (api/review.py) --
+    # -- the review queue: accept, reject, take back (api/review.py) --
     "review_queue": "pcp_cli.api.review",
     "accept_proposal": "pcp_cli.api.review",
     "reject_proposal": "pcp_cli.api.review",
+    "review_decisions": "pcp_cli.api.review",
+    "withdraw_decision": "pcp_cli.api.review",
+    "undo_decision": "pcp_cli.api.review",
+    "queue_groups": "pcp_cli.api.review",
+    "evidence_sources": "pcp_cli.api.review",
     # -- proposals from the person's own words (api/proposals.py) --
     "propose": "pcp_cli.api.proposals",
     "llm_extractor": "pcp_cli.api.proposals",

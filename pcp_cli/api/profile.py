@@ -170,6 +170,21 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
 _KEPT_MICRO_PROMPT = "micro-prompt.json"
 
 
+def micro_prompt_report(store: Store, *, scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """The micro_prompt with what was left out of it and why (`pcp console`'s profile page):
+    `{text, length, limit, left_out: [{page_id, what, text, reason}], sensitive_keystones}`
+    (high-sensitivity keystones never enter it: counted, not named)."""
+    from pcp_cli.render.micro_prompt import LIMIT, micro_prompt_explained
+
+    keystones = current_keystones(store, scopes=scopes)
+    profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
+    text, left_out = micro_prompt_explained(profile, keystones)
+    sensitive = len(_entries(store, "keystone", scopes=scopes, include_sensitive=True)) \
+        - len(keystones)
+    return {"text": text, "length": len(text), "limit": LIMIT, "left_out": left_out,
+            "sensitive_keystones": sensitive}
+
+
 def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
     """What the kept micro_prompt depends on, or None where nothing is kept (a fresh clone's
     view of the head files, a store without a catalog)."""

@@ -267,17 +267,23 @@ def propose(store: Store, pages: Sequence[str] = (), *, types: Sequence[str] = P
             since: str | None = None, dry_run: bool = False,
             extractor: Callable[[list[Source]], tuple[list[tuple[Source, Candidate]],
                                                       dict[str, int]]] | None = None,
+            progress: Callable[[int, int], None] | None = None,
             ) -> dict[str, Any]:
     """Run the extractor over the person's pages and file what is new in the review queue.
 
     Returns `{"proposals": [...], "counts": {...}}`: each proposal as `Proposal.to_dict`
     (`id` None for a new one under `dry_run`), the counts of pages read, candidates found and
-    what became of them.
+    what became of them. `progress(done, total)` is told the pages read, every 50 and at the
+    end (the offline rules; a model's extractor reports its own plan).
     """
     with store.locked():
         read = sources(store, pages, types=types, since=since)
         if extractor is None:
-            found = [(source, c) for source in read for c in rule_candidates(source)]
+            found = []
+            for done, source in enumerate(read, 1):
+                found += [(source, c) for c in rule_candidates(source)]
+                if progress is not None and (done % 50 == 0 or done == len(read)):
+                    progress(done, len(read))
             extra: dict[str, int] = {}
         else:
             found, extra = extractor(read)

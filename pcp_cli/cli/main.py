@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.hooks",
     "pcp_cli.cli.monitor",
     "pcp_cli.cli.propose",
+    "pcp_cli.cli.console",
     "pcp_cli.cli.retention",
 )
 
@@ -70,6 +71,7 @@ COMMAND_MODULE = {
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
     **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
     "monitor": "pcp_cli.cli.monitor",
+    "console": "pcp_cli.cli.console",
     "retention": "pcp_cli.cli.retention",
 }
 

@@ -353,8 +353,8 @@ def register(app: typer.Typer) -> None:
                   ((shorten(d["page_id"]), d["type"], d["title"], d["namespace"],
                     d["lifecycle_status"], (d["updated_at"] or "")[:10]) for d in rows),
                   whole=(0, 5))
-            if next_cursor:
-                note(f"More: --cursor {next_cursor}")
+            if next_cursor:  # after the table: on a terminal in the pager with it
+                (text if _terminal() else note)(f"More: --cursor {next_cursor}")
 
         with paged():
             emit(data, as_json, human)
