@@ -225,3 +225,53 @@ def test_a_collection_killed_midway_loses_nothing_it_did_not_list(
         assert json.loads((root / event).read_text())["kind"] == "retention_collected"
     assert cli("validate", str(root)).code == 0
     assert cli("doctor", "--store", str(root)).code == 0
+
+
+@pytest.mark.slow
+def test_a_collection_under_every_fault_removes_all_it_listed_or_nothing(
+        aged: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """The fault battery of tests/test_faults.py for `pcp retention collect`: each of its file
+    operations failed (EIO, ENOSPC) or killed in turn. A refused fault exits 11 and either
+    changed nothing (before its event) or says `pcp doctor --fix` finishes it; after doctor
+    --fix what it listed is wholly gone or wholly there, and nothing else changed."""
+    import shutil
+
+    from tests.test_faults import OPS, faulty, trace_of
+
+    root, ids = aged
+    ok("retention", "set", "--tombstoned-pages", "90d", "--superseded-revisions", "1y",
+       "--store", root)
+    plan = ok("retention", "plan", "--store", root)
+    listed = {f"revisions/{ids['gone']}/{r}.json" for r in plan["collect"]["pages"][0][
+        "revision_ids"]} | {f"revisions/{ids['drafts']}/{r}.json"
+                            for r in plan["collect"]["revisions"][0]["revision_ids"]}
+    args = ("retention", "collect", "--plan", plan["plan_id"])
+    steps = trace_of(root, tmp_path, *args)
+    faults = ("EIO", "ENOSPC", "kill")
+    turn = 0
+    for op in OPS:
+        for n in range(1, sum(1 for s, _ in steps if s == op) + 1):
+            fault = faults[turn % len(faults)]
+            turn += 1
+            copy = tmp_path / f"c-{op}-{n}"
+            shutil.copytree(root, copy)
+            before = files(copy)
+            done = faulty(copy, op, n, fault, *args)
+            if fault == "kill":
+                assert done.returncode == -signal.SIGKILL, (op, n, done.stderr)
+            else:
+                assert done.returncode == 11, (op, n, done.stderr)
+                assert "Traceback" not in done.stderr
+                if "is recorded" in done.stderr:
+                    assert "`pcp doctor --fix` finishes the collection" in done.stderr
+                else:
+                    assert files(copy) == before, (op, n, done.stderr)
+            assert cli("doctor", "--fix", "--store", str(copy)).code in (0, 8)
+            assert cli("doctor", "--store", str(copy)).code == 0, (op, n)
+            assert cli("validate", str(copy)).code == 0, (op, n)
+            gone = before - files(copy)
+            head = {p for p in gone if p.startswith("pages/")}
+            assert gone - head in (set(), listed), (op, n, sorted(gone))
+            assert len(head) == (1 if gone else 0), (op, n, sorted(gone))
+            shutil.rmtree(copy)
+    assert turn >= 8, f"only {turn} file operations were traced"

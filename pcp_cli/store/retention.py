@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import NotFound, RevisionConflict, UsageError
+from pcp_cli.errors import NotFound, RevisionConflict, StorageFailed, UsageError
 from pcp_cli.model.ids import is_safe_id, new_id
 from pcp_cli.model.page import Actor, file_json, now_iso
 from pcp_cli.model.retention import RULES, Policy, days, policy_from
@@ -400,7 +400,14 @@ def collect(store: Store, plan_id: str, *, actor: Actor | None = None,
                 "revisions": [{k: r[k] for k in ("page_id", "revision_ids")}
                               for r in now.revisions]}
         event = store.record_event(COLLECTED, data, actor=actor)
-        finish(store, data)
+        try:
+            finish(store, data)
+        except StorageFailed as exc:
+            raise StorageFailed(
+                f"{exc.message.split('; ')[0]}; the collection of {plan_id} is recorded (its "
+                f"{COLLECTED} event {event.event_id}) but not finished",
+                hint="check the disk, then `pcp doctor --fix` finishes the collection (it "
+                "removes only what the event lists)") from exc
         return {"plan_id": plan_id, "event_id": event.event_id,
                 "pages_removed": len(now.pages),
                 "revisions_removed": sum(len(p["revision_ids"]) for p in now.pages)
