@@ -91,7 +91,6 @@ _TABLE: dict[str, str] = {
     "confirm_keystone": "pcp_cli.api.keystones",
     "edit_keystone": "pcp_cli.api.keystones",
     "is_stale": "pcp_cli.api.keystones",
-    "NEVER": "pcp_cli.api.keystones",
     "keystone_entries": "pcp_cli.api.keystones",
     "propose_keystone": "pcp_cli.api.keystones",
     # -- timeline events and the timeline (api/timeline_events.py) --

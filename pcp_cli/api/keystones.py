@@ -137,10 +137,6 @@ def confirm_keystone(store: Store, page_id: str, *, actor: Actor | None = None) 
                             expected_revision_id=revision.revision_id)
 
 
-# `stale_after` "never": the claim has no staleness date (it is removed).
-NEVER = "never"
-
-
 def edit_keystone(store: Store, page_id: str, *, stale_after: str | None = None,
                   expected_revision_id: str | None = None,
                   actor: Actor | None = None) -> WriteResult:
@@ -148,7 +144,7 @@ def edit_keystone(store: Store, page_id: str, *, stale_after: str | None = None,
     is not re-affirming: who last stood behind the claim, and when, stay as they were."""
     if stale_after is None:
         raise UsageError("nothing to edit", hint="pass --stale-after DATE (or never)")
-    value = None if stale_after == NEVER else staleness.check(stale_after)
+    value = staleness.setting(stale_after)
     with store.locked():
         revision = store.current(page_id)
         if revision.state.type != "keystone":

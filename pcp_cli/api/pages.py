@@ -409,12 +409,12 @@ def link(store: Store, from_id: str, relation_type: str, to_id: str, *,
             heads = {"from": store.current(from_page).revision_id,
                      "to": store.current(to_page).revision_id}
             named = {"from": from_rev, "to": to_rev}
-            stale = [end for end in pinned if named[end] != heads[end]]
-            if stale:
+            older = [end for end in pinned if named[end] != heads[end]]
+            if older:
                 raise UsageError(
                     f"supersedes acts on a page's current revision, and "
-                    f"{named[stale[0]]} is not the head of "
-                    f"{from_page if stale[0] == 'from' else to_page}",
+                    f"{named[older[0]]} is not the head of "
+                    f"{from_page if older[0] == 'from' else to_page}",
                     hint="name the pages (or their head revisions) to supersede; link an "
                     "older revision with another relation type")
             pinned = ()

@@ -164,7 +164,7 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
                          hint="the person accepts proposals in `pcp review`")
     dated: dict[str, Any] = {}
     if stale_after is not None:
-        dated["stale_after"] = None if stale_after == "never" else staleness.check(stale_after)
+        dated["stale_after"] = staleness.setting(stale_after)
     with store.locked():
         proposal = _proposal(store, page_id)
         if dated and proposal.state.type != "keystone":

@@ -394,8 +394,8 @@ class ToolSession:
         if args["include_sensitive"] and not self.grant.allow_sensitive:
             notices.append("include_sensitive ignored: this client's grant does not allow "
                            "high-sensitivity material")
-        if notices:
-            data["notices"] = notices
+        if notices:  # after any the answer holds already (a scope ignored)
+            data["notices"] = [*(data.get("notices") or []), *notices]
         return data
 
     def _get_timeline(self, args: dict[str, Any]) -> dict[str, Any]:

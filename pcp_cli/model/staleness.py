@@ -61,6 +61,15 @@ def check(value: str) -> str:
     return value
 
 
+# What a person writes for "no staleness date" (`--stale-after never`): the date is removed.
+NEVER = "never"
+
+
+def setting(value: str) -> str | None:
+    """A `--stale-after` value as the record holds it: a checked date, or None for `never`."""
+    return None if value == NEVER else check(value)
+
+
 def stale_after(record: Mapping[str, Any] | None) -> str | None:
     """The record's valid stale_after date, or None (absent or not a date: never stale)."""
     value = (record or {}).get(KEY)
