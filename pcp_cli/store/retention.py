@@ -202,7 +202,7 @@ def plan(store: Store, *, today: datetime.date | None = None) -> Plan:
     for relation in relations:
         named.setdefault(relation.from_revision_id, []).append(relation)
         named.setdefault(relation.to_revision_id, []).append(relation)
-    evidence = _evidence(store)
+    evidence = _Evidence(store)
     entries = [e for e in store.entries(statuses=None, review=None) if e.page_id]
 
     doomed: set[str] = set()
@@ -276,6 +276,30 @@ def _leased(store: Store, today: str) -> tuple[dict[str, str], dict[str, str]]:
     return pages, revisions
 
 
+class _Evidence:
+    """revision id -> the page whose head names it as evidence (a source span) or an input
+    (its provenance), read on the first question: a plan with nothing due old enough to ask
+    about reads no revision of the evidence pages."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._found: dict[str, str] | None = None
+
+    def _all(self) -> dict[str, str]:
+        if self._found is None:
+            self._found = _evidence(self._store)
+        return self._found
+
+    def get(self, revision_id: str) -> str | None:
+        return self._all().get(revision_id)
+
+    def __contains__(self, revision_id: object) -> bool:
+        return revision_id in self._all()
+
+    def __getitem__(self, revision_id: str) -> str:
+        return self._all()[revision_id]
+
+
 def _evidence(store: Store) -> dict[str, str]:
     """revision id -> the page whose head names it as evidence (a source span) or an input
     (its provenance)."""
@@ -299,7 +323,7 @@ def _evidence(store: Store) -> dict[str, str]:
 
 def _page_kept(page_id: str, revision_ids: Sequence[str], leased_pages: dict[str, str],
                leased_revisions: dict[str, str], named: dict[str, list[Any]],
-               doomed: set[str], evidence: dict[str, str]) -> str | None:
+               doomed: set[str], evidence: _Evidence) -> str | None:
     """Why a tombstoned page that is due is kept anyway, or None."""
     if page_id in leased_pages:
         return f"lease {leased_pages[page_id]}"
@@ -321,11 +345,14 @@ def _page_kept(page_id: str, revision_ids: Sequence[str], leased_pages: dict[str
 
 def _old_revisions(store: Store, page_id: str, cutoff: str | None, policy: Policy,
                    leased_pages: dict[str, str], leased_revisions: dict[str, str],
-                   named: dict[str, list[Any]], evidence: dict[str, str],
+                   named: dict[str, list[Any]], evidence: _Evidence,
                    result: Plan) -> None:
     """The oldest revisions of a page replaced before `cutoff`, up to the first one kept."""
     revision_ids = store.revision_ids(page_id)
     if len(revision_ids) < 2:
+        return
+    if cutoff is None:  # kept forever: no revision needs reading
+        result.kept_by_policy["superseded_revisions"] += len(revision_ids) - 1
         return
     revisions = store.revisions(page_id)
     order = sorted(revisions, key=lambda r: (r.created_at, r.revision_id))
@@ -347,6 +374,12 @@ def _old_revisions(store: Store, page_id: str, cutoff: str | None, policy: Polic
     due: list[str] = []
     for position, revision in enumerate(older):
         replaced = order[position + 1].created_at
+        if replaced >= cutoff:  # not due yet, nor anything newer
+            result.kept_by_policy["superseded_revisions"] += len(older) - position
+            when = _due(replaced, policy.superseded_revisions)
+            if when and (result.next_due is None or when < result.next_due):
+                result.next_due = when
+            break
         why = None
         if revision.revision_id in leased_revisions:
             why = f"lease {leased_revisions[revision.revision_id]}"
@@ -360,18 +393,11 @@ def _old_revisions(store: Store, page_id: str, cutoff: str | None, policy: Polic
             result.kept.append({"kind": "revision", "page_id": page_id,
                                 "revision_id": revision.revision_id, "why": why})
             break
-        if cutoff is None or replaced >= cutoff:
-            rest = len(older) - position
-            result.kept_by_policy["superseded_revisions"] += rest
-            when = _due(replaced, policy.superseded_revisions)
-            if when and (result.next_due is None or when < result.next_due):
-                result.next_due = when
-            break
         due.append(revision.revision_id)
     if due:
         result.revisions.append({
             "page_id": page_id, "revision_ids": due,
-            "why": f"replaced before {cutoff[:10] if cutoff else '?'} (superseded_revisions: "
+            "why": f"replaced before {cutoff[:10]} (superseded_revisions: "
                    f"{policy.superseded_revisions}); the oldest of the page's history",
         })
 
