@@ -88,15 +88,22 @@ def test_the_plan_says_what_goes_and_why_everything_else_stays(
     assert f"pcp retention collect --plan {plan['plan_id']}" in human.stderr
 
 
-def test_collect_removes_exactly_the_plan_and_records_it(
-        aged: tuple[Path, dict[str, str]]) -> None:
-    root, ids = aged
+def planned(root: Path, ids: dict[str, str]) -> tuple[dict, set[str]]:
+    """The policy of these tests set on the aged store; its plan, and the revision files the
+    plan lists (the gone page's and the drafts' two oldest)."""
     ok("retention", "set", "--tombstoned-pages", "90d", "--superseded-revisions", "1y",
        "--store", root)
     plan = ok("retention", "plan", "--store", root)
     listed = {f"revisions/{ids['gone']}/{r}.json" for r in plan["collect"]["pages"][0][
         "revision_ids"]} | {f"revisions/{ids['drafts']}/{r}.json"
                             for r in plan["collect"]["revisions"][0]["revision_ids"]}
+    return plan, listed
+
+
+def test_collect_removes_exactly_the_plan_and_records_it(
+        aged: tuple[Path, dict[str, str]]) -> None:
+    root, ids = aged
+    plan, listed = planned(root, ids)
     before = files(root)
     # no plan named and no terminal: nothing happens
     refused = cli("retention", "collect", "--store", str(root))
@@ -239,12 +246,7 @@ def test_a_collection_under_every_fault_removes_all_it_listed_or_nothing(
     from tests.test_faults import OPS, faulty, trace_of
 
     root, ids = aged
-    ok("retention", "set", "--tombstoned-pages", "90d", "--superseded-revisions", "1y",
-       "--store", root)
-    plan = ok("retention", "plan", "--store", root)
-    listed = {f"revisions/{ids['gone']}/{r}.json" for r in plan["collect"]["pages"][0][
-        "revision_ids"]} | {f"revisions/{ids['drafts']}/{r}.json"
-                            for r in plan["collect"]["revisions"][0]["revision_ids"]}
+    plan, listed = planned(root, ids)
     args = ("retention", "collect", "--plan", plan["plan_id"])
     steps = trace_of(root, tmp_path, *args)
     faults = ("EIO", "ENOSPC", "kill")
