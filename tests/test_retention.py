@@ -277,3 +277,30 @@ def test_a_collection_under_every_fault_removes_all_it_listed_or_nothing(
             assert len(head) == (1 if gone else 0), (op, n, sorted(gone))
             shutil.rmtree(copy)
     assert turn >= 8, f"only {turn} file operations were traced"
+
+
+def test_a_page_kept_keeps_the_due_page_that_relates_to_it(
+        aged: tuple[Path, dict[str, str]]) -> None:
+    """Two tombstoned pages due, related to each other: a lease on one keeps it, and so the
+    relation keeps the other (removing it would leave the kept page a dangling relation)."""
+    root, ids = aged
+    # "gone" relates to "source" (due too, but the summary's relation keeps it)
+    ok("link", ids["gone"], "related_to", ids["source"], "--store", root)
+    ok("retention", "set", "--tombstoned-pages", "90d", "--store", root)
+    plan = ok("retention", "plan", "--store", root)
+    assert plan["collect"]["pages"] == []
+    kept = {k["page_id"]: k["why"] for k in plan["kept"]}
+    assert kept[ids["source"]].startswith("relation ")
+    assert kept[ids["gone"]].startswith("relation ") and ids["source"] in kept[ids["gone"]]
+
+
+def test_a_lease_that_cannot_be_read_blocks_every_collection(
+        aged: tuple[Path, dict[str, str]]) -> None:
+    root, _ids = aged
+    ok("retention", "set", "--tombstoned-pages", "90d", "--store", root)
+    (root / "leases").mkdir(exist_ok=True)
+    (root / "leases" / "ls_broken.json").write_text("{not json")
+    plan = ok("retention", "plan", "--store", root)
+    assert plan["collect"]["pages"] == [] and "ls_broken.json" in plan["blocked"]
+    human = cli("retention", "plan", "--store", str(root))
+    assert "nothing can be collected" in human.stdout

@@ -80,6 +80,8 @@ def retention_set(
 def _show_plan(data: dict[str, Any]) -> None:
     collect = data["collect"]
     text(f"plan {data['plan_id']} ({data['today']}): {_policy_line(data['policy'])}\n")
+    if data.get("blocked"):
+        text(f"nothing can be collected: {data['blocked']}\n")
     if collect["pages"] or collect["revisions"]:
         text(f"would remove for good: {collect['page_count']} tombstoned page(s) and "
              f"{collect['revision_count']} revision(s) in all\n")

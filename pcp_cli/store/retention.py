@@ -8,7 +8,8 @@ irreversible delete (不可恢复删除必须受用户权限和保留策略控�
   of its page replaced it (`superseded_revisions`); `<n>d`, `<n>w`, `<n>y` or `forever` (the
   default of both: with no section nothing is ever due).
 - **Leases** (`leases/<lease_id>.json`, committed, synced by git) protect named pages (every
-  revision of them) or revisions, until a date or until released.
+  revision of them) or revisions, until a date or until released. A lease file that cannot be
+  read blocks every collection until it is mended (what it protects is unknown).
 - **The plan** lists what is due, each with why, and what is kept, each with why: a lease, a
   relation (another page's relation names it: an irreversible delete would leave it dangling),
   evidence (a span or provenance input of a keystone, event, profile or summary names it), a
@@ -86,7 +87,7 @@ def lease_folder(store: Store) -> Path:
 
 def leases(store: Store) -> list[Lease]:
     """Every lease file of the store, oldest first. A file that cannot be read is a problem
-    (`store.problems`), never a silent loss of protection: the plan then keeps everything."""
+    (`store.problems`), never a silent loss of protection: the plan then collects nothing."""
     folder = lease_folder(store)
     found = []
     try:
@@ -162,6 +163,8 @@ class Plan:
     kept: list[dict[str, Any]] = field(default_factory=list)
     kept_by_policy: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RULES, 0))
     next_due: str | None = None
+    # why nothing at all may be collected now (a lease file that cannot be read)
+    blocked: str | None = None
 
     @property
     def plan_id(self) -> str:
@@ -183,6 +186,7 @@ class Plan:
             "kept": self.kept,
             "kept_by_policy": self.kept_by_policy,
             "next_due": self.next_due,
+            "blocked": self.blocked,
         }
 
 
@@ -193,9 +197,16 @@ def plan(store: Store, *, today: datetime.date | None = None) -> Plan:
     result = Plan(policy=policy, today=day.isoformat())
     if not policy.configured:
         return result
+    before = dict(store.problems)
+    leased_pages, leased_revisions = _leased(store, day.isoformat())
+    broken = sorted(path for path in store.problems if path.startswith(f"{LEASES}/")
+                    and path not in before)
+    if broken:  # what a lease we cannot read protects is unknown: nothing goes
+        result.blocked = (f"{broken[0]} cannot be read, so what it protects is unknown: "
+                          "nothing is collected until it is mended or removed")
+        return result
     tomb_cut = _cutoff(policy.tombstoned_pages, day)
     rev_cut = _cutoff(policy.superseded_revisions, day)
-    leased_pages, leased_revisions = _leased(store, day.isoformat())
     relations = store.relations()
     # revision id -> the relations naming it, and page id -> the relations touching it
     named: dict[str, list[Any]] = {}
@@ -217,13 +228,23 @@ def plan(store: Store, *, today: datetime.date | None = None) -> Plan:
                 result.next_due = due
             continue
         doomed.add(str(entry.page_id))
+    # A page kept may keep another that relates to it: work it out until nothing changes.
+    revisions_of = {page_id: store.revision_ids(page_id) for page_id in doomed}
+    kept_why: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for page_id in sorted(doomed):
+            why = _page_kept(page_id, revisions_of[page_id], leased_pages, leased_revisions,
+                             named, doomed, evidence)
+            if why is not None:
+                kept_why[page_id] = why
+                doomed.discard(page_id)
+                changed = True
+    result.kept += [{"kind": "page", "page_id": page_id, "why": why}
+                    for page_id, why in sorted(kept_why.items())]
     for page_id in sorted(doomed):
-        revision_ids = store.revision_ids(page_id)
-        why = _page_kept(page_id, revision_ids, leased_pages, leased_revisions, named, doomed,
-                         evidence)
-        if why is not None:
-            result.kept.append({"kind": "page", "page_id": page_id, "why": why})
-            continue
+        revision_ids = revisions_of[page_id]
         touching = {r.relation_id for rev in revision_ids for r in named.get(rev, [])}
         entry = store.head_entry(page_id)
         result.pages.append({
