@@ -33,9 +33,17 @@ EXAMPLE = ROOT / "store_layout" / "example"
 # outside the repository (it must pass from a clone with nothing beside it).
 V1_SCHEMAS = ROOT / "pcp_cli" / "model" / "schemas" / "v1"
 V1_EXAMPLES = ROOT / "tests" / "data" / "pcp-v1" / "examples"
-# The developers' workplace keeps the published originals beside the project; only the test that
-# compares our copies with them reads this, and skips when it is absent.
-SHARED_V1 = ROOT.parent / "shared" / "pcp-v1"
+# ... and of the v1.2 draft's, which is what pcp emits by default (the v1.1 ones are for a reader
+# that asks for v1.1).
+V12_SCHEMAS = ROOT / "pcp_cli" / "model" / "schemas" / "v1.2"
+V12_EXAMPLES = ROOT / "tests" / "data" / "pcp-v1.2" / "examples"
+# The developers' workplace keeps the published originals beside the project (or beside the
+# folder of worktrees it is checked out in); only the tests that compare our copies with them
+# read these, and skip when they are absent.
+SHARED = next((folder for folder in (ROOT.parent / "shared", ROOT.parent.parent / "shared")
+               if folder.is_dir()), ROOT.parent / "shared")
+SHARED_V1 = SHARED / "pcp-v1"
+SHARED_V12 = SHARED / "pcp-v1.2"
 
 
 @pytest.fixture(autouse=True)

@@ -229,8 +229,11 @@ def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
     if stamps is None:
         return None
     catalog = store.catalog
+    from pcp_cli.model.staleness import today
+
+    # today: a keystone may go stale overnight without any file changing
     return "|".join([catalog.identity(), str(catalog.seq()), ",".join(sorted(scopes)),
-                     __version__, *stamps])
+                     __version__, today(), *stamps])
 
 
 # What the micro_prompt is made of: the only pages its fresh-clone path reads.
@@ -423,9 +426,18 @@ def export_text(
     *,
     scopes: Sequence[str] = (),
     include_sensitive: bool = False,
+    pcp_version: str | None = None,
 ) -> str:
-    """`pcp export --format FMT` as the exact text written (JSON formats end with a newline)."""
+    """`pcp export --format FMT` as the exact text written (JSON formats end with a newline).
+    `pcp_version` "1.1": objects valid against the v1.1 schemas (render/versions.py)."""
     import json
+
+    from pcp_cli.render import versions
+
+    try:
+        version = versions.check(pcp_version)
+    except ValueError as exc:
+        raise UsageError(str(exc), hint="--pcp-version 1.2 (the default) or 1.1") from None
 
     if fmt == "micro_prompt":
         return micro_prompt_text(store, scopes=scopes) + "\n"
@@ -434,7 +446,8 @@ def export_text(
     if fmt == "json":
         obj = profile_object(store, scopes=scopes, include_sensitive=include_sensitive)
     elif fmt == "archive":
-        obj = export_archive(store, scopes=scopes, include_sensitive=include_sensitive)
+        obj = versions.archive_as(export_archive(store, scopes=scopes,
+                                                 include_sensitive=include_sensitive), version)
     else:
         raise UsageError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(EXPORT_FORMATS)}")
     return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"

@@ -86,6 +86,8 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
         counters["by_namespace"][namespace or "unknown"] += count
         counters["by_lifecycle"][lifecycle or "unknown"] += count
     times = _observed_range(store, scopes, suppressed, statuses, sensitivities)
+    from pcp_cli.render.versions import protocols
+
     return {
         "schema_version": "1.0",
         "total": total,
@@ -99,6 +101,7 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
             "scopes": None if scopes is None else list(scopes),
             **({"suppressed": len(suppressed)} if suppressed else {}),
         },
+        "protocols": protocols(),
     }
 
 
@@ -211,13 +214,14 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
     from pcp_cli.query.graph import MAX_DEPTH, MAX_PAGES
     from pcp_cli.query.pages import FILTERS, MATCH_CHANNELS, MODES, unavailable_modes
     from pcp_cli.query.search import DEFAULT_LIMIT, MAX_LIMIT, READ_VIEWS, SNIPPET_CHARS
+    from pcp_cli.render.versions import protocols
 
     data: dict[str, Any] = {
         "store_format": store.manifest.format,
         "store_id": store.manifest.store_id,
         "owner_id": store.owner_id,
         "default_namespace": store.default_namespace,
-        "protocols": {"portable_context_protocol": "1.1", "paged_context_protocol": "0.4"},
+        "protocols": protocols(),
         "search": {
             "modes": [m for m in MODES if m not in unavailable_modes()],
             "unavailable_modes": list(unavailable_modes()),

@@ -506,6 +506,14 @@ class Catalog:
                 "AND tags IS NOT NULL AND tags != '[]'")
             if wanted & {str(t).lower() for t in json.loads(raw or "[]")})
 
+    def record_values(self, type_: str, key: str) -> dict[str, Any]:
+        """page id -> `record[key]` of every row of `type_` whose record holds `key` (a
+        keystone's `stale_after`), without loading the rows."""
+        return {pid: value for pid, value in self._db.execute(
+            "SELECT page_id, json_extract(record, ?) FROM pages WHERE type = ? "
+            "AND page_id IS NOT NULL AND record LIKE ?",
+            (f"$.{key}", type_, f'%"{key}"%')) if value is not None}
+
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
 
