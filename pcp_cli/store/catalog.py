@@ -652,6 +652,11 @@ class Catalog:
             (*group, *params)).fetchone()
         return None if row is None else row[0]
 
+    def removed_since(self, seq: int) -> list[tuple[str, str | None]]:
+        """(path, page id) of the rows removed after change number `seq`."""
+        return [(row[0], row[1]) for row in self._db.execute(
+            "SELECT path, page_id FROM removed WHERE seq > ?", (seq,))]
+
     def pending(self) -> list[Entry]:
         """Head files edited by hand, or new files, not yet recorded as revisions."""
         return self.entries(PENDING)
