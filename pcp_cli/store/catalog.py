@@ -302,6 +302,7 @@ class Catalog:
         self.pages_dir = pages_dir
         self._scan = scan
         self._db = self._connect()
+        self.walked = 0  # head files the last full scan found
 
     # -- connection ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -781,7 +782,11 @@ class Catalog:
         row = self._db.execute("SELECT value FROM meta WHERE key='monitor_token'").fetchone()
         answer = monitor.ask(self.root, row[0] if row else None)
         if answer is None:
-            return self._scan_files()
+            started = time.monotonic()
+            changes = self._scan_files()
+            # a big store gets a monitor for the commands after this one (or says why not)
+            monitor.after_scan(self.root, self.walked, time.monotonic() - started)
+            return changes
         token, paths = answer
         if paths is not None and mode != "full" and self._db.execute(
                 "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
@@ -823,6 +828,7 @@ class Catalog:
     def _scan_files(self, *, verify: bool = False) -> Changes:
         walked_at = time.time_ns()
         files = self._walk()
+        self.walked = len(files)
         crc32 = zlib.crc32
         mask = BUCKETS - 1
         sums = [0] * BUCKETS

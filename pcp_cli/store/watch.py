@@ -159,11 +159,14 @@ class _Hub:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
         self.by_wd: dict[int, Any] = {}  # wd -> the StoreWatch (or RevisionsWatch) it serves
         self.lock = threading.Lock()
+        self.error = 0  # the errno of the last watch the kernel refused
 
     def add(self, folder: str, watch: Any, mask: int = _MASK) -> int:
         wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(folder), mask))
         if wd >= 0:
             self.by_wd[wd] = watch
+        else:
+            self.error = ctypes.get_errno()
         return wd
 
     def forget(self, wd: int) -> None:
