@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from pcp_cli.store import monitor
-from pcp_cli.store import watch as watching
+from pcp_cli.store.changes import monitor
+from pcp_cli.store.changes import watch as watching
 from tests.conftest import cli, run_pcp
 
 pytestmark = pytest.mark.skipif(
@@ -424,7 +424,7 @@ def test_a_kernel_queue_overflow_makes_the_monitor_refuse_to_vouch(store: Path) 
 
 
 def test_past_its_journal_limit_revisions_are_not_vouched_for_either(store: Path) -> None:
-    from pcp_cli.store.revisions_watch import RevisionsWatch
+    from pcp_cli.store.changes.revisions_watch import RevisionsWatch
 
     _notes(store, 4)
     root = store.resolve()

@@ -478,7 +478,7 @@ def test_a_clean_check_is_not_a_listing_of_every_page_after_an_edit(
     """After a read found no damage, an edit (the catalog changed, `revisions/` did not) costs
     the next read a look at what the edit removed, not a listing of `revisions/`; a new page
     (a new folder there) lists it again."""
-    from pcp_cli.store import damage
+    from pcp_cli.upkeep import damage
 
     first, _ = _two_pages(store)
     assert cli("ls", "--store", str(store)).code == 0

@@ -38,6 +38,7 @@ from pcp_cli.model.page import observed_time
 from pcp_cli.query import search as text_search
 from pcp_cli.query.index_build import BUILD_LOG, start_build
 from pcp_cli.query.index_sync import index_missing
+from pcp_cli.store.folder import scan
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -119,7 +120,7 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         if not any(held) or (not all(held) and len(some) >= capped):
             continue
         rel = store.layout.rel(path)
-        fields = store._scan(rel, raw)
+        fields = scan(store, rel, raw)
         if admitted(fields):
             (every if all(held) else some).append((rel, fields, body))
     results = [_result(store, rel, fields, body, query, "every" if n < len(every) else "some")

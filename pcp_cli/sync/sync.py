@@ -39,10 +39,10 @@ def status(store: Store) -> dict[str, Any]:
 
 
 def monitor_status(store: Store) -> dict[str, Any]:
-    """The store monitor as `pcp status` reports it (store/monitor.py's `status`), with the
+    """The store monitor as `pcp status` reports it (store/changes/monitor.py's `status`), with the
     number of head files the catalog lists: whether commands ask a monitor what changed or
     check every page file, and if they check, why and what that cost the last time."""
-    from pcp_cli.store import monitor
+    from pcp_cli.store.changes import monitor
 
     return {**monitor.status(store.root), "pages": store.catalog.count()}
 

@@ -30,7 +30,7 @@ is git's fsmonitor, and so are its rules:
   (`pcp monitor start`: `.pcp/monitor/auto`, any size), or kept without one (`pcp monitor
   stop`: `.pcp/monitor/off`, until `pcp monitor start`); `PCP_MONITOR=off` keeps every command
   of a process from starting one (the test suite, a script). It runs only where inotify can be
-  trusted: Linux, local file systems (as `pcp serve`'s watch, store/watch.py). Where it cannot
+  trusted: Linux, local file systems (as `pcp serve`'s watch, watch.py). Where it cannot
   run (another OS, a network file system, no inotify watch or instance to spare, a socket
   folder someone else owns), every command keeps scanning, and the first one on a store that
   big says so once, with the reason (a `PcpNotice`); `pcp status` says it every time, with
@@ -45,7 +45,7 @@ is git's fsmonitor, and so are its rules:
 - **It stops by itself** after `--idle-timeout` seconds with no question (default one hour),
   when its store folder goes away, and on SIGTERM / SIGINT.
 
-It also watches `revisions/` and every page folder in it (store/revisions_watch.py), for `pcp
+It also watches `revisions/` and every page folder in it (revisions_watch.py), for `pcp
 status`'s revision graphs: asked with `"revisions": true`, it also names the page folders that
 gained or lost a file since the token, under the same rules, and one more: past its share of
 the system's inotify watches it does not watch `revisions/` at all and never vouches for it
@@ -284,7 +284,7 @@ def _ping(root: Path) -> Any:
 
 def supported(root: Path) -> str | None:
     """None when a monitor can watch this store, else why not."""
-    from pcp_cli.store.watch import local_file_system
+    from pcp_cli.store.changes.watch import local_file_system
 
     if not sys.platform.startswith("linux"):
         return "the store monitor needs Linux's inotify; every command scans instead"
@@ -548,8 +548,8 @@ def _run(root: Path, idle_timeout: float, journal_limit: int | None) -> int:
     import signal
     import socket
 
-    from pcp_cli.store import watch as watching
-    from pcp_cli.store.revisions_watch import RevisionsWatch
+    from pcp_cli.store.changes import watch as watching
+    from pcp_cli.store.changes.revisions_watch import RevisionsWatch
 
     why = supported(root)
     if why is not None:

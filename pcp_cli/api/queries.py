@@ -1,0 +1,107 @@
+"""Search and the other reads of `pcp_cli/query/`: related pages, diffs, stats, scopes and
+capabilities. How a search runs: `pcp_cli.query.pages` (the request, the safeguards, the
+engines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pcp_cli.query.asof import view as as_of_view
+from pcp_cli.store.store import Store
+from pcp_cli.upkeep.damage import refuse_damaged
+
+
+def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
+           exclude_types: Sequence[str] = (), include_superseded: bool = False,
+           include_sensitive: bool = False, min_score: float | None = None,
+           scopes: Sequence[str] | None = None,
+           suppressed: frozenset[str] = frozenset(), mode: str = "text",
+           filters: dict[str, Any] | None = None, cursor: str | None = None,
+           as_of: str | None = None, depth: int | None = None,
+           include_unclassified: bool = True) -> dict[str, Any]:
+    """SearchPages (`pcp search` / `pcp_search`): `{schema_version, query, count,
+    filters_applied, results, next_cursor}`.
+
+    Pages never classified are included (labelled) unless `include_unclassified` is False (an
+    AI client's read: then only with `include_sensitive`, as a `high` page).
+
+    The §4.2 safeguards run here: limit 10 by default, capped at 25 (the cap is reported);
+    current, affirmed pages only unless `include_superseded` or `filters.lifecycle_status`;
+    `high` sensitivity only with `include_sensitive`; scopes (None = all, [] = none), types
+    and every filter applied before ranking; `suppressed` page ids never returned nor counted.
+    `mode`, `filters`, `cursor`, `as_of` and `depth`: see `pcp_cli.query.pages`.
+    """
+    from pcp_cli.query.pages import search_pages
+
+    refuse_damaged(store)  # a replaced folder is damage, never "no results"
+    return search_pages(store, query, mode=mode, filters=filters, limit=limit, types=types,
+                        exclude_types=exclude_types, include_superseded=include_superseded,
+                        include_sensitive=include_sensitive, min_score=min_score,
+                        scopes=scopes, suppressed=suppressed, cursor=cursor, as_of=as_of,
+                        depth=depth, include_unclassified=include_unclassified)
+
+
+def search_before_index(store: Store, query: str, *, limit: int | None = None,
+                        types: Sequence[str] = (), exclude_types: Sequence[str] = (),
+                        include_superseded: bool = False, include_sensitive: bool = False,
+                        min_score: float | None = None,
+                        scopes: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """`pcp search` on a large store with no index yet (a fresh clone): start the build in the
+    background and answer from a bounded, unranked scan of the files, with every safeguard of
+    `search` (see pcp_cli.query.first_answer). None when the usual `search` should run; the
+    store need not be refreshed first (refresh it before that `search`)."""
+    from pcp_cli.query.index_sync import index_missing as missing
+
+    if not missing(store):  # the usual case: no need to load the scan's code
+        return None
+    from pcp_cli.query.first_answer import answer
+
+    return answer(store, query, limit=limit, types=types, exclude_types=exclude_types,
+                  include_superseded=include_superseded, include_sensitive=include_sensitive,
+                  min_score=min_score, scopes=scopes)
+
+
+def related(store: Store, page_id: str, *, types: Sequence[str] = (), depth: int = 1,
+            scopes: Sequence[str] | None = None, include_superseded: bool = False,
+            include_sensitive: bool = False, suppressed: frozenset[str] = frozenset(),
+            as_of: str | None = None, include_unclassified: bool = True) -> dict[str, Any]:
+    """`pcp related`: the pages PAGE's relations reach within `depth` steps, both directions.
+    `include_unclassified=False` treats pages without a sensitivity as high (MCP clients)."""
+    from pcp_cli.query.related import related as run
+
+    return run(as_of_view(store, as_of), page_id, types=types, depth=depth, scopes=scopes,
+               include_superseded=include_superseded, include_sensitive=include_sensitive,
+               include_unclassified=include_unclassified, suppressed=suppressed)
+
+
+def stats(store: Store, *, scopes: Sequence[str] | None = None,
+          suppressed: frozenset[str] = frozenset(), as_of: str | None = None,
+          statuses: Sequence[str] | None = None, include_sensitive: bool = False,
+          include_unclassified: bool = True) -> dict[str, Any]:
+    """`pcp stats` / `pcp_stats`: counts by type, origin, namespace, lifecycle + time range
+    (of pages in `statuses` only, when given), counted in SQL, with the `filters_applied` of
+    what was counted. Sensitivity as in `search` and `timeline`."""
+    from pcp_cli.query.stats import stats as run
+
+    data = run(as_of_view(store, as_of), scopes=scopes, suppressed=suppressed,
+               statuses=statuses, include_sensitive=include_sensitive,
+               include_unclassified=include_unclassified)
+    data["filters_applied"]["as_of"] = stamp_as_of(as_of)
+    return data
+
+
+def stamp_as_of(as_of: str | None) -> str | None:
+    from pcp_cli.query.asof import parse_as_of
+
+    return None if as_of is None else parse_as_of(as_of)
+
+
+def offered_operations(names: Sequence[str], *, front_end: str) -> list[str]:
+    """The protocol operations a front end really offers, from its own command names
+    (`front_end="cli"`) or tool names (`"mcp"`): capabilities never claim more."""
+    from pcp_cli.query.stats import OPERATION_COMMANDS, OPERATION_TOOLS, operations_offered
+
+    return operations_offered(names, OPERATION_TOOLS if front_end == "mcp"
+                              else OPERATION_COMMANDS)
