@@ -738,8 +738,10 @@ class Catalog:
 
         `auto` and `full` are the same scan, a stat of every head file at any size (`full` is
         kept for callers that want to say so); `verify` also compares every file's content
-        hash (an edit that kept size, mtime and ctime, which only a clock change can do)."""
-        if mode not in ("auto", "full", "verify"):
+        hash (an edit that kept size, mtime and ctime, which only a clock change can do);
+        `safety` is `full` for a watching process's background scan, which never makes a
+        concurrent refresh wait for it."""
+        if mode not in ("auto", "full", "verify", "safety"):
             raise ValueError(f"unknown catalog refresh mode {mode!r}")
         # A long-lived process may watch the folders (store/changes/watch.py): then the scan
         # runs only when something under pages/ moved. Never imported here unless someone watches.
@@ -748,7 +750,17 @@ class Catalog:
         if mode == "verify":
             return self._scan_files(verify=True)
         if watched is None:
-            return self._refresh_with_monitor(mode)
+            return self._refresh_with_monitor("full" if mode == "safety" else mode)
+        if mode == "safety":
+            # The watch's safety net (watch.keep_scanning): a full scan for what events may
+            # have missed, run beside the calls, never holding the watch's lock: a call's own
+            # refresh looks at what its events named meanwhile and does not wait for a scan
+            # of every file (seconds at a million pages). Rows both write are written from
+            # the file as it is then, so either order leaves them right.
+            started = time.monotonic()
+            changes = self._scan_files()
+            watched.scanned(started)
+            return changes
         with watched.lock:
             started = time.monotonic()
             paths = watched.pending()
