@@ -1,4 +1,4 @@
-"""The tantivy-backed SearchIndex (`pip install 'pcp-cli[fast]'`). The only module that imports
+"""The tantivy-backed SearchIndex (the default engine). The only module that imports
 tantivy.
 
 Both engines see the same terms and the same query: pages are analysed by pcp's own
