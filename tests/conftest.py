@@ -7,6 +7,7 @@ for tests about processes.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -157,10 +158,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 a.decode(errors="replace").startswith(base) for a in argv):
             left.append(int(proc.name))
     for pid in left:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, 15)
-        except OSError:
-            pass
     if left:
         sys.stderr.write(f"\n{len(left)} store monitor(s) outlived the tests that started "
                          f"them (pids {left}); stopped now\n")

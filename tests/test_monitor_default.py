@@ -445,3 +445,72 @@ def test_past_its_journal_limit_revisions_are_not_vouched_for_either(store: Path
         assert journal.since(token) is None
     finally:
         os.close(hub.fd)
+
+
+# -- the entries of revisions/ itself, for the read-side damage check ---------------------------
+
+def test_the_entries_of_revisions_are_named_even_past_the_budget(store: Path) -> None:
+    from pcp_cli.store.changes.revisions_watch import RevisionsWatch
+
+    _notes(store, 3)
+    root = store.resolve()
+    hub = watching._Hub()
+    try:
+        journal = monitor.Journal(limit=1000)
+        store_watch = watching.StoreWatch(hub, root / "pages")
+        revisions_watch = RevisionsWatch(hub, root / "revisions", budget=1)  # 3 folders: past it
+        monitor.take(store_watch, journal, revisions_watch)
+        assert revisions_watch.refused is not None and revisions_watch.top is not None
+        token = journal.token()
+        assert journal.top_since(token) == [] and not revisions_watch.vouching
+        (root / "revisions" / "pg_NEW").mkdir()
+        (root / "revisions" / "pg_FILE").write_text("not a folder\n", "utf-8")
+        monitor.take(store_watch, journal, revisions_watch)
+        assert journal.top_since(token) == ["pg_FILE", "pg_NEW"]
+        assert journal.since(token) == []  # never named as head files
+        fresh = journal.token()
+        hub._note(struct.pack("iIII", -1, watching._IN_Q_OVERFLOW, 0, 0))
+        monitor.take(store_watch, journal, revisions_watch)
+        assert journal.top_since(fresh) is None  # events lost: cannot vouch
+    finally:
+        os.close(hub.fd)
+
+
+@pytest.fixture
+def in_process_monitor(store: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The store's monitor run in a thread of this process (answering real socket questions),
+    stopped by removing its socket at the end."""
+    monkeypatch.setattr("signal.signal", lambda *a: None)  # not the main thread
+    runner = threading.Thread(target=lambda: monitor.run(store, idle_timeout=60), daemon=True)
+    runner.start()
+    _wait_for(lambda: monitor.ask_alive(store), "the monitor answering")
+    yield store
+    monitor.socket_path(store).unlink()  # the monitor leaves when its socket is not its own
+    runner.join(timeout=30)
+
+
+def test_after_a_new_page_the_damage_check_looks_at_the_names_the_monitor_gives(
+        in_process_monitor: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a monitor, a page added (revisions/ changed) costs the next read's damage check the
+    entries created since its token, not a listing of every page folder; a revision folder
+    replaced by a file is still damage to the next read."""
+    import shutil
+
+    from pcp_cli.upkeep import damage
+
+    store = in_process_monitor
+    _notes(store, 3)
+    assert cli("ls", "--store", str(store)).code == 0  # a clean check, with the monitor's token
+    assert json.loads((store / ".pcp/folder-check").read_text())["top"] is not None
+    listings: list[int] = []
+    real = damage._listed_damage
+    monkeypatch.setattr(damage, "_listed_damage", lambda s: listings.append(1) or real(s))
+    _notes(store, 1)  # a new page folder in revisions/
+    assert cli("search", "kelp", "--store", str(store)).code == 0
+    assert listings == []
+    victim = sorted(p for p in (store / "revisions").iterdir() if p.is_dir())[0]
+    shutil.rmtree(victim)
+    victim.write_text("not a folder\n", "utf-8")
+    done = cli("ls", "--store", str(store))
+    assert done.code == 8 and f"revisions/{victim.name}: not a folder" in done.stderr
+    assert listings == []  # found from the names alone

@@ -13,7 +13,6 @@ from pcp_cli.query.stats import _count
 from pcp_cli.store.catalog import ACTIVITY
 from tests.conftest import cli
 
-
 # What reads ask of the tally: every filter shape stats, ListScopes and a reader use.
 _CASES = [
     {},

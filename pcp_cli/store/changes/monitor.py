@@ -55,7 +55,9 @@ The protocol is one JSON line each way over a Unix socket (`.pcp/monitor/socket`
 path under the runtime folder when the store's path is too long for a socket address):
 `{"since": TOKEN | null}` -> `{"token": TOKEN, "paths": [store-relative head files] | null}`
 (`null`: cannot vouch, scan everything); with `"revisions": true` the answer also has
-`"revisions": [page folder names] | null`.
+`"revisions": [page folder names] | null`, and with `"top": true`, `"top": [names] | null`: the
+entries created, removed or renamed in `revisions/` itself (one watch, kept even past the budget
+for page folders), for the read-side damage check (upkeep/damage.py).
 """
 
 from __future__ import annotations
@@ -187,6 +189,12 @@ def ask_revisions(root: Path, token: str | None) -> tuple[str, list[str] | None]
     `token`, or None: cannot vouch), or None when no monitor answers. A monitor that does not
     watch `revisions/` (too many folders, or an older pcp's) cannot vouch."""
     return _ask(root, {"since": token, "revisions": True}, "revisions")
+
+
+def ask_top(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
+    """`ask` for the entries of `revisions/` itself: (new token, the names created, removed or
+    renamed there since `token`, or None: cannot vouch), or None when no monitor answers."""
+    return _ask(root, {"since": token, "top": True}, "top")
 
 
 def _ask(root: Path, question: dict[str, Any], key: str
@@ -463,6 +471,7 @@ def _read_info(root: Path) -> dict[str, Any]:
 
 # -- the monitor process --------------------------------------------------------------------------
 REVISIONS = "revisions/"  # how the journal names a page folder under revisions/
+TOP = "revisions-top/"  # how it names an entry created, removed or renamed in revisions/ itself
 
 
 class Journal:
@@ -477,6 +486,7 @@ class Journal:
         self.seq = 0
         self.floor = 0
         self.revisions_floor = 0  # the floor for `revisions/` alone (it is watched apart)
+        self.top_floor = 0  # the floor for the entries of `revisions/` itself
         self.paths: dict[str, int] = {}
 
     def token(self) -> str:
@@ -502,10 +512,24 @@ class Journal:
         self.seq += 1
         self.revisions_floor = self.seq
 
+    def forget_top(self) -> None:
+        """What happened in `revisions/` itself before now is unknown."""
+        for path in [p for p in self.paths if p.startswith(TOP)]:
+            del self.paths[path]
+        self.seq += 1
+        self.top_floor = self.seq
+
     def since(self, token: Any) -> list[str] | None:
         """The head files named after `token`, None if it cannot vouch."""
         found = self._since(token, self.floor)
-        return None if found is None else [p for p in found if not p.startswith(REVISIONS)]
+        return None if found is None else [p for p in found
+                                            if not p.startswith((REVISIONS, TOP))]
+
+    def top_since(self, token: Any) -> list[str] | None:
+        """The entries created, removed or renamed in `revisions/` itself after `token`, None
+        if it cannot vouch."""
+        found = self._since(token, max(self.floor, self.top_floor))
+        return None if found is None else [p[len(TOP):] for p in found if p.startswith(TOP)]
 
     def revisions_since(self, token: Any) -> list[str] | None:
         """The page folders under `revisions/` named after `token`, None if it cannot vouch."""
@@ -649,6 +673,12 @@ def take(store_watch: Any, journal: Journal, revisions_watch: Any = None) -> Non
         else:
             for name in sorted(folders):
                 journal.note(REVISIONS + name)
+        top_full, entries = revisions_watch.take_top()
+        if top_full:
+            journal.forget_top()
+        else:
+            for name in sorted(entries):
+                journal.note(TOP + name)
     if full:
         journal.forget()
         return
@@ -682,6 +712,9 @@ def _answer(conn: Any, store_watch: Any, journal: Journal, revisions_watch: Any 
     if question.get("revisions"):
         reply["revisions"] = journal.revisions_since(since) if revisions_watch is not None \
             and revisions_watch.vouching else None
+    if question.get("top"):
+        reply["top"] = journal.top_since(since) if revisions_watch is not None \
+            and revisions_watch.top is not None else None
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps(reply).encode() + b"\n")
     return True
