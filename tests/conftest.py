@@ -14,6 +14,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,6 +129,22 @@ def example(tmp_path: Path) -> Path:
     root = tmp_path / "example"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".pcp"))
     return root
+
+
+@contextmanager
+def holding_the_lock(store: Path) -> Iterator[None]:
+    """Another process holds the store's writer lock (tests/helpers/hold_lock.py) from when
+    it says so until the block ends."""
+    holder = subprocess.Popen([sys.executable, str(ROOT / "tests" / "helpers" / "hold_lock.py"),
+                               str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
 
 
 def snapshot(root: Path, *, skip_local: bool = True) -> dict[str, bytes]:

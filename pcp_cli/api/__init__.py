@@ -103,6 +103,7 @@ _TABLE: dict[str, str] = {
     "distill_profile": "pcp_cli.api.profile",
     # -- the review queue: accept, reject, take back (api/review.py) --
     "review_queue": "pcp_cli.api.review",
+    "rejected_proposals": "pcp_cli.api.review",
     "accept_proposal": "pcp_cli.api.review",
     "reject_proposal": "pcp_cli.api.review",
     "review_decisions": "pcp_cli.api.review",
@@ -110,6 +111,10 @@ _TABLE: dict[str, str] = {
     "undo_decision": "pcp_cli.api.review",
     "queue_groups": "pcp_cli.api.review",
     "evidence_sources": "pcp_cli.api.review",
+    # -- a model's change to the person's material, proposed (api/changes.py) --
+    "persons_page": "pcp_cli.api.changes",
+    "propose_change": "pcp_cli.api.changes",
+    "RETIRING_RELATIONS": "pcp_cli.api.changes",
     # -- proposals from the person's own words (api/proposals.py) --
     "propose": "pcp_cli.api.proposals",
     "llm_extractor": "pcp_cli.api.proposals",
@@ -152,7 +157,8 @@ _TABLE: dict[str, str] = {
     # -- the device registry, ~/.pcp/sources.json (api/devices.py) --
     "register_source": "pcp_cli.api.devices",
     "unregister_source": "pcp_cli.api.devices",
-    "registered_sources": "pcp_cli.api.devices:read_sources",
+    "registered_sources": "pcp_cli.api.devices",
+    "approve_source": "pcp_cli.api.devices",
     "source_store_id": "pcp_cli.api.devices:store_of",
     "REGISTRY_PLACEHOLDER": "pcp_cli.api.devices:PLACEHOLDER",
     # -- what changed: the file watch and the store monitor (api/monitor.py) --

@@ -132,6 +132,15 @@ def current_keystones(store: Store, *, scopes: Sequence[str] = ()) -> list[Revis
     return [_load(store, e) for e in _entries(store, "keystone", scopes=scopes)]
 
 
+def _say_sensitivity(obj: dict[str, Any], level: str | None) -> None:
+    """A timeline event's or profile's sensitivity (v1 has no field for it) in pcp's own
+    extension, when it is above `low`: importing the archive keeps it (adapters/archive.py)."""
+    if level in ("medium", "high"):
+        ours = obj["extensions"].get(vocab.EXT_NS)
+        obj["extensions"][vocab.EXT_NS] = {**(ours if isinstance(ours, dict) else {}),
+                                           "sensitivity": level}
+
+
 def _timeline(store: Store, *, scopes: Sequence[str] = (),
               include_sensitive: bool = False) -> list[PageState]:
     entries = _entries(store, "timeline_event", scopes=scopes, include_sensitive=include_sensitive)
@@ -342,16 +351,17 @@ def export_archive(
         key=lambda o: (instant(o.get("created_at")) or float("-inf"), o["id"])
     )
     if data["timeline_events"]:
-        event_records = {
-            e.page_id: e.record
-            for e in _entries(store, "timeline_event", scopes=scopes,
-                              include_sensitive=include_sensitive)
-            if e.page_id
-        }
+        event_entries = [e for e in _entries(store, "timeline_event", scopes=scopes,
+                                             include_sensitive=include_sensitive) if e.page_id]
+        event_records = {e.page_id: e.record for e in event_entries}
         given = _given_back_ids([obj["id"] for obj in data["timeline_events"]], event_records)
+        levels = {e.page_id: e.sensitivity for e in event_entries}
         for obj in data["timeline_events"]:
+            _say_sensitivity(obj, levels.get(obj["id"]))
             obj["id"] = given[obj["id"]]
         data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
+    if profile is not None and data["profile"].get("extensions") is not None:
+        _say_sensitivity(data["profile"], profile.state.sensitivity)
     # Who these ids belong to: importing this file elsewhere maps them per source, and
     # importing it back here finds the same pages (adapters/archive.py).
     kept = profile.state.record.get(ARCHIVE_EXTENSIONS) if profile is not None else None

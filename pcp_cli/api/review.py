@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from pcp_cli.api import changes as model_changes
 from pcp_cli.api.profile import _entries, _load
 from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.model import vocab
@@ -36,6 +37,7 @@ def review_item(revision: Revision) -> dict[str, Any]:
         "supersedes": record.get("supersedes"),
         "proposed_at": revision.created_at,
         "proposed_by": revision.created_by.to_dict(),
+        "review_status": state.review_status,
         "extensions": dict(state.extensions),
         # The sentences a proposal came from (pcp propose): page, revision, span and text.
         "source_spans": list(state.facets.get("source_spans") or []),
@@ -74,13 +76,42 @@ def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, 
                               "date": revision.state.record.get("date")})
             else:
                 items.append({**review_item(revision), "kind": "keystone"})
+    items += _change_items(store, scopes)
     return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
+
+
+def rejected_proposals(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The proposals the person rejected, oldest first (`pcp review --all`): kept for audit,
+    never served, never proposed again. Each is the queue's shape, with its `review_status`,
+    when it was proposed and rejected, and the reason given (`rejection_reason`, or null)."""
+    items = []
+    for page_type in REVIEWABLE_TYPES:
+        for entry in _entries(store, page_type, scopes=scopes, include_sensitive=True,
+                              review=("rejected",)):
+            revision = _load(store, entry)
+            item = profile_review_item(revision) if page_type == "profile" else {
+                **review_item(revision), "kind": page_type}
+            item.update(proposed_at=revision.page_created_at, rejected_at=revision.created_at,
+                        rejection_reason=revision.state.record.get("rejection_reason"))
+            items.append(item)
+    return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
+
+
+def _change_items(store: Store, scopes: Sequence[str]) -> list[dict[str, Any]]:
+    """The changes models proposed to the person's material (api/changes.py)."""
+    items = []
+    for entry in _entries(store, "note", scopes=scopes, include_sensitive=True,
+                          review=("proposed",), include_unclassified=True):
+        revision = _load(store, entry)
+        if model_changes.is_change(revision):
+            items.append({**review_item(revision), **model_changes.review_item(revision)})
+    return items
 
 
 def _proposal(store: Store, page_id: str) -> Revision:
     revision = store.current(page_id)
     state = revision.state
-    if state.type not in REVIEWABLE_TYPES:
+    if state.type not in REVIEWABLE_TYPES and not model_changes.is_change(revision):
         raise UsageError(f"{page_id} is a {state.type}, not a proposal",
                          hint="`pcp review` lists the proposals")
     if state.review_status != "proposed":
@@ -154,6 +185,11 @@ def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
         proposal = _proposal(store, page_id)
         if proposal.state.type == "profile":
             return _accept_profile(store, proposal, actor)
+        if model_changes.is_change(proposal):
+            if content is not None:
+                raise UsageError("a proposed change is accepted as it is",
+                                 hint=f"reject it: `pcp review reject {page_id}`")
+            return model_changes.accept(store, proposal, actor)
         edited: dict[str, Any] = {}
         if content is not None:
             from pcp_cli.model.page import title_from
@@ -322,6 +358,13 @@ def withdraw_decision(store: Store, page_id: str, *, actor: Actor | None = None
     with store.locked():
         head = store.current(page_id)
         state = head.state
+        if model_changes.is_change(head) and state.review_status != "proposed":
+            change = state.record[model_changes.CHANGE_KEY]
+            raise UsageError(f"{page_id} was a client's proposed {change['action']} of "
+                             f"{change['page_id']}, and the decision on it is kept: a change "
+                             "made is not taken back from the review queue",
+                             hint=f"`pcp history {change['page_id']}` shows it; revise, link "
+                             "or archive that page by hand")
         if state.type not in REVIEWABLE_TYPES:
             raise UsageError(f"{page_id} is a {state.type}, not a proposal",
                              hint="`pcp review undo` takes back the last decision")

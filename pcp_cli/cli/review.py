@@ -113,32 +113,45 @@ def _show_list(items: list[dict[str, Any]]) -> None:
          "\nsteps through them.")
 
 
-def _list(store_path: str | None, as_json: bool) -> None:
+ListAllOpt = Annotated[bool, typer.Option(
+    "--all", help="Also the proposals you rejected (kept for audit, never served), after the "
+    "queue; with --json each item's review_status says which.")]
+
+
+def _list(store_path: str | None, as_json: bool, everything: bool = False) -> None:
     with api.open_store(store_path) as store:
         items = api.review_queue(store)
+        rejected = api.rejected_proposals(store) if everything else []
         if not as_json:  # for the eye; --json keeps the spans as stored
             api.evidence_sources(store, items)
     if as_json:
-        emit(items, as_json, lambda: None)
+        emit(items + rejected, as_json, lambda: None)
         return
     with paged():
         _show_list(items)
+        if rejected:
+            table(("id", "category", "claim", "reason"),
+                  ((i["page_id"], i["category"], _claim(i), i.get("rejection_reason") or "")
+                   for i in rejected),
+                  title=f"rejected ({len(rejected)}): kept for audit, never served")
 
 
 @review_app.callback()
 def review_main(ctx: typer.Context, store_path: StoreOpt = None,
-                as_json: JsonOpt = False) -> None:
+                as_json: JsonOpt = False, everything: ListAllOpt = False) -> None:
     """List the proposals awaiting review, grouped by category, each with its evidence."""
     if ctx.invoked_subcommand is not None:
         return
-    _list(store_path, as_json)
+    _list(store_path, as_json, everything)
 
 
-@review_app.command("list", epilog=examples("pcp review list", "pcp review list --json"))
-def review_list(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+@review_app.command("list", epilog=examples("pcp review list", "pcp review list --json",
+                                            "pcp review list --all"))
+def review_list(store_path: StoreOpt = None, as_json: JsonOpt = False,
+                everything: ListAllOpt = False) -> None:
     """List the proposals awaiting review, grouped by category, each with the sentence it
     came from (oldest first within a category)."""
-    _list(store_path, as_json)
+    _list(store_path, as_json, everything)
 
 
 def _item(store: Any, page_id: str) -> dict[str, Any]:

@@ -540,6 +540,10 @@ class StoreBackend:
         title: str | None,
     ) -> JSON:
         with self._writing() as store:
+            if api.persons_page(store, page_id):
+                return _proposed(api.propose_change(
+                    store, "revise", page_id, actor=self._actor(grant), content=content,
+                    title=title, expected_revision_id=expected_revision_id), "revise", page_id)
             try:
                 result = api.revise_page(
                     store, page_id, content=content, title=title,
@@ -558,12 +562,20 @@ class StoreBackend:
 
     def link_pages(self, grant: Grant, *, from_id: str, relation_type: str, to_id: str) -> JSON:
         with self._writing() as store:
+            if relation_type in api.RETIRING_RELATIONS and api.persons_page(store, to_id):
+                return _proposed(api.propose_change(
+                    store, "supersede", to_id, actor=self._actor(grant), from_page_id=from_id,
+                    relation_type=relation_type), "supersede", to_id)
             return api.link_pages(store, from_id, relation_type, to_id,
                                   actor=self._actor(grant),
                                   note=f"linked by MCP client {grant.client_id}")
 
     def tombstone_page(self, grant: Grant, *, page_id: str, reason: str | None) -> JSON:
         with self._writing() as store:
+            if api.persons_page(store, page_id):
+                return _proposed(api.propose_change(
+                    store, "tombstone", page_id, actor=self._actor(grant), reason=reason),
+                    "tombstone", page_id)
             result = api.set_lifecycle(store, page_id, "tombstoned", actor=self._actor(grant),
                                        reason=reason or f"tombstoned by MCP client "
                                        f"{grant.client_id}")
@@ -592,6 +604,15 @@ class StoreBackend:
                 allow_namespace=lambda namespace: self._target_namespace(store, grant,
                                                                          namespace),
             )
+
+
+def _proposed(result: api.WriteResult, action: str, page_id: str) -> JSON:
+    """What a write tool answers when its change to the person's material became a proposal."""
+    return {"proposed": True, "page_id": result.page_id, "revision_id": result.revision_id,
+            "status": result.status, "review_status": "proposed", "action": action,
+            "target": page_id,
+            "note": f"{page_id} is the person's own material: this {action} waits for their "
+                    "review (pcp review) and changes nothing until they accept it"}
 
 
 def _other_end(relation: JSON, page_id: str) -> str:

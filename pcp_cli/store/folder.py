@@ -32,7 +32,7 @@ from pcp_cli.store.catalog import Catalog, Entry, TallyFilter, entry_fields
 from pcp_cli.store.headfile import ParsedHead, parse_head
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
 from pcp_cli.store.local import heal as heal_local
-from pcp_cli.store.lock import writer_lock
+from pcp_cli.store.lock import Waiting, writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 from pcp_cli.store.writes import Writer
 
@@ -64,6 +64,8 @@ class StoreFolder:
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
+        # Told when a write starts and stops waiting for another process's lock (store/lock.py).
+        self.lock_waiting: Waiting | None = None
         self.writes = Writer(self.layout, lambda: self.catalog)
         self.hand_edits: list[HandEdit] = []
         self._relations_seen: tuple[int, dict[tuple[str, str, str], Relation]] | None = None
@@ -156,7 +158,7 @@ class StoreFolder:
             finally:
                 self._lock_depth -= 1
             return
-        with writer_lock(self.layout.local / "lock"):
+        with writer_lock(self.layout.local / "lock", waiting=self.lock_waiting):
             self.refuse_replaced_folders()
             self._lock_depth = 1
             try:

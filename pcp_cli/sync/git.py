@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcp_cli.errors import ExitStatus, PcpError, UsageError
+from pcp_cli.model.filenames import shown
 
 
 class GitError(PcpError):
@@ -16,20 +17,6 @@ class GitError(PcpError):
 
     exit_status = ExitStatus.UNEXPECTED
     code = "git_failed"
-
-
-class GitBusy(PcpError):
-    """The repository is in the middle of a merge or rebase that a person has to finish."""
-
-    exit_status = ExitStatus.CONFLICT
-    code = "git_busy"
-
-
-class RemoteFailed(PcpError):
-    """The remote could not be reached, or refused the push."""
-
-    exit_status = ExitStatus.REMOTE_FAILED
-    code = "remote_failed"
 
 
 class NoGitIdentity(UsageError):
@@ -146,7 +133,7 @@ class Repo:
     def changes(self) -> list[dict[str, str]]:
         """Uncommitted changes inside the store: [{path, status}], paths relative to the store."""
         raw = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
-                       self.pathspec).stdout.decode("utf-8", "replace")
+                       self.pathspec).stdout.decode("utf-8", "surrogateescape")
         items = raw.split("\0")
         found: list[dict[str, str]] = []
         i = 0
@@ -158,7 +145,8 @@ class Repo:
             status, path = item[:2], item[3:]
             if status[0] in "RC":
                 i += 1  # the rename source follows
-            found.append({"path": self._store_rel(path), "status": status.strip() or status})
+            found.append({"path": shown(self._store_rel(path)),  # a non-UTF-8 name escaped
+                          "status": status.strip() or status})
         return found
 
     def unmerged(self) -> list[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError
+from pcp_cli.model.filenames import shown
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.lifecycle import supersedes_now
 from pcp_cli.store import lifecycle
@@ -59,6 +60,8 @@ KINDS = {
     "symlink": "a symlink under pages/ (never followed: it may point outside the store)",
     "hard_link": "a file under pages/ with more than one hard link (never adopted or written "
     "through)",
+    "not_text": "a file or folder under pages/ whose name is not valid UTF-8 (never adopted: "
+    "rename it)",
     "invalid": "a file `pcp validate` rejects (fix it by hand)",
     "audit_log": "the MCP audit log's hash chain is broken: a record was removed or changed",
     "unfinished_supersede": "a keystone that supersedes another, without the supersession "
@@ -138,7 +141,7 @@ def _validation(store: Store, findings: list[Finding],
 
 def _odd_files(store: Store) -> list[Finding]:
     """Symlinks and hard-linked files under pages/: never adopted, read or written through."""
-    return [Finding(odd.kind, store.layout.rel(odd.path), odd.message, fixable=False)
+    return [Finding(odd.kind, shown(store.layout.rel(odd.path)), odd.message, fixable=False)
             for odd in odd_files(store.layout.pages)]
 
 

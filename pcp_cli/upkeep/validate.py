@@ -40,6 +40,7 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     """Every problem of the store at `root`. `events`: its event files already read, each
     with its parsed JSON or the ValueError/OSError that stopped it (`pcp doctor` reads them
     once for all its checks)."""
+    from pcp_cli.model.filenames import shown
     from pcp_cli.render.portable import portable_object
     from pcp_cli.store.atomic import is_temp_name, writer_alive
     from pcp_cli.store.files import walk_pages
@@ -70,7 +71,7 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     # head files
     for path, _stat, odd in walk_pages(layout.pages):
         if odd is not None:
-            problems.append(Problem(rel(path), odd.message))
+            problems.append(Problem(shown(rel(path)), odd.message))
             continue
         try:
             text = decode(path.read_bytes(), rel(path))
