@@ -7,6 +7,7 @@ for tests about processes.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -55,6 +56,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(name)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("PCP_LOCK_TIMEOUT", "60")
+    # No command of a test starts a store monitor by itself (a background process that would
+    # outlive the test): the monitor's own tests take this away and stop what they start.
+    monkeypatch.setenv("PCP_MONITOR", "off")
 
 
 @pytest.fixture(params=["whoosh", "tantivy"])
@@ -161,3 +165,28 @@ def snapshot(root: Path, *, skip_local: bool = True) -> dict[str, bytes]:
         if path.is_file():
             files[rel.as_posix()] = path.read_bytes()
     return files
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No store monitor started by a test may outlive the run: any still running on a store
+    under this run's temporary folders is stopped, and the run fails."""
+    try:
+        base = str(session.config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return
+    left = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"monitor" in argv and b"run" in argv and any(
+                a.decode(errors="replace").startswith(base) for a in argv):
+            left.append(int(proc.name))
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, 15)
+    if left:
+        sys.stderr.write(f"\n{len(left)} store monitor(s) outlived the tests that started "
+                         f"them (pids {left}); stopped now\n")
+        session.exitstatus = 1

@@ -222,11 +222,13 @@ def _show_warnings() -> None:
     """What the library repaired on its own (PcpWarning) goes to stderr as `Warning: …`."""
     import warnings
 
-    from pcp_cli.errors import PcpWarning
+    from pcp_cli.errors import PcpNotice, PcpWarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
         if issubclass(category, PcpWarning):
             sys.stderr.write(f"Warning: {message}\n")
+        elif issubclass(category, PcpNotice):
+            sys.stderr.write(f"Note: {message}.\n")
         else:
             original(message, category, *args, **kw)
 
@@ -234,6 +236,7 @@ def _show_warnings() -> None:
     show.pcp_original = original  # type: ignore[attr-defined]
     warnings.showwarning = show
     warnings.simplefilter("always", PcpWarning)
+    warnings.simplefilter("always", PcpNotice)
 
 
 def _storage_failure(exc: Exception) -> PcpError | None:

@@ -184,7 +184,7 @@ def register(app: typer.Typer) -> None:
         engine: Annotated[str | None, typer.Option(
             "--engine", metavar="whoosh|tantivy",
             help="Use this search engine on this device from now on (rebuilds the index when "
-                 "it changes); tantivy needs pip install 'pcp-cli[fast]'.")] = None,
+                 "it changes); tantivy is the default where its package is installed.")] = None,
         vectors: Annotated[bool, typer.Option(
             "--vectors/--no-vectors",
             help="With the semantic extra, also bring the semantic vectors up to date "

@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from pcp_cli.store.store import Store
 
 
-# One group of entries: (namespace, type, origin, lifecycle_status, count, earliest and latest
-# created_at, earliest and latest updated_at, newest updated_at-else-created_at), as
+# One group of entries: (namespace, type, origin, lifecycle_status, count), as
 # `Catalog.groups` counts them.
 Group = tuple[Any, ...]
 
@@ -45,19 +44,9 @@ def _groups(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[st
 
 def _count(entries: Iterable[Entry]) -> list[Group]:
     """`Catalog.groups` over entries in memory."""
-    groups: dict[tuple[Any, ...], list[Any]] = {}
-    for e in entries:
-        key = (e.namespace, e.type, e.origin, e.lifecycle_status)
-        row = groups.setdefault(key, [0, None, None, None, None, None])
-        row[0] += 1
-        for slot, value in ((1, e.created_at), (3, e.updated_at)):
-            if value:
-                row[slot] = value if row[slot] is None else min(row[slot], value)
-                row[slot + 1] = value if row[slot + 1] is None else max(row[slot + 1], value)
-        stamp = e.updated_at or e.created_at
-        if stamp and (row[5] is None or stamp > row[5]):
-            row[5] = stamp
-    return [(*key, *row) for key, row in groups.items()]
+    groups: Counter[tuple[Any, ...]] = Counter(
+        (e.namespace, e.type, e.origin, e.lifecycle_status) for e in entries)
+    return [(*key, n) for key, n in groups.items()]
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
@@ -78,7 +67,7 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
     counters = {key: Counter[str]() for key in ("by_type", "by_origin", "by_namespace",
                                                "by_lifecycle")}
     total = 0
-    for namespace, type_, origin, lifecycle, count, *_stamps in _groups(
+    for namespace, type_, origin, lifecycle, count in _groups(
             store, scopes, suppressed, statuses, sensitivities):
         total += count
         counters["by_type"][type_ or "unknown"] += count
