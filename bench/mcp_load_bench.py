@@ -3,11 +3,14 @@ over stdio, CALLS `pcp_search` calls with `pcp_stats` and `pcp_list_scopes` betw
 writer beside it; per-call latency (p50, p95, p99, max) and the server's memory after each call.
 
     python bench/mcp_load_bench.py STORE [--calls 200] [--queries FILE] [--client agent]
-        [--write-every 1.0] [--no-writes] [--json FILE]
+        [--write-every 1.0] [--no-writes] [--json FILE] [--also QUERY]...
 
 STORE: a copy (the server writes its audit log there, the writer adds pages and edits head
 files). The bench grants CLIENT every scope without sensitive material when pcp.yaml has no
-grant for it. QUERIES: a JSON list (default `bench/holdout_queries.json`), taken in turn.
+grant for it. QUERIES: a JSON list (default `bench/holdout_queries.json`), taken in turn;
+every tenth call is instead one of the ALSO queries, in turn (default: the quoted phrase
+`"context window"` and the identifier-like `token01234`, the two shapes `auto` sends to exact
+mode, issue #35).
 
 The writer, in a thread of the bench, every WRITE_EVERY seconds alternates between `pcp add`
 (a whole process: the writer lock, a revision, a head file, the catalog row) and a hand edit of
@@ -127,10 +130,16 @@ def main() -> None:
     ap.add_argument("--write-every", type=float, default=1.0)
     ap.add_argument("--no-writes", action="store_true")
     ap.add_argument("--json", type=Path, help="write every sample here")
+    ap.add_argument("--also", action="append",
+                    help="a query put in every tenth call, in turn (repeatable)")
     args = ap.parse_args()
     store = args.store.resolve()
     grant(store, args.client)
     queries = json.loads(args.queries.read_text("utf-8"))
+    also = args.also or ['"context window"', "token01234"]
+
+    def query(n: int) -> str:
+        return also[(n // 10) % len(also)] if n % 10 == 9 else queries[n % len(queries)]
     result: dict[str, Any] = {"store": str(store), "calls": args.calls,
                               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                               "load_before": os.getloadavg()}
@@ -155,7 +164,7 @@ def main() -> None:
                     writer.start()
                 for n in range(args.calls):
                     for tool, arguments in (
-                            ("pcp_search", {"query": queries[n % len(queries)], "limit": 10}),
+                            ("pcp_search", {"query": query(n), "limit": 10}),
                             *((("pcp_stats", {}), ("pcp_list_scopes", {})) if n % 5 == 4
                               else ())):
                         started = time.perf_counter()
@@ -181,6 +190,14 @@ def main() -> None:
                               "p99": round(pct(walls, 0.99), 1), "max": round(max(walls), 1),
                               "errors": sum(s["error"] for s in samples if s["tool"] == tool)}
     result["per_call_ms"] = per_tool
+    for label, picked in (("quoted_phrase", [q for q in also if q.startswith('"')]),
+                          ("identifier_like", [q for q in also if not q.startswith('"')])):
+        walls = [s["wall_ms"] for s in samples if s["tool"] == "pcp_search"
+                 and s["query"] in picked]
+        if walls:
+            per_tool[f"pcp_search {label}"] = {"n": len(walls),
+                                               "p50": round(statistics.median(walls), 1),
+                                               "max": round(max(walls), 1)}
     result["slowest"] = [{k: s[k] for k in ("n", "tool", "wall_ms", "query")}
                          for s in sorted(samples, key=lambda s: -s["wall_ms"])[:8]]
     searches = [s for s in samples if s["tool"] == "pcp_search"]
