@@ -16,7 +16,9 @@ The writer, in a thread of the bench, every WRITE_EVERY seconds alternates betwe
 (a whole process: the writer lock, a revision, a head file, the catalog row) and a hand edit of
 an existing head file saved the way most editors save (a new file renamed over the old one),
 which the server's watch or its scan must notice. Each call is timed from the client's send
-to its answer (wall); the server's VmRSS is read from /proc after each call. Reported: per tool
+to its answer (wall), with the server's CPU over the same span (/proc, in clock ticks: what
+the call cost on a machine busy with other work, plus whatever the server's watch did
+meanwhile); the server's VmRSS is read from /proc after each call. Reported: per tool
 p50/p95/p99/max, the slowest calls with their query, the server's RSS after the handshake,
 after call 1, after call 100 and at the end, and how much it grew after call 100 (the issue's
 "flat after its first hundred calls"), the server's CPU, and the writes made. Prints one JSON
@@ -167,10 +169,12 @@ def main() -> None:
                             ("pcp_search", {"query": query(n), "limit": 10}),
                             *((("pcp_stats", {}), ("pcp_list_scopes", {})) if n % 5 == 4
                               else ())):
-                        started = time.perf_counter()
+                        started, cpu_then = time.perf_counter(), cpu_s(pid)
                         reply = await client.call_tool(tool, arguments)
                         wall = time.perf_counter() - started
+                        cpu = (cpu_s(pid) or 0) - (cpu_then or 0)
                         samples.append({"n": n, "tool": tool, "wall_ms": round(wall * 1000, 2),
+                                        "cpu_ms": round(cpu * 1000, 1),
                                         "query": arguments.get("query"),
                                         "error": bool(reply.is_error), "rss_mb": rss_mb(pid)})
                 writer.stop.set()
@@ -189,6 +193,10 @@ def main() -> None:
                               "p95": round(pct(walls, 0.95), 1),
                               "p99": round(pct(walls, 0.99), 1), "max": round(max(walls), 1),
                               "errors": sum(s["error"] for s in samples if s["tool"] == tool)}
+            cpus = [s["cpu_ms"] for s in samples if s["tool"] == tool]
+            per_tool[tool]["server_cpu_ms"] = {
+                "p50": round(statistics.median(cpus), 1), "p95": round(pct(cpus, 0.95), 1),
+                "p99": round(pct(cpus, 0.99), 1), "max": round(max(cpus), 1)}
     result["per_call_ms"] = per_tool
     for label, picked in (("quoted_phrase", [q for q in also if q.startswith('"')]),
                           ("identifier_like", [q for q in also if not q.startswith('"')])):
