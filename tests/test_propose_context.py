@@ -58,6 +58,11 @@ def test_them_is_read_from_the_sentence_before_in_the_same_turn() -> None:
         "I got my turtles in May. I love holding them.")
 
 
+def test_their_after_a_plural_of_the_claim_belongs_to_it() -> None:
+    assert "Likes dogs and their quirks." in _said("I love dogs and their quirks.")
+    assert not any(c.startswith("Likes") for c in _said("I love their songs."))
+
+
 def test_them_is_not_read_from_another_turn_or_from_two_things() -> None:
     assert not any("holding" in c for c in _said("I got my turtles in May.",
                                                    "I love holding them."))
@@ -87,6 +92,7 @@ def test_the_sentences_before_are_kept_for_each_sentence() -> None:
      "Is a nurse at the city hospital."),
     ("So what do you do?", "Oh, a counselor now.", "Is a counselor."),
     ("Do you have any pets?", "Yes, two cats!", "Has two cats."),
+    ("What do you do for fun?", "Hiking and painting, mostly.", "Likes hiking and painting."),
 ])
 def test_a_short_answer_is_read_with_the_question(question: str, answer: str,
                                                   expected: str) -> None:
@@ -99,9 +105,11 @@ def test_a_short_answer_is_read_with_the_question(question: str, answer: str,
     ("Do you want any pets?", "Yes, two cats!"),  # a wish, not a have
     ("How are you?", "Yes, two cats!"),
     ("Nice!", "Lyon."),
+    ("What did you do today?", "Hiking."),  # a day, not a pastime
+    ("Any hobbies?", "Nothing much."),
 ])
 def test_an_answer_to_another_question_is_not_read_as_one(question: str, answer: str) -> None:
-    assert not any(c.startswith(("Lives", "Is a", "Has two", "Is from")) for c in
+    assert not any(c.startswith(("Lives", "Is a", "Has two", "Is from", "Likes")) for c in
                    _answer(question, answer))
 
 

@@ -3,7 +3,8 @@
 In a conversation people say much of who they are in reply to a question, and a reply leaves
 out what the question said: "What's your favourite style?" — "Contemporary is my top pick."
 "Where do you live?" — "Just outside Lyon." "What do you do?" — "Nurse, at the city
-hospital." "Do you have any pets?" — "Yes, two cats!" The rules here read the person's
+hospital." "Do you have any pets?" — "Yes, two cats!" "What do you do for fun?" — "Hiking
+and painting, mostly." The rules here read the person's
 sentence together with `Sentence.asked`, the question the other side asked just before their
 turn (`segments.person_sentences`), and take from the question only what the answer leaves
 out (the kind of favourite; that a place is where they live). The claim still comes from the
@@ -134,3 +135,20 @@ def _have_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     count = m.group("count").lower()
     yield _keystone("relationship", _has(who, count="" if count in ("a", "an", "one") else count),
                     s, 0.6, value=f"has {who}")
+
+
+# -- "What do you do for fun?" --------------------------------------------------------------------
+_FUN_Q = re.compile(r"\bwhat\s+(?:else\s+)?do\s+you\s+(?:like\s+to\s+)?do\s+(?:for\s+fun|in\s+"
+                    r"your\s+(?:free|spare|down)\s*time|to\s+(?:relax|unwind|de-?stress))|\b(?:any|your|"
+                    r"other)\s+hobbies\b|\bwhat\s+are\s+you\s+into\b", re.I)
+
+
+@rule(rf"^{_OPENER}(?:mostly\s+|mainly\s+|probably\s+|lots\s+of\s+|a\s+lot\s+of\s+)?"
+      r"(?P<v>(?!(?:nothing|something|anything|everything|thing)\b)[a-z]{3,}ing\b(?:\s+[\w'-]+){0,5}?)"
+      r"(?:,?\s+(?:mostly|mainly|these days|lately|for sure))?\s*[.!]*$")
+def _fun_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "What do you do for fun?" — "Hiking and painting, mostly." """
+    if _answers(s, _FUN_Q) is None:
+        return
+    value = m.group("v")
+    yield _keystone("preference", f"Likes {value[0].lower() + value[1:]}", s, 0.6)

@@ -290,6 +290,13 @@ _POINTS_AT_NOTHING = re.compile(
     r"it(?:'s|\s+is|\s+was|\s+gets)\s+(?:quiet|dark|cold|hot|warm|late|early|raining|sunny|"
     r"busy|noisy|calm|snowing|light)\b|it\s+rains\b|"
     r"(?:here|there)\s+in\s+[A-Z]")
+# "their" after a plural noun of the claim itself belongs to it: "Wants to mentor young
+# dancers on their dreams", "Likes dogs and their quirks" (the claim's first word, its verb,
+# left out).
+_OWNER_BEFORE = re.compile(
+    r"\b(?!(?:is|was|has|does|this|its|his|hers|yes|always|sometimes|perhaps|less|unless|"
+    r"across|thus|plus|us|as|ourselves|themselves)\b)[a-z]{2,}[^su\W]s\b|"
+    r"\b(?:people|children|kids|men|women|folks|everyone)\b")
 _FOR_ALL = re.compile(r"\bfor(?:\s+(?:literally|pretty much|basically|almost|nearly|just about))?"
                       r"\s*$")
 _ANTECEDENT = re.compile(r"\b(?:my|our)\s+(?=([a-z-]+(?:\s+[a-z-]+){0,2}))")  # overlapping
@@ -344,7 +351,9 @@ def self_contained(content: str, sentence: Sentence) -> str | None:
                         text[max(0, m.start() - 30):m.end() + 20]))
                     and not (m.group(0) in ("everything", "anything")  # "for everything"
                              and _FOR_ALL.search(text[:m.start()]))
-                    and not _POINTS_AT_NOTHING.match(text, m.start())]
+                    and not _POINTS_AT_NOTHING.match(text, m.start())
+                    and not (m.group(0) == "their" and _OWNER_BEFORE.search(
+                        text, text.find(" ") + 1, m.start()))]
         if not pointing:
             return text
         first = pointing[0]
