@@ -35,6 +35,7 @@ from pcp_cli.extract.rules import (
 from pcp_cli.extract.segments import Sentence
 from pcp_cli.extract.spoken import _COUNT, FAMILY, PETS, _has, _kin_words
 
+_SHORT = r"(?=.{1,80}$)"  # an answer is short: a long clause is given up at once
 _OPENER = r"(?:(?:oh|well|yeah|yes|yep|yup|sure|definitely|hmm|haha|lol|ah|so)[,!.]*\s+)*"
 
 
@@ -80,7 +81,7 @@ _WHERE_Q = re.compile(r"\bwhere\s+(?:do|are)\s+you\s+(?P<what>live|living|based|
                       r"grow\s+up|call\s+home)\b", re.I)
 
 
-@rule(rf"^{_OPENER}(?:(?:I\s+live|I'm|I\s+am|we\s+live|we're)\s+)?(?:(?:in|near|just\s+outside|"
+@rule(rf"^{_SHORT}{_OPENER}(?:(?:I\s+live|I'm|I\s+am|we\s+live|we're)\s+)?(?:(?:in|near|just\s+outside|"
       rf"outside|right\s+in|originally\s+from|from)\s+)?(?P<place>{PLACE})(?:,?\s+(?:now|"
       r"these days|for now|at the moment|originally))?\s*[.!]*$")
 def _where_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
@@ -101,7 +102,7 @@ _WORK_Q = re.compile(r"\bwhat\s+(?:do\s+you\s+do(?:\s+for\s+(?:work|a\s+living))
                      r"you\s+do)", re.I)
 
 
-@rule(rf"^{_OPENER}(?:{I_AM}\s+)?(?:(?P<article>an?)\s+)?(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
+@rule(rf"^{_SHORT}{_OPENER}(?:{I_AM}\s+)?(?:(?P<article>an?)\s+)?(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
       rf"(?:,?\s+(?:at|for|with|in)\s+(?P<org>{ORG}|(?:an?|the)\s+[\w' -]{{2,40}}?))?"
       r"(?:,?\s+(?:now|these days|mostly|by trade))?\s*[.!]*$")
 def _work_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
@@ -123,7 +124,8 @@ _HAVE_Q = re.compile(rf"\b(?:do|did)\s+you\s+(?:have|own|got)\s+(?:any\s+)?(?:pe
                      rf"{PETS}|{FAMILY}|kids|children)\b", re.I)
 
 
-@rule(rf"^{_OPENER}(?:(?:I|we)\s+(?:have|'ve got|have got|got)\s+)?(?P<count>an?|one|{_COUNT})\s+"
+@rule(rf"^{_SHORT}{_OPENER}(?:(?:I|we)\s+(?:have|'ve got|have got|got)\s+)?"
+      rf"(?P<count>an?|one|{_COUNT})\s+"
       rf"(?:(?:little|young|grown-up|adult|teenage|sweet|lovely|rescue|adopted)\s+)*"
       rf"(?P<who>{PETS}|{FAMILY}|kids|children)\b(?P<rest>.*)")
 def _have_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
@@ -143,7 +145,7 @@ _FUN_Q = re.compile(r"\bwhat\s+(?:else\s+)?do\s+you\s+(?:like\s+to\s+)?do\s+(?:f
                     r"other)\s+hobbies\b|\bwhat\s+are\s+you\s+into\b", re.I)
 
 
-@rule(rf"^{_OPENER}(?:mostly\s+|mainly\s+|probably\s+|lots\s+of\s+|a\s+lot\s+of\s+)?"
+@rule(rf"^{_SHORT}{_OPENER}(?:mostly\s+|mainly\s+|probably\s+|lots\s+of\s+|a\s+lot\s+of\s+)?"
       r"(?P<v>(?!(?:nothing|something|anything|everything|thing)\b)[a-z]{3,}ing\b(?:\s+[\w'-]+){0,5}?)"
       r"(?:,?\s+(?:mostly|mainly|these days|lately|for sure))?\s*[.!]*$")
 def _fun_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
