@@ -63,11 +63,20 @@ def test_their_after_a_plural_of_the_claim_belongs_to_it() -> None:
     assert not any(c.startswith("Likes") for c in _said("I love their songs."))
 
 
+def test_it_is_never_read_from_the_sentence_before() -> None:
+    # "it" is the yoga, not the one thing called "my …"
+    assert not any("community" in c for c in _said(
+        "One of my goals is to keep teaching yoga and supporting my community. "
+        "I'm passionate about helping people find peace and joy through it."))
+
+
 def test_them_is_not_read_from_another_turn_or_from_two_things() -> None:
     assert not any("holding" in c for c in _said("I got my turtles in May.",
                                                    "I love holding them."))
     assert not any("holding" in c for c in _said(
         "I got my turtles and my lizards in May. I love holding them."))
+    assert not any("holding" in c for c in _said(  # the kittens may be meant
+        "I got my turtles when the neighbours had kittens. I love holding them."))
 
 
 def test_the_sentences_before_are_kept_for_each_sentence() -> None:
@@ -184,6 +193,7 @@ def test_verbs_of_liking_and_activity(sentence: str, expected: str) -> None:
     "I check my email 5 times a day.",  # no activity
     "I've been feeling tired.",
     "I am writing all my plans down.",
+    "Got a lot of finals coming up, so I've been studying real hard.",  # how, not what
     "I've been working on it all week.",
     "My friend thinks I should run more.",
 ])

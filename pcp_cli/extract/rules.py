@@ -362,10 +362,16 @@ def self_contained(content: str, sentence: Sentence) -> str | None:
             return None
         plural = word == "them"
         named = _named(sentence.work, plural, text)
-        if not named and not _antecedents(sentence.work):
-            # nothing of theirs named here: the sentence before, in the same turn ("I got my
-            # turtles in May. I love holding them.")
+        if not named and plural and not _antecedents(sentence.work):
+            # nothing of theirs named here: "them" from the sentence before, in the same turn,
+            # when the one plural it names is theirs ("I got my turtles in May. I love
+            # holding them."). Never "it": any noun of that sentence may be meant ("… teaching
+            # yoga and supporting my community. I'm passionate about helping people through
+            # it." is yoga).
             named = _named(sentence.before, plural, text)
+            others = {m.group(0) for m in _OWNER_BEFORE.finditer(sentence.before)}
+            if any(not any(word in phrase.split() for phrase in named) for word in others):
+                named = set()
         if len(named) != 1:
             return None
         text = text[:first.start()] + f"my {named.pop()}" + text[first.end():]

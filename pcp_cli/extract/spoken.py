@@ -703,8 +703,9 @@ def _ongoing(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
         return
     whole = f"{act} {value}".strip() if value else act
     if (not value and not act.startswith("taking")) or _VAGUE.match(value or "x") or \
-            len(whole.split()) > 9 or re.match(r"(?:on|it|this|that|to|for|about)\b", value, re.I):
-        return
+            len(whole.split()) > 9 or re.match(r"(?:on|it|this|that|to|for|about|real|really|"
+                                               r"so|very|hard|non-stop|like crazy)\b", value, re.I):
+        return  # "studying real hard": how, not what
     if m.group("start"):
         if re.search(r"\b(?:19|20)[0-9]{2}\b|\bago\b|\blast\b|\bin\s+[A-Z]", s.work):
             return  # a start with its date: a timeline event (phrasings._took_up)
