@@ -1,10 +1,12 @@
 """Import Portable Context Protocol v1 files: a `pcp.full-archive`, a bare profile, a keystone
-list or a timeline list.
+list or a timeline list, v1.1 or v1.2.
 
-The whole file is checked before anything is written: every object against the published v1
-schemas, plus what the store itself requires (ids unique in the file, namespaced extension
-keys, values the store can hold). An invalid file is refused as a whole with every error listed
-as `path/inside/json: reason`, and nothing is written.
+The whole file is checked before anything is written: every object against the published v1.2
+schemas (a v1.1 object is a valid v1.2 one; the v1.2 fields a v1.1 export of pcp's kept under
+`extensions["org.pcp-cli.v1.2"]` are put back first, render/versions.py), plus what the store
+itself requires (ids unique in the file, namespaced extension keys, values the store can hold).
+An invalid file is refused as a whole with every error listed as `path/inside/json: reason`,
+and nothing is written.
 
 Then each object becomes one page, written with `Store.upsert_page` under the importer actor:
 - the v1 id is kept as the page id when it is a safe id (and not already taken by a page of
@@ -44,6 +46,7 @@ from pcp_cli.model.page import (
     canonical_json,
     title_from,
 )
+from pcp_cli.render.versions import restore
 from pcp_cli.store.store import Store, page_id_for_key
 
 ACTOR = Actor("tool", "pcp-import-archive")
@@ -245,10 +248,12 @@ def plan_import(store: Store, data: Any, *, namespace: str | None = None,
                 source: str = "") -> _Plan:
     """Check everything and build every page state; raise InvalidInput listing every error."""
     profile, keystones, events, kind, errors = split_parts(data)
+    # v1.2 fields a v1.1 export kept under pcp's extension key go back where they belong
+    keystones = [restore(obj, "keystone") if isinstance(obj, dict) else obj for obj in keystones]
     if profile is not None:
-        errors += _schema_errors("v1/profile", profile, _prefix(kind, "profile"))
-    for part, items, schema in (("keystone", keystones, "v1/keystone"),
-                                ("timeline", events, "v1/timeline-event")):
+        errors += _schema_errors("v1.2/profile", profile, _prefix(kind, "profile"))
+    for part, items, schema in (("keystone", keystones, "v1.2/keystone"),
+                                ("timeline", events, "v1.2/timeline-event")):
         prefix = _prefix(kind, part)
         seen: dict[str, str] = {}
         for index, obj in enumerate(items):
@@ -345,8 +350,9 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
     page_id = ids[obj["id"]]
     category = obj.get("category", "other")
     record: dict[str, Any] = {"category": category}
-    for key in ("source", "confidence", "importance", "created_at", "last_confirmed_at"):
-        if key in obj:
+    for key in ("source", "confidence", "importance", "created_at", "last_confirmed_at",
+                "generated_by", "last_confirmed_by", "stale_after"):
+        if key in obj:  # v1.2's actors and staleness as the archive says them; absent: absent
             record[key] = obj[key]
     if "supersedes" in obj:
         target = obj["supersedes"]
@@ -390,7 +396,7 @@ def _lifecycle(obj: dict[str, Any]) -> str:
 def _extensions(obj: dict[str, Any]) -> dict[str, Any]:
     """The object's extensions, less the lifecycle and sensitivity pcp's export put there (the
     page's own fields now hold them)."""
-    extensions = dict(obj.get("extensions") or {})
+    extensions = vocab.stored_extensions(dict(obj.get("extensions") or {}))
     ours = extensions.get(vocab.EXT_NS)
     held = {"sensitivity"} | ({"lifecycle_status"} if "status" not in obj else set())
     if isinstance(ours, dict) and held & set(ours):

@@ -30,6 +30,7 @@ from typing import Any
 
 from pcp_cli.adapters.base import ImportItem, ItemProblem
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, StoreLocked, UsageError
+from pcp_cli.model.actors import actor_string
 from pcp_cli.model.filenames import is_text, shown
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
 from pcp_cli.store import lifecycle
@@ -256,6 +257,8 @@ class _Writer:
         if item.kind == "keystone_proposal":
             record.setdefault("category", "other")
             record.setdefault("source", "imported")
+            # v1.2 §3.2.1: the importer wrote this claim (from what the source remembered)
+            record.setdefault("generated_by", actor_string(self.actor))
             if record["category"] in ("rule", "preference"):
                 fields["instruction_policy"] = "advisory"
         return self.store.new_state(item.content, **fields)

@@ -92,6 +92,18 @@ def usable(entry: Any) -> str | None:
     need = "command" if transport == "stdio" else "url"
     if not isinstance(entry.get(need), str) or not entry[need]:
         return f"source {entry['id']!r}: a {transport} source needs a {need}"
+    # what decides how it is launched or called must be what the schema says: a guess at a
+    # malformed `args` would run something else (anything else unknown is no reason: PCP
+    # v1.2 §7.2, a reader tolerates the fields and values it does not know)
+    args = entry.get("args")
+    if args is not None and not (isinstance(args, list)
+                                 and all(isinstance(a, str) for a in args)):
+        return f"source {entry['id']!r}: args must be a list of strings"
+    for key in ("env", "headers"):
+        value = entry.get(key)
+        if value is not None and not (isinstance(value, dict)
+                                      and all(isinstance(v, str) for v in value.values())):
+            return f"source {entry['id']!r}: {key} must map names to strings"
     return None
 
 
@@ -115,7 +127,8 @@ def read_sources() -> dict[str, Any]:
 
 def store_of(entry: dict[str, Any]) -> str | None:
     """The store_id of the pcp store an entry serves, if pcp wrote it."""
-    ours = (entry.get("extensions") or {}).get(EXT) if isinstance(entry, dict) else None
+    extensions = entry.get("extensions") if isinstance(entry, dict) else None
+    ours = extensions.get(EXT) if isinstance(extensions, dict) else None
     store_id = ours.get("store_id") if isinstance(ours, dict) else None
     return store_id if isinstance(store_id, str) else None
 

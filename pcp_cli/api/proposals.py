@@ -32,6 +32,7 @@ from pcp_cli.extract import EXTRACTOR_ID, Candidate, extract_sentences, person_s
 from pcp_cli.extract.fingerprint import fingerprint, normalize, same_fact, slot_of, words
 from pcp_cli.extract.segments import HEADING, READ_LIMIT, Sentence, over_limit
 from pcp_cli.model import vocab
+from pcp_cli.model.actors import actor_string
 from pcp_cli.model.page import Actor, title_from
 from pcp_cli.store.store import Store
 
@@ -416,7 +417,8 @@ def _write(store: Store, proposal: Proposal) -> str:
     if proposal.slot:
         marks.update(slot=proposal.slot, value=proposal.value)
     record: dict[str, Any] = {"category": proposal.category, "source": "inferred",
-                              "confidence": proposal.confidence, PROPOSAL_KEY: marks}
+                              "confidence": proposal.confidence, PROPOSAL_KEY: marks,
+                              "generated_by": actor_string(PROPOSE_ACTOR)}  # pcp/<version>
     if proposal.kind == "timeline_event":
         record["date"] = proposal.date
     if proposal.said_at:  # when it was said: kept beside when it is affirmed (accept)

@@ -20,9 +20,12 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            suppressed: frozenset[str] = frozenset(), mode: str = "text",
            filters: dict[str, Any] | None = None, cursor: str | None = None,
            as_of: str | None = None, depth: int | None = None,
-           include_unclassified: bool = True) -> dict[str, Any]:
+           include_unclassified: bool = True, exclude_stale: bool = False) -> dict[str, Any]:
     """SearchPages (`pcp search` / `pcp_search`): `{schema_version, query, count,
     filters_applied, results, next_cursor}`.
+
+    A keystone past its `stale_after` is served labelled `stale: true` (v1.2 §4.2), or left
+    out before ranking with `exclude_stale`.
 
     Pages never classified are included (labelled) unless `include_unclassified` is False (an
     AI client's read: then only with `include_sensitive`, as a `high` page).
@@ -40,14 +43,16 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                         exclude_types=exclude_types, include_superseded=include_superseded,
                         include_sensitive=include_sensitive, min_score=min_score,
                         scopes=scopes, suppressed=suppressed, cursor=cursor, as_of=as_of,
-                        depth=depth, include_unclassified=include_unclassified)
+                        depth=depth, include_unclassified=include_unclassified,
+                        exclude_stale=exclude_stale)
 
 
 def search_before_index(store: Store, query: str, *, limit: int | None = None,
                         types: Sequence[str] = (), exclude_types: Sequence[str] = (),
                         include_superseded: bool = False, include_sensitive: bool = False,
                         min_score: float | None = None,
-                        scopes: Sequence[str] | None = None) -> dict[str, Any] | None:
+                        scopes: Sequence[str] | None = None,
+                        exclude_stale: bool = False) -> dict[str, Any] | None:
     """`pcp search` on a large store with no index yet (a fresh clone): start the build in the
     background and answer from a bounded, unranked scan of the files, with every safeguard of
     `search` (see pcp_cli.query.first_answer). None when the usual `search` should run; the
@@ -60,7 +65,7 @@ def search_before_index(store: Store, query: str, *, limit: int | None = None,
 
     return answer(store, query, limit=limit, types=types, exclude_types=exclude_types,
                   include_superseded=include_superseded, include_sensitive=include_sensitive,
-                  min_score=min_score, scopes=scopes)
+                  min_score=min_score, scopes=scopes, exclude_stale=exclude_stale)
 
 
 def related(store: Store, page_id: str, *, types: Sequence[str] = (), depth: int = 1,

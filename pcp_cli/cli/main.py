@@ -222,11 +222,13 @@ def _show_warnings() -> None:
     """What the library repaired on its own (PcpWarning) goes to stderr as `Warning: …`."""
     import warnings
 
-    from pcp_cli.errors import PcpWarning
+    from pcp_cli.errors import PcpNotice, PcpWarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
         if issubclass(category, PcpWarning):
             sys.stderr.write(f"Warning: {message}\n")
+        elif issubclass(category, PcpNotice):
+            sys.stderr.write(f"Note: {message}.\n")
         else:
             original(message, category, *args, **kw)
 
@@ -234,6 +236,7 @@ def _show_warnings() -> None:
     show.pcp_original = original  # type: ignore[attr-defined]
     warnings.showwarning = show
     warnings.simplefilter("always", PcpWarning)
+    warnings.simplefilter("always", PcpNotice)
 
 
 def _storage_failure(exc: Exception) -> PcpError | None:
@@ -488,6 +491,7 @@ _SEARCH_OPTIONS = {
     "--min-score": ("min_score", True, False),
     "--include-superseded": ("include_superseded", False, False),
     "--include-sensitive": ("include_sensitive", False, False),
+    "--exclude-stale": ("exclude_stale", False, False),
     "--json": ("json", False, False),
 }
 
@@ -542,7 +546,8 @@ def _fast_search(rest: list[str]) -> int | None:
                       "exclude_types": opts["exclude_types"],
                       "include_superseded": bool(opts.get("include_superseded")),
                       "include_sensitive": bool(opts.get("include_sensitive")),
-                      "min_score": min_score, "scopes": opts["scopes"] or None}
+                      "min_score": min_score, "scopes": opts["scopes"] or None,
+                      "exclude_stale": bool(opts.get("exclude_stale"))}
             data = api.search_before_index(opened, query, **common)
             if data is not None and not want_json:
                 sys.stderr.write(SCAN_NOTE)
@@ -563,7 +568,8 @@ def _fast_search(rest: list[str]) -> int | None:
             for r in data["results"]:
                 cells = (r["id"], r["type"], r["origin"],
                          f"{r['score']:.2f}" if "score" in r else "-",
-                         (r.get("timestamp") or "")[:10], r["snippet"])
+                         ((r.get("timestamp") or "")[:10] + (" stale" if r.get("stale")
+                                                              else "")).strip(), r["snippet"])
                 sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
                                            for c in cells) + "\n")
         sys.stdout.flush()

@@ -27,6 +27,7 @@ from pcp_cli.cli.output import (
     text,
 )
 from pcp_cli.cli.pages import write_result
+from pcp_cli.render.visible import visible
 
 PageArg = Annotated[str, typer.Argument(
     metavar="PAGE", help="A proposal's id, a unique prefix of one, its title, or its number as "
@@ -168,13 +169,17 @@ def _item(store: Any, page_id: str) -> dict[str, Any]:
 
 
 def _show_item(item: dict[str, Any]) -> None:
+    """One proposal for the eye (its stored text's escape codes and bidi overrides shown,
+    not obeyed)."""
     text(f"{item['page_id']}  {item.get('kind', 'keystone')} · {item['category']}"
          + (f" · confidence {item['confidence']:.2f}" if item.get("confidence") is not None
             else ""))
-    text(f"  {_claim(item)}")
+    text(f"  {visible(_claim(item))}")
+    if item.get("stale_after"):
+        text(f"  stale after {item['stale_after']} (change it: accept --stale-after DATE|never)")
     for span in item.get("source_spans") or []:
         where = _where(span) or str(span.get("page_id"))
-        text(f"  from {where}: “{_clip(str(span.get('text') or ''), 300)}”")
+        text(visible(f"  from {where}: “{_clip(str(span.get('text') or ''), 300)}”"))
 
 
 @review_app.command("show", epilog=examples("pcp review show pg_01M8R7A1 --json"))
@@ -283,6 +288,9 @@ def review_accept(
                                        "the edited text (one proposal).")] = False,
     every: AllOpt = False,
     category: CategoryOpt = None,
+    stale_after: Annotated[str | None, typer.Option(
+        "--stale-after", metavar="DATE", help="Keystones: the day the claim goes stale "
+        "(YYYY-MM-DD), in place of any proposed; `never` for none.")] = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -297,8 +305,9 @@ def review_accept(
         if edit and len(ids) != 1:
             raise UsageError("--edit takes one proposal at a time")
         content = _edited_claim(store, ids[0]) if edit else None
-        results = [api.accept_proposal(store, page_id, content=content)
-                   if content is not None else api.accept_proposal(store, page_id)
+        dated = {} if stale_after is None else {"stale_after": stale_after}
+        results = [api.accept_proposal(store, page_id, content=content, **dated)
+                   if content is not None else api.accept_proposal(store, page_id, **dated)
                    for page_id in ids]
     _report(results, as_json, "accepted")
 

@@ -58,6 +58,9 @@ def register(app: typer.Typer) -> None:
             "--include-sensitive", help="Also high-sensitivity pages.")] = False,
         min_score: Annotated[float | None, typer.Option(
             "--min-score", help="Drop scored results below this relevance (0-1).")] = None,
+        exclude_stale: Annotated[bool, typer.Option(
+            "--exclude-stale", help="Leave out keystones past their stale_after date (by "
+            "default they are returned, labelled stale).")] = False,
         scope: Annotated[list[str] | None, typer.Option(
             "--scope", help="Only these namespaces: NS, prefix:* or * (repeatable).")] = None,
         mode: Annotated[str, typer.Option(
@@ -106,6 +109,7 @@ def register(app: typer.Typer) -> None:
             "query": query, "limit": limit, "types": page_type, "exclude_types": exclude_type,
             "include_superseded": include_superseded or None,
             "include_sensitive": include_sensitive or None, "min_score": min_score,
+            "exclude_stale": exclude_stale or None,
         }.items() if v is not None and v != []}
         with api.open_store(store_path, refresh=False) as store:
             data = None
@@ -115,7 +119,7 @@ def register(app: typer.Typer) -> None:
                     store, query, limit=limit, types=page_type or (),
                     exclude_types=exclude_type or (), include_superseded=include_superseded,
                     include_sensitive=include_sensitive, min_score=min_score,
-                    scopes=scope or None)
+                    scopes=scope or None, exclude_stale=exclude_stale)
             if data is not None:
                 if not as_json:
                     note(SCAN_NOTE.rstrip("\n"))
@@ -140,7 +144,8 @@ def register(app: typer.Typer) -> None:
                               include_superseded=include_superseded,
                               include_sensitive=include_sensitive, min_score=min_score,
                               scopes=scope or None, mode=mode, filters=filters,
-                              cursor=cursor, as_of=as_of, depth=depth)
+                              cursor=cursor, as_of=as_of, depth=depth,
+                              exclude_stale=exclude_stale)
             shorten = _Names(store, data["results"]) if is_terminal() else str
             if sources:
                 _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
@@ -179,7 +184,7 @@ def register(app: typer.Typer) -> None:
         engine: Annotated[str | None, typer.Option(
             "--engine", metavar="whoosh|tantivy",
             help="Use this search engine on this device from now on (rebuilds the index when "
-                 "it changes); tantivy needs pip install 'pcp-cli[fast]'.")] = None,
+                 "it changes); tantivy is the default where its package is installed.")] = None,
         vectors: Annotated[bool, typer.Option(
             "--vectors/--no-vectors",
             help="With the semantic extra, also bring the semantic vectors up to date "
@@ -286,12 +291,24 @@ def _vectors_line(report: dict[str, Any]) -> str:
 
 
 def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] = str) -> None:
+    """A table of search results, ours or another source's: a result missing an optional
+    field, with values or extensions of unknown kinds, or stale, is shown as far as it goes
+    (PCP v1.2 §7.2: a reader never drops context for those), never refused."""
     rows = []
     for r in results:
-        score = f"{r['score']:.2f}" if "score" in r else "-"
-        rows.append((shorten(r["id"]), r["type"], r["origin"], score,
-                     (r.get("timestamp") or "")[:10], r["snippet"],
-                     r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
+        if not isinstance(r, dict):
+            continue
+        score = r.get("score")
+        shown = f"{score:.2f}" if isinstance(score, int | float) and not isinstance(
+            score, bool) else "-"
+        when = str(r.get("timestamp") or "")[:10] + (" stale" if r.get("stale") is True
+                                                      else "")
+        extensions = r.get("extensions")
+        ours = extensions.get(EXT) if isinstance(extensions, dict) else None
+        spans = ours.get("highlights") if isinstance(ours, dict) else None
+        rows.append((shorten(str(r.get("id", "?"))), str(r.get("type", "?")),
+                     str(r.get("origin", "generated")), shown, when.strip(),
+                     str(r.get("snippet", "")), spans if isinstance(spans, list) else []))
     if not is_terminal():
         for *cells, _spans in rows:
             sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
@@ -324,20 +341,26 @@ def _print_hits(results: list[dict[str, Any]], rows: list[tuple[Any, ...]],
     from rich.padding import Padding
     from rich.text import Text
 
+    from pcp_cli.render.visible import visible
+
     out = console()
     for number, (result, (page_id, kind, origin, score, day, snippet, spans)) in enumerate(
             zip(results, rows, strict=True), 1):
         own = result.get("extensions", {}).get(EXT, {})
         title = titles.get(own.get("page_id") or result["id"]) or page_id
         head = Text(f"{number:>2}. ")
-        head.append(" ".join(title.split()), style="bold")
+        head.append(visible(" ".join(title.split())), style="bold")
         out.print(head, no_wrap=True, overflow="ellipsis")
-        out.print(Text("    " + " · ".join(part for part in (page_id, kind, origin, day, score)
-                                          if part), style="dim"), no_wrap=True,
-                  overflow="ellipsis")
-        body = Text(" ".join(snippet.split("\n")))
-        for start, end in spans:
-            body.stylize("bold reverse", start, end)
+        out.print(Text("    " + visible(" · ".join(
+            part for part in (page_id, kind, origin, day, score) if part)), style="dim"),
+            no_wrap=True, overflow="ellipsis")
+        flat = " ".join(snippet.split("\n"))
+        body, at = Text(), 0
+        for start, end in [*sorted(spans), (len(flat), len(flat))]:  # codes shown, not obeyed
+            start, end = max(start, at), max(end, start, at)
+            body.append(visible(flat[at:start]))
+            body.append(visible(flat[start:end]), style="bold reverse")
+            at = max(at, end)
         out.print(Padding(body, (0, 0, 0, 4)))
 
 

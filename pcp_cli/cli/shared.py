@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.monitor",
     "pcp_cli.cli.propose",
     "pcp_cli.cli.console",
+    "pcp_cli.cli.retention",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -58,6 +59,7 @@ COMMAND_MODULE = {
     **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
     "monitor": "pcp_cli.cli.monitor",
     "console": "pcp_cli.cli.console",
+    "retention": "pcp_cli.cli.retention",
 }
 
 # The global options of this run (main.py sets them; `--no-pager` is read by output.py).

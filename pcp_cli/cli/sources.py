@@ -114,8 +114,8 @@ def register(app: typer.Typer) -> None:
             if not data["sources"]:
                 note("No sources registered (`pcp register` adds this store).")
             table(("id", "name", "transport", "added by", "approved", "how"),
-                  ((s["id"] + (" *" if s["this_store"] else ""), s.get("name", ""),
-                    s["transport"], s.get("added_by") or "",
+                  ((s["id"] + (" *" if s["this_store"] else ""), str(s.get("name", "")),
+                    s["transport"], str(s.get("added_by") or ""),
                     APPROVAL_WORDS.get(s.get("approval"), ""), s.get("launch") or s.get("url"))
                    for s in data["sources"]))
             if any(s["this_store"] for s in data["sources"]):

@@ -53,11 +53,13 @@ class Backend(Protocol):
         cursor: str | None = None,
         as_of: str | None = None,
         depth: int | None = None,
+        exclude_stale: bool = False,
     ) -> JSON:
         """`{"results": [search_result...], "filters_applied": {...}, "next_cursor"}`. `scopes`
         is already the intersection of the grant and the request; `include_sensitive` is
         already false unless the grant allows sensitive material. `mode`, `filters`, `cursor`,
-        `as_of` and `depth` are SearchPages' (see `pcp_cli.query.pages`)."""
+        `as_of` and `depth` are SearchPages' (see `pcp_cli.query.pages`); `exclude_stale`
+        leaves out keystones past their stale_after (else they are labelled `stale`)."""
         ...
 
     def get_timeline(
@@ -156,9 +158,11 @@ class Backend(Protocol):
         ...
 
     def propose_keystone(
-        self, grant: Grant, *, content: str, category: str | None, confidence: float | None
+        self, grant: Grant, *, content: str, category: str | None, confidence: float | None,
+        stale_after: str | None = None,
     ) -> JSON:
-        """A keystone with review_status "proposed": never served until the person affirms it."""
+        """A keystone with review_status "proposed": never served until the person affirms it.
+        `stale_after` (YYYY-MM-DD): the day the claim would go stale."""
         ...
 
     def ingest_event(self, grant: Grant, *, event: JSON) -> JSON:

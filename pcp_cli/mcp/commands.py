@@ -16,6 +16,7 @@ import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -146,6 +147,17 @@ def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | No
     return read_audit(resolve_store_root(store_path), client=client, since=since)
 
 
+def audit_newest(store_path: str | os.PathLike[str] | None, *, client: str | None = None,
+                 limit: int | None = None, max_bytes: int | None = None
+                 ) -> tuple[list[dict[str, Any]], bool]:
+    """The newest audit records first (`pcp console`'s Assistants pages), read from the log's
+    end, at most `limit` and about `max_bytes` of it: `(records, whole log read)`."""
+    from pcp_cli.mcp.audit import read_audit_newest
+
+    return read_audit_newest(resolve_store_root(store_path), client=client, limit=limit,
+                             max_bytes=max_bytes)
+
+
 def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
     """`pcp audit --verify`: check the log's hash chain; says where it was cut or changed."""
     from pcp_cli.mcp.audit import verify_audit as verify
@@ -195,19 +207,49 @@ def audit_findings(store: api.Store) -> list[Any]:
             for problem in verify(store.root)["problems"]]
 
 
+@contextmanager
+def owner_audit(store_root: Path, action: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Record one of the person's irreversible acts (`pcp retention collect`) in the audit
+    log, as a tool call of the actor `user`: the log is opened first, so a broken log stops
+    the act before it starts; the caller may set `result_count` in what is yielded. A failure
+    is recorded as outcome `error` with its code, and raised on."""
+    from pcp_cli.errors import PcpError
+    from pcp_cli.mcp.audit import AuditLog
+
+    fields: dict[str, Any] = {"result_count": None}
+    with AuditLog(store_root).open() as sink:
+        try:
+            yield fields
+        except PcpError as exc:
+            sink.write(client_id=None, actor="user", tool=action, params=params,
+                       outcome="error", error_code=exc.code)
+            raise
+        sink.write(client_id=None, actor="user", tool=action, params=params,
+                   outcome="allowed", result_count=fields["result_count"])
+
+
 # -- grants -----------------------------------------------------------------------------------
 def _grant_view(root: Path, client_id: str, entry: Any,
-                oauth: dict[str, Any] | None = None) -> dict[str, Any]:
+                oauth: dict[str, Any] | None = None,
+                default_namespace: str | None = None) -> dict[str, Any]:
+    from pcp_cli.mcp.grants import MANIFEST_NAME, implicit_defaults
     from pcp_cli.mcp.tokens import client_tokens
 
     if oauth is None:
         oauth = _oauth_grants(root)
     entry = entry if isinstance(entry, dict) else {}
     made = oauth.get(client_id)
+    scopes = list(entry.get("scopes") or [])
+    defaults, source = list(entry.get("default_scopes") or []), MANIFEST_NAME
+    if not defaults:  # what a call naming no scopes reads under this grant
+        implicit, source = implicit_defaults(tuple(scopes), default_namespace)
+        defaults = list(implicit)
     return {
         "client_id": client_id,
-        "scopes": list(entry.get("scopes") or []),
-        "default_scopes": list(entry.get("default_scopes") or []),
+        "scopes": scopes,
+        "default_scopes": defaults,
+        "default_scopes_source": source,
+        "pcp_version": entry.get("pcp_version", "1.2"),
         "allow_sensitive": bool(entry.get("allow_sensitive", False)),
         "allow_write": bool(entry.get("allow_write", False)),
         "description": entry.get("description"),
@@ -234,7 +276,8 @@ def grant_list(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]
     with api.open_store(store_path, readonly=True, refresh=False) as store:
         clients = api.client_grants(store)
         oauth = _oauth_grants(store.root)
-        return [_grant_view(store.root, c, clients[c], oauth) for c in sorted(clients)]
+        return [_grant_view(store.root, c, clients[c], oauth, store.default_namespace)
+                for c in sorted(clients)]
 
 
 def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
@@ -243,7 +286,8 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
         clients = api.client_grants(store)
         if client_id not in clients:
             raise _no_grant(client_id)
-        view = _grant_view(store.root, client_id, clients[client_id])
+        view = _grant_view(store.root, client_id, clients[client_id],
+                           default_namespace=store.default_namespace)
         grant = resolve_grant(store.manifest.to_dict(), client_id, None, True)
         view["effective"] = grant.to_dict()
         return view
@@ -252,10 +296,18 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
 def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
               scopes: Sequence[str], sensitive: bool, write: bool,
               description: str | None,
-              default_scopes: Sequence[str] = ()) -> dict[str, Any]:
+              default_scopes: Sequence[str] = (),
+              pcp_version: str | None = None) -> dict[str, Any]:
     """Add a grant, or replace the one `client_id` has (its tokens keep working).
-    `default_scopes`: what a search naming no scopes searches, each inside `scopes`."""
+    `default_scopes`: what a call naming no scopes reads, each inside `scopes` (none: the
+    owner's namespace if granted, else the first scope; grants.implicit_defaults).
+    `pcp_version`: the Portable Context Protocol version it is served ("1.2", "1.1")."""
+    from pcp_cli.mcp.grants import PCP_VERSIONS
+
     check_client_id(client_id)
+    if pcp_version is not None and pcp_version not in PCP_VERSIONS:
+        raise UsageError(f"--pcp-version {pcp_version[:20]!r} is not a version pcp serves",
+                         hint=f"one of: {', '.join(PCP_VERSIONS)}")
     if not scopes:
         raise UsageError("a grant needs at least one --scope",
                          hint=f"e.g. pcp grant add {client_id} --scope user:you --scope "
@@ -271,7 +323,7 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
                          hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
                          "(project:*) or *")
     outside = [s for s in default_scopes
-               if intersect_scopes(tuple(scopes), [s])[0] != (s,)]
+               if s != "*" and intersect_scopes(tuple(scopes), [s])[0] != (s,)]
     if outside:
         raise UsageError(f"--default-scope {outside[0][:80]} is not inside the grant's scopes",
                          hint=f"a default scope is one of the --scope values, or inside one: "
@@ -282,6 +334,8 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         entry["default_scopes"] = list(dict.fromkeys(default_scopes))
     if description:
         entry["description"] = description
+    if pcp_version is not None:
+        entry["pcp_version"] = pcp_version
     assert set(entry) <= set(GRANT_KEYS)
     with api.open_store(store_path, refresh=False) as store:
         clients = api.client_grants(store)
@@ -289,7 +343,8 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         clients[client_id] = entry
         resolve_grant({**store.manifest.to_dict(), "clients": clients}, client_id)
         api.set_client_grants(store, clients)
-        view = _grant_view(store.root, client_id, entry)
+        view = _grant_view(store.root, client_id, entry,
+                           default_namespace=store.default_namespace)
     view["replaced"] = replaced
     return view
 

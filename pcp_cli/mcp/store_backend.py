@@ -251,6 +251,7 @@ class StoreBackend:
         cursor: str | None = None,
         as_of: str | None = None,
         depth: int | None = None,
+        exclude_stale: bool = False,
     ) -> JSON:
         narrowed = _narrowed(grant, scopes)
         with self._reading() as store:
@@ -265,6 +266,7 @@ class StoreBackend:
                 include_unclassified=include_sensitive and grant.allow_sensitive,
                 min_score=min_score, scopes=list(scopes), suppressed=frozenset(suppressed),
                 mode=mode, filters=filters, cursor=cursor, as_of=as_of, depth=depth,
+                exclude_stale=exclude_stale,
             )
             results = data.get("results") or []
             statuses = tuple(data.get("filters_applied", {}).get("lifecycle_statuses") or ())
@@ -334,6 +336,9 @@ class StoreBackend:
                               operations: Sequence[str] | None = None) -> JSON:
         with self._reading() as store:
             data = api.capabilities(store, operations=operations)
+        from pcp_cli.render.versions import protocols
+
+        data["protocols"] = protocols(grant.pcp_version)  # what this client is served
         # The store's default namespace is the owner's own: not for a client granted elsewhere.
         default = data.get("default_namespace")
         if isinstance(default, str) and not scope_allows(grant, default):
@@ -562,10 +567,12 @@ class StoreBackend:
 
     def link_pages(self, grant: Grant, *, from_id: str, relation_type: str, to_id: str) -> JSON:
         with self._writing() as store:
-            if relation_type in api.RETIRING_RELATIONS and api.persons_page(store, to_id):
+            # a revision id names its page here: supersession acts on pages (api.link)
+            target, source = api.link_end(store, to_id)[0], api.link_end(store, from_id)[0]
+            if relation_type in api.RETIRING_RELATIONS and api.persons_page(store, target):
                 return _proposed(api.propose_change(
-                    store, "supersede", to_id, actor=self._actor(grant), from_page_id=from_id,
-                    relation_type=relation_type), "supersede", to_id)
+                    store, "supersede", target, actor=self._actor(grant), from_page_id=source,
+                    relation_type=relation_type), "supersede", target)
             return api.link_pages(store, from_id, relation_type, to_id,
                                   actor=self._actor(grant),
                                   note=f"linked by MCP client {grant.client_id}")
@@ -582,13 +589,15 @@ class StoreBackend:
             return {**result.to_dict(), "lifecycle_status": "tombstoned"}
 
     def propose_keystone(
-        self, grant: Grant, *, content: str, category: str | None, confidence: float | None
+        self, grant: Grant, *, content: str, category: str | None, confidence: float | None,
+        stale_after: str | None = None,
     ) -> JSON:
         with self._writing() as store:
             target = self._target_namespace(store, grant, None)
             result = api.add_keystone(
                 store, content, category=category or "other", confidence=confidence,
                 source=KEYSTONE_SOURCE, proposed=True, namespace=target, actor=self._actor(grant),
+                stale_after=stale_after,
             )
             return {**result.to_dict(), "review_status": "proposed",
                     "note": "waits for the person's review; not served until affirmed"}

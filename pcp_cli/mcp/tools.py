@@ -49,6 +49,7 @@ PROFILE_FORMATS = ("json", "markdown", "micro_prompt")
 # person's.
 WRITABLE_TYPES = ("note", "document", "summary", "conversation")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 SCOPE_PATTERN = r"^(\*|[a-z0-9][a-z0-9_-]{0,63}(:[a-z0-9][a-z0-9._-]{0,63}){0,7}(:\*)?)$"
 
 # SearchPages' modes (semantic and hybrid are accepted here and refused with a clear error by
@@ -64,6 +65,10 @@ AS_OF = ("as_of", "string", "Answer as the store stood then: a date (the end of 
          "UTC) or an ISO 8601 date and time")
 CURSOR = ("cursor", "string", "next_cursor from the previous call with the same parameters")
 
+SCOPES_WHY = ("Without it: only this client's default scopes (pcp_describe_capabilities "
+              "shows them); reading across the other granted scopes is a named choice: "
+              "scopes: [\"*\"] (or \"*\") for all of them, or a list of namespaces or "
+              "patterns (see pcp_list_scopes)")
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
 
 
@@ -82,6 +87,7 @@ class Param:
     maximum: float | None = None
     item_max_len: int | None = None  # lists: per-item limits
     unique: bool = False  # lists: repeated items are merged (so the schema does not forbid them)
+    star: bool = False  # lists: the string "*" is accepted too, meaning ["*"]
     fields: tuple[Param, ...] = ()  # kind "object": its keys (no others allowed), or else
     # the JSON Schema the object must satisfy (the library validates against the same published
     # schema, so what is advertised is what is checked). max_len caps its size as JSON.
@@ -115,6 +121,13 @@ class Param:
                 out["minItems"] = self.min_len
             if self.max_len is not None:
                 out["maxItems"] = self.max_len
+            if self.star:
+                array = {k: v for k, v in out.items() if k != "description"}
+                options = [array, {"const": "*"}] + ([] if self.required else [{"type": "null"}])
+                schema: dict[str, Any] = {"description": self.description, "anyOf": options}
+                if self.default is not None:
+                    schema["default"] = self.default
+                return schema
         else:
             out["type"] = _JSON_TYPES[self.kind]
             if self.enum:
@@ -177,6 +190,11 @@ def _ids(description: str, max_items: int) -> Param:
     )
 
 
+def _scopes(description: str) -> Param:
+    return Param("scopes", "list", description, pattern=SCOPE_PATTERN, min_len=1, max_len=20,
+                 item_max_len=200, unique=True, star=True)
+
+
 def _id(name: str, description: str) -> Param:
     return Param(name, "string", description, required=True, pattern=ID_PATTERN, max_len=128)
 
@@ -189,7 +207,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "AI. Load the micro_prompt format at the start of a session.",
         (Param("format", "string", "json (the PCP profile object), markdown, or micro_prompt "
                "(a compact ~350-token rendering)", enum=PROFILE_FORMATS, default="json"),
-         Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)),
+         Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+         _scopes("Render from these namespaces' profile and keystones. " + SCOPES_WHY)),
         idempotent=True,
     ),
     ToolSpec(
@@ -212,12 +231,11 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param(*INCLUDE_SENSITIVE, default=False),
             Param("min_score", "number", "Relevance floor (0-1); score-less results are kept "
                   "and labelled", minimum=0, maximum=1),
-            Param("scopes", "list", "Search only these namespaces (within this client's grant; "
-                  "see pcp_list_scopes). Without it: the grant's default scopes, else all it "
-                  "grants; filters_applied.scopes names the namespaces searched",
-                  pattern=SCOPE_PATTERN, min_len=1, max_len=20,
-                  item_max_len=200,
-                  unique=True),
+            Param("exclude_stale", "boolean", "Leave out keystones past their stale_after "
+                  "date; by default they are returned with stale: true (verify before "
+                  "relying on them)", default=False),
+            _scopes("Search these namespaces (within this client's grant). "
+                    + SCOPES_WHY + "; filters_applied.scopes names the namespaces searched"),
             Param("mode", "string", "auto (picks and reports which), text (ranked), exact (the "
                   "phrase or identifier literally), temporal (by observed time; query * = every "
                   "page in the window), graph (matches, then what their relations reach)",
@@ -265,14 +283,19 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param(*INCLUDE_SENSITIVE, default=False),
             Param(*CURSOR, min_len=1, max_len=400),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+            _scopes("Events of these namespaces. " + SCOPES_WHY
+                    + "; filters_applied.scopes says which were read"),
         ),
         idempotent=True,
     ),
     ToolSpec("pcp_stats", "Context statistics",
              "High-level counts and the time range covered, for orientation; "
-             "filters_applied says what was counted.",
+             "filters_applied says what was counted, protocols which versions are spoken.",
              (Param(*INCLUDE_SENSITIVE, default=False),
-              Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)), idempotent=True),
+              Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+              _scopes("Count these namespaces. " + SCOPES_WHY
+                      + "; filters_applied.scopes says which were counted")),
+             idempotent=True),
     ToolSpec("pcp_describe_capabilities", "Describe capabilities",
              "What this server offers this client: tools, views, limits, and the client's grant.",
              idempotent=True),
@@ -311,6 +334,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param("depth", "integer", "Relation steps to follow (1-5)", default=1, minimum=1,
                   maximum=5),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+            _scopes("Walk only through these namespaces (the start page must be in them). "
+                    + SCOPES_WHY + "; filters_applied.scopes says which were walked"),
         ),
         idempotent=True,
     ),
@@ -365,13 +390,15 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "pcp_link_pages",
         "Link pages",
-        "Record a typed relation from one page to another.",
+        "Record a typed relation from one page to another: page ids relate their current "
+        "revisions; a revision id (rev_…, as relations and the history view name them) pins "
+        "the relation to that revision.",
         (
-            _id("from_id", "Source page"),
+            _id("from_id", "Source page (or revision)"),
             Param("relation_type", "string", "Relation: " + ", ".join(RELATION_TYPES) + ", or a "
                   "namespaced type such as com.example.reviews", required=True,
                   pattern=RELATION_PATTERN, max_len=128),
-            _id("to_id", "Target page"),
+            _id("to_id", "Target page (or revision)"),
         ),
         write=True,
         idempotent=True,
@@ -398,6 +425,9 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=MAX_KEYSTONE_CHARS),
             Param("category", "string", "Kind of claim", enum=KEYSTONE_CATEGORIES),
             Param("confidence", "number", "How sure you are (0-1)", minimum=0, maximum=1),
+            Param("stale_after", "string", "For a claim that decays (a current project, a "
+                  "temporary arrangement): the day it should be re-checked, YYYY-MM-DD",
+                  pattern=DATE_PATTERN, max_len=10),
         ),
         write=True,
     ),
@@ -509,6 +539,18 @@ def _explain(spec: ToolSpec, violation: Violation) -> InvalidInput:
                     f"use a value from {low:g} to {high:g}")
     if kw in ("anyOf", "oneOf") and not violation.path and spec.rule:
         return _bad(tool, spec.rule[0], spec.rule[1])
+    star = next((p for p in spec.params if p.star and (p.name,) == violation.path), None)
+    if kw == "anyOf" and star is not None:
+        # a list-or-"*" parameter: explain what is wrong with it as a list
+        if not isinstance(value, list):
+            return _bad(tool, f"{label} must be a list or \"*\", not {_show(value)}",
+                        f'pass {label} as a list of namespaces or patterns, or "*" for all')
+        array = dict(star.schema()["anyOf"][0])
+        inner = schema_checker(array)(value)
+        if inner:
+            first = inner[0]
+            return _explain(spec, Violation((star.name, *first.path), first.keyword,
+                                            first.expected, first.value, first.message))
     return _bad(tool, f"{label}: {violation.message[:200]}",
                 f"see the input schema of {tool} in tools/list")
 
@@ -590,7 +632,7 @@ def _normalize(p: Param, value: Any) -> Any:
     if p.kind == "integer":
         return int(value)
     if p.kind == "list":
-        return tuple(dict.fromkeys(value))
+        return ("*",) if p.star and value == "*" else tuple(dict.fromkeys(value))
     if p.kind == "object" and not p.fields:
         return value  # checked against object_schema; the library checks it again
     if p.kind == "object":

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from pcp_cli.index import IndexHit
 from pcp_cli.model import scopes as scope_rule
-from pcp_cli.model import vocab
+from pcp_cli.model import staleness, vocab
 from pcp_cli.model.page import observed_time
 from pcp_cli.query import search as text_search
+from pcp_cli.query import staleness as stale_rule
 from pcp_cli.query.index_build import BUILD_LOG, start_build
 from pcp_cli.query.index_sync import index_missing
 from pcp_cli.store.folder import scan
@@ -64,7 +65,8 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
            exclude_types: Sequence[str] = (), include_superseded: bool = False,
            include_sensitive: bool = False, min_score: float | None = None,
            scopes: Sequence[str] | None = None,
-           include_unclassified: bool = True) -> dict[str, Any] | None:
+           include_unclassified: bool = True,
+           exclude_stale: bool = False) -> dict[str, Any] | None:
     """The scan's search envelope while a background build runs, or None when the normal
     search should run (an index exists, a small store, a query or option the scan cannot
     honour exactly). The store need not be refreshed: the scan reads no catalog."""
@@ -85,6 +87,12 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         return None
     words = [w.casefold() for w in query.split()]
     statuses = text_search.lifecycle_statuses(include_superseded)
+    today = staleness.today()
+
+    def stale(fields: dict[str, Any]) -> bool:
+        return fields.get("type") == "keystone" and staleness.is_stale(fields.get("record"),
+                                                                       today)
+
     served = text_search.served_sensitivities(include_sensitive, include_unclassified)
 
     def admitted(fields: dict[str, Any]) -> bool:
@@ -96,7 +104,8 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
                 and (served is None or (fields.get("sensitivity") or vocab.UNCLASSIFIED)
                      in served)
                 and (not types or page_type in types) and page_type not in exclude_types
-                and (scopes is None or scope_rule.in_scopes(namespace, scopes)))
+                and (scopes is None or scope_rule.in_scopes(namespace, scopes))
+                and not (exclude_stale and stale(fields)))
 
     every: list[tuple[str, dict[str, Any], str]] = []
     some: list[tuple[str, dict[str, Any], str]] = []
@@ -123,8 +132,13 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         fields = scan(store, rel, raw)
         if admitted(fields):
             (every if all(held) else some).append((rel, fields, body))
+    chosen = (every + some)[:capped]
     results = [_result(store, rel, fields, body, query, "every" if n < len(every) else "some")
-               for n, (rel, fields, body) in enumerate((every + some)[:capped])]
+               for n, (rel, fields, body) in enumerate(chosen)]
+    labelled = stale_rule.label(results, {
+        fields["page_id"]: date for _rel, fields, _body in chosen
+        if fields.get("type") == "keystone"
+        and (date := staleness.stale_after(fields.get("record"))) is not None}, today)
     # the namespaces the files' folders stand for (the scan reads no catalog)
     folders = {store.layout.namespace_of(path) or store.default_namespace for path, _ in files}
     filters = text_search.filters_report(
@@ -136,6 +150,7 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         "not ranked",
         scopes=scopes, scope_filtering="before_answering",
         namespaces=[ns for ns in folders if scope_rule.in_scopes(ns, scopes)])
+    stale_rule.report(filters, exclude_stale=exclude_stale, on=today, labelled=labelled)
     filters.update(
         mode="scan",
         index=f"building: {build}; the next search after it finishes is ranked "

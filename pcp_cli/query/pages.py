@@ -208,10 +208,17 @@ def search_pages(
     as_of: str | None = None,
     depth: int | None = None,
     include_unclassified: bool = True,
+    exclude_stale: bool = False,
 ) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results,
-    next_cursor}` (see the module docstring). Unclassified pages: see query/search.py."""
+    next_cursor}` (see the module docstring). Unclassified pages: see query/search.py.
+    Keystones past their `stale_after` are served labelled `stale`, or with `exclude_stale`
+    left out before ranking (query/staleness.py)."""
+    import dataclasses
+
+    from pcp_cli.model.staleness import day_of
     from pcp_cli.query import semantic
+    from pcp_cli.query import staleness as stale_rule
 
     if mode in SEMANTIC_MODES:
         semantic.require_extra()  # never a quiet fallback to keywords
@@ -252,7 +259,13 @@ def search_pages(
                "include_unclassified": include_unclassified, "min_score": min_score,
                "scopes": None if scopes is None else sorted(scopes),
                "suppressed": sorted(suppressed), "as_of": stamp, "depth": depth}
+    if exclude_stale:  # (only then: a cursor issued before stays valid otherwise)
+        request["exclude_stale"] = True
     position = cursors.decode(cursor, "search", request, current)
+    # Staleness, against the day asked about: today, or the day of as_of
+    today = day_of(stamp)
+    dates = stale_rule.dated(current)
+    excluded = stale_rule.stale_ids(dates, today) if exclude_stale else frozenset()
 
     # Restrictions worked out from the store itself, applied inside the index filter.
     page_ids: frozenset[str] | None = frozenset() if nothing else None
@@ -261,7 +274,7 @@ def search_pages(
     window = bool(f["observed_from"] or f["observed_to"])
     select = _Selector(statuses=tuple(statuses), include_sensitive=include_sensitive,
                        scopes=scopes, types=types, exclude_types=tuple(exclude_types), f=f,
-                       page_ids=page_ids, suppressed=suppressed, window=window)
+                       page_ids=page_ids, suppressed=suppressed | excluded, window=window)
     select.include_unclassified = include_unclassified
     if window:
         in_time = frozenset(e.page_id for e in current.entries(statuses=None)
@@ -273,6 +286,9 @@ def search_pages(
                 and (not f["namespaces"] or ns in f["namespaces"])]
     narrowing = _narrowing(current, f, tuple(statuses), page_ids,
                            tuple(searched) if scopes is not None else f["namespaces"])
+    if excluded:  # before ranking, as every filter
+        narrowing = dataclasses.replace(
+            narrowing, exclude_page_ids=narrowing.exclude_page_ids | excluded)
 
     # The catalog entries text search looked up for its results (by page id): decorating
     # the same results reads them from here instead of looking them up again.
@@ -333,6 +349,7 @@ def search_pages(
         extra["matched"] = len(everything)
     for r in results:
         _decorate(current, r, entries.get(r["id"]))
+    labelled = stale_rule.label(results, dates, today)
     safeguards = text_search.filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
         lifecycle_statuses=statuses,
@@ -342,6 +359,7 @@ def search_pages(
         scope_filtering="before_ranking", **_unscored_terms(used, query))
     if suppressed:
         safeguards["suppressed"] = len(suppressed)
+    stale_rule.report(safeguards, exclude_stale=exclude_stale, on=today, labelled=labelled)
     filters_applied = _report(safeguards, base, f, mode, used, reason, stamp, position,
                               current, extra)
     return {"schema_version": text_search.SCHEMA_VERSION, "query": query,

@@ -9,6 +9,7 @@ from an over-fetched ranking, so `limit` results still come back and none is cou
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -144,33 +145,99 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
     fetch = need + SLACK
     hits: list[IndexHit] = []
     stale = False
-    if rank:
-        with open_index(store) as ix:
+    with contextlib.ExitStack() as still_open:
+        explained = _Explained(query)
+        if rank:
+            ix = still_open.enter_context(open_index(store))
             report = ensure_current(store, ix)
             try:
-                hits = ix.search(query, filter=flt, limit=fetch)
+                fetch = _fetch(ix, query, flt, fetch, need)
+                hits = ix.search(query, filter=flt, limit=fetch, explain=False)
             except IndexNeedsRebuild:
                 # Damage found only while reading (a truncated segment): rebuild, retry once.
                 report = ensure_current(store, ix)
-                hits = ix.search(query, filter=flt, limit=fetch)
-            # A band of nearly tied hits cut by the fetch would be ordered differently by a
-            # longer fetch (the next cursor page): fetch until it closes.
-            while len(hits) == fetch and fetch < tiebreak.MAX_FETCH and not tiebreak.settled(
-                    [h.score_raw for h in hits], need):
-                fetch = min(fetch * 2, tiebreak.MAX_FETCH)
-                hits = ix.search(query, filter=flt, limit=fetch)
-        stale = report.stale
-    if narrowing and narrowing.past:
-        hits = _merge_past(store, hits, query, flt, narrowing, fetch)
+                fetch = _fetch(ix, query, flt, fetch, need)
+                hits = ix.search(query, filter=flt, limit=fetch, explain=False)
+            explained = _Explained(query, ix, hits)
+            stale = report.stale
+        if narrowing and narrowing.past:
+            hits = _merge_past(store, hits, query, flt, narrowing, fetch)
+        if rank:
+            hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
+                                  observed=lambda h: h.timestamp)
+        results, unscored = _results(store, hits, explained, query, suppressed=suppressed,
+                                     min_score=min_score, hits_only=hits_only,
+                                     narrowing=narrowing, offset=offset, capped=capped,
+                                     entries=entries)
+    filters = filters_report(
+        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
+        lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
+        include_unclassified=include_unclassified, min_score=min_score,
+        unscored=unscored, total=len(results), scopes=scopes,
+        namespaces=flt.namespaces, scope_filtering="before_ranking")
+    if suppressed:
+        filters["suppressed"] = len(suppressed)
     if rank:
-        hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
-                              observed=lambda h: h.timestamp)
+        filters["tie_break"] = tiebreak.RULE
+    if stale:
+        filters["index"] = "stale: another process was updating it; read as it stood"
+    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
+            "filters_applied": filters, "results": results}
+
+
+def _fetch(ix: Any, query: str, flt: IndexFilter, fetch: int, need: int) -> int:
+    """How many hits to fetch so that the band of nearly tied hits holding position `need`
+    is whole: a band cut by the fetch would be ordered differently by a longer fetch (the
+    next cursor page). Decided on the scores alone (no stored document read), doubling the
+    fetch until the band closes or `tiebreak.MAX_FETCH`: on the best `MAX_FETCH` scores
+    fetched once, whose first N are the scores a fetch of N gives (an engine's top-N costs a
+    pass over the matching postings, whatever N: one pass, not one per doubling)."""
+    scores = ix.scores(query, filter=flt, limit=fetch)
+    if len(scores) < fetch or fetch >= tiebreak.MAX_FETCH or tiebreak.settled(scores, need):
+        return fetch
+    scores = ix.scores(query, filter=flt, limit=tiebreak.MAX_FETCH)
+    while len(scores[:fetch]) == fetch and fetch < tiebreak.MAX_FETCH and not tiebreak.settled(
+            scores[:fetch], need):
+        fetch = min(fetch * 2, tiebreak.MAX_FETCH)
+    return fetch
+
+
+class _Explained:
+    """The hits of one search with their matched fields, worked out by the index (still open)
+    for the hits a caller reaches only, a few at a time: a tie-break may read thousands of
+    hits to serve ten. Hits the index did not give (a past revision's) are as they came."""
+
+    CHUNK = 16
+
+    def __init__(self, query: str, ix: Any = None, hits: Sequence[IndexHit] = ()) -> None:
+        self.query, self.ix = query, ix
+        self.waiting = {id(hit): hit for hit in hits}
+        self.done: dict[int, IndexHit] = {}
+
+    def __call__(self, hit: IndexHit, following: Sequence[IndexHit]) -> IndexHit:
+        key = id(hit)
+        if key in self.done or key not in self.waiting:
+            return self.done.get(key, hit)
+        batch = [hit, *(h for h in following if id(h) in self.waiting
+                        and id(h) not in self.done)][:self.CHUNK]
+        for before, after in zip(batch, self.ix.explain(self.query, batch), strict=True):
+            self.done[id(before)] = after
+        return self.done[key]
+
+
+def _results(store: Store, hits: list[IndexHit], explained: _Explained, query: str, *,
+             suppressed: frozenset[str], min_score: float | None, hits_only: bool,
+             narrowing: Narrowing | None, offset: int, capped: int,
+             entries: dict[str, Any] | None) -> tuple[list[Any], int]:
+    """The results served from `hits` (best first): each page once, none suppressed, none
+    under `min_score`, none whose file is gone, `offset` skipped, at most `capped`; and how
+    many of them have no score."""
     words = query_words(query)
-    results: list[dict[str, Any]] = []
+    results: list[Any] = []
     unscored = 0
     seen: set[str] = set()
     skip = offset
-    for hit in hits:
+    for i, hit in enumerate(hits):
         # A page has one head file, but a stray copy (a diverged sync) must not show it twice.
         if hit.page_id in suppressed or hit.page_id in seen:
             continue
@@ -192,6 +259,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         if skip:
             skip -= 1
             continue
+        hit = explained(hit, hits[i + 1:i + _Explained.CHUNK])
         if hits_only:
             results.append(hit)
         else:
@@ -202,20 +270,7 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         unscored += not scored
         if len(results) >= capped:
             break
-    filters = filters_report(
-        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
-        include_unclassified=include_unclassified, min_score=min_score,
-        unscored=unscored, total=len(results), scopes=scopes,
-        namespaces=flt.namespaces, scope_filtering="before_ranking")
-    if suppressed:
-        filters["suppressed"] = len(suppressed)
-    if rank:
-        filters["tie_break"] = tiebreak.RULE
-    if stale:
-        filters["index"] = "stale: another process was updating it; read as it stood"
-    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
-            "filters_applied": filters, "results": results}
+    return results, unscored
 
 
 def lifecycle_statuses(include_superseded: bool) -> tuple[str, ...]:

@@ -44,12 +44,22 @@ def status(store: Store) -> dict[str, Any]:
         "missing_head_files": report["missing_head_files"],
         "invalid_files": report["invalid_files"],
         "git": git_status(store),
+        "monitor": monitor_status(store),
     }
     git = data["git"]
     data["clean"] = not any(data[key] for key in (
         "hand_edits", "diverged", "conflicts", "missing_head_files", "invalid_files")) and (
         git is None or not (git["uncommitted"] or git["in_progress"] or git["unmerged"]))
     return data
+
+
+def monitor_status(store: Store) -> dict[str, Any]:
+    """The store monitor as `pcp status` reports it (store/changes/monitor.py's `status`), with the
+    number of head files the catalog lists: whether commands ask a monitor what changed or
+    check every page file, and if they check, why and what that cost the last time."""
+    from pcp_cli.store.changes import monitor
+
+    return {**monitor.status(store.root), "pages": store.catalog.count()}
 
 
 def git_status(store: Store) -> dict[str, Any] | None:

@@ -29,7 +29,8 @@ async def served(mcp_session, query: str) -> tuple[str, set[str]]:
     """(the micro_prompt, ids a search for `query` finds), as a reading client sees them."""
     async with mcp_session(READER) as client:
         micro = (await ok(client, "pcp_get_profile", {"format": "micro_prompt"}))["text"]
-        found = await ok(client, "pcp_search", {"query": query})
+        # every granted scope: the model's own pages are in project:tidewatch
+        found = await ok(client, "pcp_search", {"query": query, "scopes": ["*"]})
     return micro, {r["id"] for r in found["results"]}
 
 

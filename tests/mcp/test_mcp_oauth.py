@@ -378,8 +378,18 @@ def test_plain_pkce_and_other_resource_refused(server: Running) -> None:
     assert other.status_code == 400 and other.json()["error"] == "invalid_target"
 
 
-def test_consent_needs_the_owners_code_and_the_csrf_token(server: Running,
-                                                          store: Path) -> None:
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[tuple[Running, Path]]:
+    """A server and store of the test's own: a wrong approval code slows down every later try
+    from 127.0.0.1 on that server, which would make the next test wait on the clock."""
+    store = make_store(tmp_path / "store")
+    with running_server(store) as running:
+        yield running, store
+
+
+def test_consent_needs_the_owners_code_and_the_csrf_token(
+        own_server: tuple[Running, Path]) -> None:
+    server, store = own_server
     client = register(server)
     _, challenge = pkce()
     url = authorize_url(server, client["client_id"], challenge)

@@ -45,7 +45,7 @@ READ_CALLS = [
     ("pcp_read_pages", {"ids": [USER_PAGE, "tidewatch-architecture"],
                         "views": ["manifest", "payload", "relations", "history", "facets",
                                   "source_spans"]}),
-    ("pcp_related_pages", {"page_id": "tidewatch-architecture", "depth": 2}),
+    ("pcp_related_pages", {"page_id": "tidewatch-architecture", "depth": 2, "scopes": ["*"]}),
     ("pcp_suppress_pages", {"ids": ["ks-002"]}),
 ]
 assert {name for name, _ in READ_CALLS} == set(READ_TOOLS)

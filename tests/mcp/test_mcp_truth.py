@@ -44,9 +44,10 @@ async def test_a_link_over_mcp_supersedes_on_every_surface(mcp_session, mcp_stor
                                                    "namespace": "project:tidewatch"}))["page_id"]
         new = (await ok(client, "pcp_write_page", {"content": "Draft: sensors every 5 min.",
                                                    "namespace": "project:tidewatch"}))["page_id"]
+    every = {"scopes": ["*"]}  # the client's pages are in project:tidewatch, not its default
     async with mcp_session(READER) as client:
-        stats_before = (await ok(client, "pcp_stats"))["by_lifecycle"]
-        found = await ok(client, "pcp_search", {"query": "sensors every"})
+        stats_before = (await ok(client, "pcp_stats", every))["by_lifecycle"]
+        found = await ok(client, "pcp_search", {"query": "sensors every", **every})
         assert {old, new} <= {r["id"] for r in found["results"]}  # the index exists already
     async with mcp_session(WRITER) as client:
         linked = await ok(client, "pcp_link_pages", {"from_id": new,
@@ -54,10 +55,10 @@ async def test_a_link_over_mcp_supersedes_on_every_surface(mcp_session, mcp_stor
                                                      "to_id": old})
         assert "proposed" not in linked and linked["relation_type"] == "supersedes"
     async with mcp_session(READER) as client:
-        found = await ok(client, "pcp_search", {"query": "sensors every"})
+        found = await ok(client, "pcp_search", {"query": "sensors every", **every})
         assert new in {r["id"] for r in found["results"]}
         assert old not in {r["id"] for r in found["results"]}
-        stats = (await ok(client, "pcp_stats"))["by_lifecycle"]
+        stats = (await ok(client, "pcp_stats", every))["by_lifecycle"]
         assert stats["superseded"] == stats_before["superseded"] + 1
     shown = cli("show", old, "--json", "--store", str(mcp_store)).json
     assert shown["page"]["lifecycle_status"] == "superseded"
@@ -152,7 +153,7 @@ async def test_a_models_proposed_keystone_is_data_only(mcp_session, mcp_store):
 # -- stats and scopes count a namespace each their way, and say so ---------------------------
 async def test_stats_and_scopes_say_how_they_count(mcp_session, mcp_store):
     async with mcp_session(READER) as client:
-        stats = await ok(client, "pcp_stats")
+        stats = await ok(client, "pcp_stats", {"scopes": ["*"]})  # every scope it lists
         scopes = await ok(client, "pcp_list_scopes")
     assert "every lifecycle state" in stats["counted"] and "active" in stats["counted"]
     assert "active" in scopes["counted"] and "superseded" in scopes["counted"]
