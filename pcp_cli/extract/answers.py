@@ -81,8 +81,9 @@ _WHERE_Q = re.compile(r"\bwhere\s+(?:do|are)\s+you\s+(?P<what>live|living|based|
                       r"grow\s+up|call\s+home)\b", re.I)
 
 
-@rule(rf"^{_SHORT}{_OPENER}(?:(?:I\s+live|I'm|I\s+am|we\s+live|we're)\s+)?(?:(?:in|near|just\s+outside|"
-      rf"outside|right\s+in|originally\s+from|from)\s+)?(?P<place>{PLACE})(?:,?\s+(?:now|"
+@rule(rf"^{_SHORT}{_OPENER}(?:(?:I\s+live|I'm|I\s+am|we\s+live|we're)\s+)?"
+      rf"(?:(?:in|near|just\s+outside|outside|right\s+in|originally\s+from|from)\s+)?"
+      rf"(?P<place>{PLACE})(?:,?\s+(?:now|"
       r"these days|for now|at the moment|originally))?\s*[.!]*$")
 def _where_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "Where do you live?" — "Just outside Lyon." """
@@ -97,12 +98,13 @@ def _where_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 
 
 # -- "What do you do?" ----------------------------------------------------------------------------
-_WORK_Q = re.compile(r"\bwhat\s+(?:do\s+you\s+do(?:\s+for\s+(?:work|a\s+living))?\s*\?|(?:is|'s)\s+"
-                     r"your\s+(?:job|profession|line\s+of\s+work|day\s+job)|kind\s+of\s+work\s+do\s+"
-                     r"you\s+do)", re.I)
+_WORK_Q = re.compile(r"\bwhat\s+(?:do\s+you\s+do(?:\s+for\s+(?:work|a\s+living))?\s*\?|"
+                     r"(?:is|'s)\s+your\s+(?:job|profession|line\s+of\s+work|day\s+job)|"
+                     r"kind\s+of\s+work\s+do\s+you\s+do)", re.I)
 
 
-@rule(rf"^{_SHORT}{_OPENER}(?:{I_AM}\s+)?(?:(?P<article>an?)\s+)?(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
+@rule(rf"^{_SHORT}{_OPENER}(?:{I_AM}\s+)?(?:(?P<article>an?)\s+)?"
+      rf"(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)"
       rf"(?:,?\s+(?:at|for|with|in)\s+(?P<org>{ORG}|(?:an?|the)\s+[\w' -]{{2,40}}?))?"
       r"(?:,?\s+(?:now|these days|mostly|by trade))?\s*[.!]*$")
 def _work_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
@@ -141,12 +143,13 @@ def _have_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 
 # -- "What do you do for fun?" --------------------------------------------------------------------
 _FUN_Q = re.compile(r"\bwhat\s+(?:else\s+)?do\s+you\s+(?:like\s+to\s+)?do\s+(?:for\s+fun|in\s+"
-                    r"your\s+(?:free|spare|down)\s*time|to\s+(?:relax|unwind|de-?stress))|\b(?:any|your|"
-                    r"other)\s+hobbies\b|\bwhat\s+are\s+you\s+into\b", re.I)
+                    r"your\s+(?:free|spare|down)\s*time|to\s+(?:relax|unwind|de-?stress))|"
+                    r"\b(?:any|your|other)\s+hobbies\b|\bwhat\s+are\s+you\s+into\b", re.I)
 
 
 @rule(rf"^{_SHORT}{_OPENER}(?:mostly\s+|mainly\s+|probably\s+|lots\s+of\s+|a\s+lot\s+of\s+)?"
-      r"(?P<v>(?!(?:nothing|something|anything|everything|thing)\b)[a-z]{3,}ing\b(?:\s+[\w'-]+){0,5}?)"
+      r"(?P<v>(?!(?:nothing|something|anything|everything|thing)\b)[a-z]{3,}ing\b"
+      r"(?:\s+[\w'-]+){0,5}?)"
       r"(?:,?\s+(?:mostly|mainly|these days|lately|for sure))?\s*[.!]*$")
 def _fun_answer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "What do you do for fun?" — "Hiking and painting, mostly." """

@@ -54,12 +54,14 @@ _NOT_A_CLAIM = re.compile(
     r"fictional|(?<!my )(?<!first )(?:story|novel)|scenario|example|e\.g|sample|template|"
     r"persona)\b", re.I)
 _REPORTED = re.compile(
-    r"\b(?:said|says|say|told|tells|tell|(?:thinks|thought|think)(?!\s*(?:[.,;:!)]|$))|asked|asks|wrote|writes|"
+    r"\b(?:said|says|say|told|tells|tell|(?:thinks|thought|think)(?!\s*(?:[.,;:!)]|$))|asked|"
+    r"asks|wrote|writes|"
     r"claims|claimed|believes|believed|assume|assumes|assumed|joked|jokes|called me|"
     r"according to|quote|quoted)\b", re.I)
 
 _CLAUSE_SPLIT = re.compile(
-    r"(?:,\s*|\s+)(?:and|but|so|plus|also|though)\s+(?=(?:I|I'm|I've|my|My|we|We|we're|We're)\b)|,\s+but\s+|;\s*|\s+-{1,2}\s+|"
+    r"(?:,\s*|\s+)(?:and|but|so|plus|also|though)\s+(?=(?:I|I'm|I've|my|My|we|We|we're|We're)\b)|"
+    r",\s+but\s+|;\s*|\s+-{1,2}\s+|"
     r"\s+\u2014\s*|:\s+(?=(?:I|I'm|My)\b)|,\s+(?=I(?:'m|'ve)?\s)|,?\s+(?:and\s+)?(?=please\b)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _FILLER = re.compile(
     r"^(?:(?:(?:no|nope)[,:!.]+\s*)|(?:(?:ok|okay|oh|yeah|yes|yep|hi|hey|hello|thanks|"

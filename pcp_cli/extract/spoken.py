@@ -645,7 +645,8 @@ def _my_shop(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
 
 CLAIM_ANYWHERE.append((re.compile(
     rf"(?<!\bof )\bmy\s+(?P<own>own\s+)?(?!{_NOT_MINE}\b)(?P<what>(?:(?!{_NOT_MINE}\b)"
-    rf"[a-z][a-z-]*\s+){{0,2}}?{_SHOP})(?=\s*[,.;:!?)]|\s*$|\s+(?:is|are|was|were|has|and|for|in|on|at|"
+    rf"[a-z][a-z-]*\s+){{0,2}}?{_SHOP})(?=\s*[,.;:!?)]|\s*$|\s+(?:is|are|was|were|has|and|for|in|"
+    r"on|at|"
     r"to|with|since|because|but|so|lately|now|today|this|these|last|going|doing)\b)", re.I),
     _my_shop))
 
