@@ -1,0 +1,97 @@
+"""The Markdown folders imported into a store, by name: `vaults/<file>.json`, committed.
+
+A note's page is keyed by its vault and its path in it. The record says which keys a vault's
+notes have, so every device that imports a folder of that name (wherever it sits on that
+device) finds the same pages:
+
+- `markdown:<path>` (*plain* keys): the keys every Markdown import wrote before vaults were
+  recorded. They belong to one vault, the first one a store imports (or, in an older store,
+  the folder its plain pages were imported from: `pcp_cli/adapters/vaults.py`).
+- `markdown@<name>:<path>`: every other vault. A name holds no `:` and no `/`, so these keys
+  can never be a plain key, nor another vault's.
+
+One file per vault, named from a digest of the name, holding only the name and the prefix:
+two devices that record the same vault write the same bytes to the same file (git merges
+them without a conflict), and two vaults never write the same file.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pcp_cli.errors import InvalidInput
+from pcp_cli.store.atomic import write_atomic
+
+VAULTS = "vaults"
+PLAIN = "markdown:"
+
+
+@dataclass(frozen=True)
+class Vault:
+    name: str
+    key_prefix: str
+
+    @property
+    def plain(self) -> bool:
+        return self.key_prefix == PLAIN
+
+    def key(self, rel: str) -> str:
+        """The import key of the note at `rel` (its path in the folder) in this vault."""
+        return self.key_prefix + rel
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "key_prefix": self.key_prefix}
+
+
+def named_prefix(name: str) -> str:
+    return f"markdown@{name}:"
+
+
+def file_for(root: Path, name: str) -> Path:
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return root / VAULTS / ("vt_" + base64.b32encode(digest[:20]).decode("ascii")[:26].lower()
+                            + ".json")
+
+
+def recorded(root: Path) -> dict[str, Vault]:
+    """Name -> vault, for every vault the store records. InvalidInput names a record that
+    cannot be read: which keys its vault has is unknown, so no Markdown import guesses."""
+    folder = root / VAULTS
+    try:
+        names = sorted(p for p in folder.iterdir() if p.suffix == ".json"
+                       and not p.name.startswith("."))
+    except FileNotFoundError:
+        return {}
+    except NotADirectoryError:
+        raise InvalidInput("is not a folder", path=str(folder),
+                           hint="it holds the store's vault records; move the file away") \
+            from None
+    found: dict[str, Vault] = {}
+    for path in names:
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            vault = Vault(str(data["name"]), str(data["key_prefix"]))
+            if not vault.name or vault.key_prefix not in (PLAIN, named_prefix(vault.name)):
+                raise ValueError(vault)
+        except (OSError, ValueError, KeyError, TypeError):
+            raise InvalidInput("not a readable vault record", path=str(path),
+                               hint='it should be {"key_prefix": …, "name": …}; mend it from '
+                               "git (`git checkout -- vaults/`)") from None
+        found[vault.name] = vault
+    return found
+
+
+def record(root: Path, vault: Vault) -> None:
+    """Record `vault` (nothing is written when it is recorded already)."""
+    path = file_for(root, vault.name)
+    data = json.dumps(vault.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    try:
+        if path.read_text("utf-8") == data:
+            return
+    except OSError:
+        pass
+    write_atomic(path, data)
