@@ -54,6 +54,7 @@ def search(store: Path, words: str) -> list[str]:
 
 def test_two_vaults_with_the_same_paths_keep_their_own_pages(store: Path, tmp_path: Path) -> None:
     work, personal = vault(tmp_path, "work"), vault(tmp_path, "personal")
+    folders = snapshot(work), snapshot(personal)
     first = imp(store, work)
     assert counts(first) == (3, 0, 0)
     assert first.json["vault"] == {"name": "work", "key_prefix": "markdown:"}
@@ -81,6 +82,12 @@ def test_two_vaults_with_the_same_paths_keep_their_own_pages(store: Path, tmp_pa
     assert counts(imp(store, personal)) == (0, 0, 3)
     assert snapshot(store) == before  # not a file changed: no revision, no relation
     assert set(titles(store)) == set(listed)
+    # what the store records, committed; nothing was written into either folder
+    records = [json.loads(p.read_text()) for p in sorted((store / "vaults").iterdir())]
+    assert sorted(records, key=lambda r: r["name"]) == [
+        {"key_prefix": "markdown@personal:", "name": "personal"},
+        {"key_prefix": "markdown:", "name": "work"}]
+    assert (snapshot(work), snapshot(personal)) == folders
 
 
 def test_the_same_vaults_on_another_device_find_their_pages(store: Path, tmp_path: Path) -> None:

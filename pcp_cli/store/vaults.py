@@ -17,13 +17,12 @@ them without a conflict), and two vaults never write the same file.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.ids import page_id_for_key
 from pcp_cli.store.atomic import write_atomic
 
 VAULTS = "vaults"
@@ -52,9 +51,9 @@ def named_prefix(name: str) -> str:
 
 
 def file_for(root: Path, name: str) -> Path:
-    digest = hashlib.sha256(name.encode("utf-8")).digest()
-    return root / VAULTS / ("vt_" + base64.b32encode(digest[:20]).decode("ascii")[:26].lower()
-                            + ".json")
+    """`vaults/vt_<26 lowercase base32 characters of the name's SHA-256>.json`."""
+    digest = page_id_for_key(name).removeprefix("pg_").lower()  # the same digest, as a page's
+    return root / VAULTS / f"vt_{digest}.json"
 
 
 def recorded(root: Path) -> dict[str, Vault]:
