@@ -92,20 +92,27 @@ def _import_vault(store: Store, source: Path, *, namespace: str | None, dry_run:
                   progress: Progress | None, as_name: str | None,
                   local: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A Markdown folder or note, under its vault's keys; the vault is recorded (in the store,
-    under the writer lock, before its first page) unless this is a dry run."""
+    under the writer lock, before its first page) unless this is a dry run, and the record is
+    taken back if the import then fails."""
     from pcp_cli.adapters.vaults import resolve
     from pcp_cli.store import vaults
 
+    recorded = False
     if dry_run:
         vault = resolve(store, source, as_name=as_name, local=local)
     else:
         with store.locked():
             vault = resolve(store, source, as_name=as_name, local=local)
-            vaults.record(store.root, vault)
+            recorded = vaults.record(store.root, vault)
     results = iter_items(source, format="markdown", progress=progress,
                          key_prefix=vault.key_prefix)
-    summary = write_items(store, results, format="markdown", namespace=namespace,
-                          dry_run=dry_run, source=str(source)).to_dict()
+    try:
+        summary = write_items(store, results, format="markdown", namespace=namespace,
+                              dry_run=dry_run, source=str(source)).to_dict()
+    except BaseException:
+        if recorded:
+            vaults.forget(store.root, vault)
+        raise
     summary["vault"] = vault.to_dict()
     return summary
 

@@ -17,13 +17,14 @@ them without a conflict), and two vaults never write the same file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcp_cli.errors import InvalidInput
+from pcp_cli.errors import InvalidInput, StorageFailed
 from pcp_cli.model.ids import page_id_for_key
-from pcp_cli.store.atomic import write_atomic
+from pcp_cli.store.atomic import remove_file, write_atomic
 
 VAULTS = "vaults"
 PLAIN = "markdown:"
@@ -84,13 +85,24 @@ def recorded(root: Path) -> dict[str, Vault]:
     return found
 
 
-def record(root: Path, vault: Vault) -> None:
-    """Record `vault` (nothing is written when it is recorded already)."""
+def record(root: Path, vault: Vault) -> bool:
+    """Record `vault`; False (nothing written) when it is recorded already."""
     path = file_for(root, vault.name)
     data = json.dumps(vault.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     try:
         if path.read_text("utf-8") == data:
-            return
+            return False
     except OSError:
         pass
     write_atomic(path, data)
+    return True
+
+
+def forget(root: Path, vault: Vault) -> None:
+    """Take back the record `record` just wrote, when the import it came with failed: a
+    refused write leaves the store as it was. (Best effort: a record left behind says only
+    what the next import of that folder works out again.)"""
+    path = file_for(root, vault.name)
+    with contextlib.suppress(OSError, StorageFailed):
+        remove_file(path)
+        path.parent.rmdir()  # only when no other vault is recorded
