@@ -57,11 +57,10 @@ def folder_of(source: Path) -> Path:
 
 
 def resolve(store: Store, source: Path, *, as_name: str | None,
-            local: dict[str, dict[str, Any]], rels: list[str] | None = None) -> Vault:
+            local: dict[str, dict[str, Any]]) -> Vault:
     """The vault the Markdown at `source` is imported as (nothing is written). `local`: the
-    folders this device imported from; `rels`: the notes' paths in the folder, when known
-    (listed here only if the store's plain pages must be traced). UsageError (exit 2) when
-    the name is ambiguous: naming the file, and `--as`."""
+    folders this device imported from. UsageError (exit 2) when the name is ambiguous: naming
+    the folder or note, and `--as`."""
     folder = folder_of(source)
     mine = local.get(str(folder)) or {}
     if as_name is not None:
@@ -77,20 +76,18 @@ def resolve(store: Store, source: Path, *, as_name: str | None,
     if any(vault.plain for vault in vaults.values()):
         return own
     plain = Vault(name, PLAIN)
-    if mine.get("format") == "markdown" and as_name is None:
+    if mine.get("format") == "markdown" and "vault" not in mine and as_name is None:
         return plain  # imported from here before vaults were recorded: its pages are plain
-    if rels is None:
-        rels = _rels(source)
-    colliding = [page_id_for_key(PLAIN + rel) for rel in rels]
-    colliding = [page_id for page_id in colliding if store.page_exists(page_id)]
-    if not colliding:
+    # the notes whose plain keys are pages already (the folder is listed only here, once)
+    hits = [rel for rel in _rels(source) if store.page_exists(page_id_for_key(PLAIN + rel))]
+    if not hits:
         return own if _any_plain_page(store) else plain
-    names = _import_folders(store, colliding[:TRACED_PAGES])
+    names = _import_folders(store, [page_id_for_key(PLAIN + rel) for rel in hits[:TRACED_PAGES]])
     if name in names:
         return plain
     if names or as_name is not None:  # another folder's pages, or the person named this one
         return own
-    first = next(rel for rel in rels if store.page_exists(page_id_for_key(PLAIN + rel)))
+    first = hits[0]
     raise UsageError(
         f"{shown(folder / first)}: the store already has a page for {PLAIN}{shown(first)} "
         "from a Markdown folder pcp cannot name; say which vault this folder is with --as NAME",

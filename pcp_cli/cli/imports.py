@@ -33,9 +33,10 @@ NamespaceOpt = Annotated[str | None, typer.Option(
     "--namespace", help="Namespace for the imported pages (default: the store's). Claude "
     "projects and coding-agent sessions keep their own project:<name> namespace.")]
 AsOpt = Annotated[str | None, typer.Option(
-    "--as", metavar="NAME", help="A Markdown folder's vault name (default: the name this device imported it "
-    "under, else the folder's name). Two folders of one name are two vaults only with "
-    "names of their own; the same name on another device finds the same pages.")]
+    "--as", metavar="NAME", help="A Markdown folder's vault name (default: the name this "
+    "device imported it under, else the folder's name). Two folders of one name are two "
+    "vaults only with names of their own; the same name on another device finds the same "
+    "pages.")]
 DryRunOpt = Annotated[bool, typer.Option(
     "--dry-run", help="Report what would be created, revised or skipped; write nothing.")]
 
