@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from pcp_cli.cli import search_text
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
@@ -34,59 +35,63 @@ from pcp_cli.cli.sources import (
     show_groups,
 )
 
-EXT = "org.pcp-cli"
+# What a remote PCP source is sent of a search (PCP v1 §4.2's arguments).
+REMOTE_ARGS = ("query", "limit", "types", "exclude_types", "include_superseded",
+               "include_sensitive", "min_score")
+
+
+def _flags(name: str, filter: bool = False) -> tuple[str, ...]:  # noqa: A002
+    from pcp_cli.model.search_request import option
+
+    return option(name, filter=filter).cli
+
+
+def _help(name: str, filter: bool = False) -> str:  # noqa: A002
+    from pcp_cli.model.search_request import option
+
+    return option(name, filter=filter).help
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(epilog=examples('pcp search "tidewatch queue"',
+    @app.command(epilog=examples('pcp search "where did Ada move?"',
                                  "pcp search 'type:keystone AND tag:food' --json",
                                  "pcp search lisbon --scope 'project:*' -n 5"))
     def search(
         query: Annotated[str, typer.Argument(
-            help='Words, "quoted phrases", field:value (type:keystone, tag:food, ns:work), '
-            "AND, OR, NOT and parentheses.")],
-        limit: Annotated[int | None, typer.Option(
-            "--limit", "-n", help="How many results (default 10, at most 25).")] = None,
+            help='Words or a question as written; "quoted phrases", AND, OR, NOT, parentheses, '
+            "field:value (type:keystone, tag:food, ns:work) and prefix* where meant.")],
+        limit: Annotated[int | None, typer.Option(*_flags("limit"), help=_help("limit"))] = None,
         page_type: Annotated[list[str] | None, typer.Option(
-            "--type", help="Only this page type (repeatable).")] = None,
+            *_flags("types"), help=_help("types"))] = None,
         exclude_type: Annotated[list[str] | None, typer.Option(
-            "--exclude-type", help="Leave out this page type (repeatable).")] = None,
+            *_flags("exclude_types"), help=_help("exclude_types"))] = None,
         include_superseded: Annotated[bool, typer.Option(
-            "--include-superseded", help="Also superseded and archived pages.")] = False,
+            *_flags("include_superseded"), help=_help("include_superseded"))] = False,
         include_sensitive: Annotated[bool, typer.Option(
-            "--include-sensitive", help="Also high-sensitivity pages.")] = False,
+            *_flags("include_sensitive"), help=_help("include_sensitive"))] = False,
         min_score: Annotated[float | None, typer.Option(
-            "--min-score", help="Drop scored results below this relevance (0-1).")] = None,
+            *_flags("min_score"), help=_help("min_score"))] = None,
         scope: Annotated[list[str] | None, typer.Option(
-            "--scope", help="Only these namespaces: NS, prefix:* or * (repeatable).")] = None,
-        mode: Annotated[str, typer.Option(
-            "--mode", help="text (ranked), exact (the phrase or identifier literally), "
-            "temporal (by observed time; the query * lists every page), graph (matches, then "
-            "what their relations reach), semantic (by meaning), hybrid (words and meaning "
-            "fused; both need the semantic extra), or auto (picks one and says which; "
-            "hybrid for a question when the extra is installed).")] = "text",
+            *_flags("scopes"), help=_help("scopes"))] = None,
+        mode: Annotated[str, typer.Option(*_flags("mode"), help=_help("mode"))] = "text",
         relation_type: Annotated[list[str] | None, typer.Option(
-            "--relation-type", help="Only pages with a relation of this type, either "
-            "direction; in graph mode, the relations to follow (repeatable).")] = None,
+            *_flags("relation_types", True), help=_help("relation_types", True))] = None,
         status: Annotated[list[str] | None, typer.Option(
-            "--status", help="Lifecycle status: active, superseded, archived (repeatable; "
-            "default active).")] = None,
+            *_flags("lifecycle_status", True), help=_help("lifecycle_status", True))] = None,
         origin: Annotated[list[str] | None, typer.Option(
-            "--origin", help="Only this origin (repeatable).")] = None,
+            *_flags("origins", True), help=_help("origins", True))] = None,
         namespace: Annotated[list[str] | None, typer.Option(
-            "--namespace", help="Only this exact namespace (repeatable).")] = None,
+            *_flags("namespaces", True), help=_help("namespaces", True))] = None,
         tag: Annotated[list[str] | None, typer.Option(
-            "--tag", help="Only pages with this tag (repeatable: any of them).")] = None,
+            *_flags("tags", True), help=_help("tags", True))] = None,
         observed_from: Annotated[str | None, typer.Option(
-            "--from", help="Observed on or after this date or time.")] = None,
+            *_flags("observed_from", True), help=_help("observed_from", True))] = None,
         observed_to: Annotated[str | None, typer.Option(
-            "--to", help="Observed on or before this date or time (2024 = all of 2024).")
-        ] = None,
-        depth: Annotated[int | None, typer.Option(
-            "--depth", help="graph mode: how many relation steps to follow (1-5, default 1).")
-        ] = None,
-        cursor: Annotated[str | None, typer.Option(
-            "--cursor", help="Continue a previous search (its next_cursor).")] = None,
+            *_flags("observed_to", True), help=_help("observed_to", True))] = None,
+        depth: Annotated[int | None, typer.Option(*_flags("depth"), help=_help("depth"))
+                         ] = None,
+        cursor: Annotated[str | None, typer.Option(*_flags("cursor"), help=_help("cursor"))
+                          ] = None,
         as_of: AsOfOpt = None,
         sources: SourcesOpt = None,
         source_timeout: SourceTimeoutOpt = DEFAULT_SOURCE_TIMEOUT,
@@ -95,53 +100,37 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Search the store's pages (current, non-sensitive ones by default); with --sources,
         the other registered PCP sources too."""
-        filters = {k: v for k, v in {
-            "relation_types": relation_type, "lifecycle_status": status, "origins": origin,
-            "namespaces": namespace, "tags": tag, "observed_from": observed_from,
-            "observed_to": observed_to}.items() if v}
-        # --sources: the other sources get the PCP v1 §4.2 arguments this search was given
-        # (pcp's own filters, modes and scopes apply to this store only)
-        remote = {k: v for k, v in {
+        request = api.SearchRequest.from_options({
             "query": query, "limit": limit, "types": page_type, "exclude_types": exclude_type,
-            "include_superseded": include_superseded or None,
-            "include_sensitive": include_sensitive or None, "min_score": min_score,
-        }.items() if v is not None and v != []}
+            "include_superseded": include_superseded, "include_sensitive": include_sensitive,
+            "min_score": min_score, "scopes": scope, "mode": mode,
+            "filter:relation_types": relation_type, "filter:lifecycle_status": status,
+            "filter:origins": origin, "filter:namespaces": namespace, "filter:tags": tag,
+            "filter:observed_from": observed_from, "filter:observed_to": observed_to,
+            "depth": depth, "cursor": cursor, "as_of": as_of})
         with api.open_store(store_path, refresh=False) as store:
-            data = None
-            if mode in ("text", "auto") and not filters and cursor is None and as_of is None \
-                    and depth is None:
-                data = api.search_before_index(
-                    store, query, limit=limit, types=page_type or (),
-                    exclude_types=exclude_type or (), include_superseded=include_superseded,
-                    include_sensitive=include_sensitive, min_score=min_score,
-                    scopes=scope or None)
+            data = api.search_before_index(store, request)
             if data is not None:
                 if not as_json:
                     from pcp_cli.cli.main import SCAN_NOTE
 
                     note(SCAN_NOTE.rstrip("\n"))
-                shorten = api.short_page_ids(store) if is_terminal() else str
-                if sources:
-                    _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
-                else:
-                    _show(data, as_json, shorten)
-                return
-            store.refresh()
-            if not as_json and api.index_missing(store):  # stderr stays JSON under --json
-                from pcp_cli.cli.main import BUILDING_NOTE
+            else:
+                store.refresh()
+                if not as_json and api.index_missing(store):  # stderr stays JSON under --json
+                    from pcp_cli.cli.main import BUILDING_NOTE
 
-                note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
-            if not as_json and mode in ("semantic", "hybrid") and api.vectors_missing(store):
-                note(f"Embedding {api.index_pages_count(store)} pages for semantic search "
-                     "(once; later searches embed only what changed)…")
-            data = api.search(store, query, limit=limit, types=page_type or (),
-                              exclude_types=exclude_type or (),
-                              include_superseded=include_superseded,
-                              include_sensitive=include_sensitive, min_score=min_score,
-                              scopes=scope or None, mode=mode, filters=filters,
-                              cursor=cursor, as_of=as_of, depth=depth)
+                    note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
+                if not as_json and mode in ("semantic", "hybrid") and \
+                        api.vectors_missing(store):
+                    note(f"Embedding {api.index_pages_count(store)} pages for semantic search "
+                         "(once; later searches embed only what changed)…")
+                data = api.search(store, request)
             shorten = api.short_page_ids(store) if is_terminal() else str
             if sources:
+                # the other sources get the PCP v1 §4.2 arguments this search was given (pcp's
+                # own filters, modes and scopes apply to this store only)
+                remote = {k: v for k, v in request.as_arguments().items() if k in REMOTE_ARGS}
                 _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
                 return
         _show(data, as_json, shorten)
@@ -157,19 +146,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
-        if data["filters_applied"].get("mode_requested") == "auto":
-            note(f"Mode: {data['filters_applied']['mode']} "
-                 f"({data['filters_applied']['mode_reason']}).")
-        filters = data["filters_applied"]
-        if filters.get("capped"):
-            note(f"Showing at most {filters['limit']} results (asked for "
-                 f"{filters['limit_requested']}).")
-        if not data["results"]:
-            note("No results.")
-            return
-        _print_results(data["results"], shorten)
-        if data.get("next_cursor"):
-            note(f"More: --cursor {data['next_cursor']}")
+        for line in search_text.notes_before(data):
+            note(line)
+        if data["results"]:
+            _print_results(data["results"], shorten)
+        for line in search_text.notes_after(data):
+            note(line)
 
     @app.command("index", epilog=examples("pcp index", "pcp index --rebuild"))
     def index(
@@ -290,24 +272,17 @@ def _vectors_line(report: dict[str, Any]) -> str:
 
 
 def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] = str) -> None:
-    rows = []
-    for r in results:
-        score = f"{r['score']:.2f}" if "score" in r else "-"
-        rows.append((shorten(r["id"]), r["type"], r["origin"], score,
-                     (r.get("timestamp") or "")[:10], r["snippet"],
-                     r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
     if not is_terminal():
-        for *cells, _spans in rows:
-            sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
-                                       for c in cells) + "\n")
+        search_text.write_lines(results, shorten)
         return
     from rich.table import Column, Table
     from rich.text import Text
 
-    width = max([2, *(len(cells[0]) for *cells, _spans in rows)])
+    rows = search_text.rows(results, shorten)
+    width = max([2, *(len(cells[0]) for cells, _spans in rows)])
     tbl = Table(Column("id", no_wrap=True, min_width=width), "type", "origin", "score", "date",
                 "snippet", show_lines=True)
-    for *cells, spans in rows:
+    for cells, spans in rows:
         snippet = Text(cells[-1])
         for start, end in spans:
             snippet.stylize("bold reverse", start, end)

@@ -36,6 +36,7 @@ from pcp_cli.mcp.tools import (
     tools_for,
     validate_arguments,
 )
+from pcp_cli.model.search_request import SearchRequest
 
 log = logging.getLogger("pcp.mcp")
 
@@ -273,23 +274,12 @@ class ToolSession:
             source = "the grant's scopes (the call named none; the grant has no default_scopes)"
         scopes, dropped = intersect_scopes(self.grant.scopes, requested)
         include_sensitive = args["include_sensitive"] and self.grant.allow_sensitive
-        data = self.backend.search(
-            self.grant,
-            query=args["query"],
-            limit=args["limit"],
-            types=args["types"],
-            exclude_types=args["exclude_types"],
-            include_superseded=args["include_superseded"],
-            include_sensitive=include_sensitive,
-            min_score=args["min_score"],
-            scopes=scopes,
-            suppressed=self.suppressed,
-            mode=args["mode"],
-            filters=args["filters"],
-            cursor=args["cursor"],
-            as_of=args["as_of"],
-            depth=args["depth"],
-        )
+        # One request, checked once; the session decides the scopes, sensitivity and
+        # suppressed pages (an AI client sees an unclassified page only as a `high` one).
+        request = SearchRequest.from_options(
+            args, scopes=scopes, include_sensitive=include_sensitive,
+            include_unclassified=include_sensitive, suppressed=self.suppressed)
+        data = self.backend.search(self.grant, request)
         if isinstance(data.get("filters_applied"), dict):
             data["filters_applied"]["scope_source"] = source
         results = data.get("results")

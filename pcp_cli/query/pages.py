@@ -28,94 +28,31 @@ from typing import TYPE_CHECKING, Any
 from pcp_cli.errors import UsageError
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
+from pcp_cli.model.search_request import SEMANTIC_MODES, SearchFilters, SearchRequest
 from pcp_cli.query import cursor as cursors
 from pcp_cli.query import search as text_search
 from pcp_cli.query.asof import AsOf, parse_as_of, view
-from pcp_cli.query.graph import MAX_DEPTH, adjacency, load_relations, pages_with_relations, walk
+from pcp_cli.query.graph import adjacency, load_relations, pages_with_relations, walk
 from pcp_cli.query.observed import OBSERVED_KEYS, entry_observed, in_window
 
 if TYPE_CHECKING:
     from pcp_cli.store.catalog import Entry
     from pcp_cli.store.store import Store
 
-MODES = ("auto", "text", "exact", "temporal", "graph", "semantic", "hybrid")
-# The modes that need the semantic extra (pip install 'pcp-cli[semantic]').
-SEMANTIC_MODES = ("semantic", "hybrid")
-
-
 def unavailable_modes() -> tuple[str, ...]:
     from pcp_cli.semantic import installed
 
     return () if installed() else SEMANTIC_MODES
+
+
 MATCH_CHANNELS = ("text", "exact", "temporal", "graph", "semantic", "both")
-FILTERS = ("relation_types", "lifecycle_status", "types", "origins", "namespaces",
-           "observed_from", "observed_to", "tags")
-SEARCHABLE_STATUSES = ("active", "superseded", "archived")
 GRAPH_DEFAULT_DEPTH = 1
 ALL_PAGES = "*"
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9]+(?:[_.\-/#@][A-Za-z0-9]+)+$")
-_TIME = re.compile(r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9:]+)?)?)?)?$")
 _WORD = re.compile(r"\w+")
 
 
-def _strings(name: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"filter {name} must be a list of strings, not {value!r}"[:200])
-    return tuple(dict.fromkeys(value))
-
-
-def _enum(name: str, values: tuple[str, ...], allowed: Sequence[str]) -> None:
-    for value in values:
-        if value not in allowed:
-            raise UsageError(f"unknown {name} {value!r} in filters",
-                             hint=f"one of: {', '.join(allowed)}")
-
-
-def check_filters(filters: dict[str, Any] | None) -> dict[str, Any]:
-    """The filters, checked and normalized (lists as tuples, absent ones None)."""
-    raw = dict(filters or {})
-    unknown = sorted(set(raw) - set(FILTERS))
-    if unknown:
-        raise UsageError(f"unknown filter {unknown[0]!r}", hint=f"filters: {', '.join(FILTERS)}")
-    out: dict[str, Any] = dict.fromkeys(FILTERS)
-    for name in ("relation_types", "lifecycle_status", "types", "origins", "namespaces",
-                 "tags"):
-        if raw.get(name) is not None:
-            out[name] = _strings(name, raw[name])
-    for value in out["relation_types"] or ():
-        if not vocab.is_relation_type(value):
-            raise UsageError(f"unknown relation type {value!r}",
-                             hint=f"one of: {', '.join(vocab.RELATION_TYPES)}, or a namespaced "
-                             "type such as com.example.reviews")
-    if "tombstoned" in (out["lifecycle_status"] or ()):
-        raise UsageError("tombstoned pages are never returned by a search",
-                         hint=f"lifecycle_status may hold: {', '.join(SEARCHABLE_STATUSES)}")
-    _enum("lifecycle status", out["lifecycle_status"] or (), SEARCHABLE_STATUSES)
-    _enum("type", out["types"] or (), vocab.PAGE_TYPES)
-    _enum("origin", out["origins"] or (), vocab.ORIGINS)
-    for namespace in out["namespaces"] or ():
-        if not re.match(vocab.NAMESPACE_PATTERN, namespace):
-            raise UsageError(f"namespace {namespace!r} in filters is not a namespace",
-                             hint="e.g. project:formal-math or user:ada")
-    for name in ("observed_from", "observed_to"):
-        value = raw.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not _TIME.match(value):
-            label = "--from" if name == "observed_from" else "--to"
-            raise UsageError(f"{name} ({label}) {value!r} is not a date or time"[:200],
-                             hint="YYYY, YYYY-MM, YYYY-MM-DD or an ISO 8601 date and time")
-        out[name] = value
-    if out["observed_from"] and out["observed_to"] and \
-            out["observed_from"] > out["observed_to"] + "\uffff":
-        raise UsageError(f"observed_from {out['observed_from']} is after observed_to "
-                         f"{out['observed_to']}", hint="swap them, or leave one out")
-    return out
-
-
-def choose_mode(query: str, filters: dict[str, Any]) -> tuple[str, str]:
+def choose_mode(query: str, filters: SearchFilters) -> tuple[str, str]:
     """What `auto` runs, and why (reported in filters_applied)."""
     text = query.strip()
     if text == ALL_PAGES:
@@ -124,7 +61,7 @@ def choose_mode(query: str, filters: dict[str, Any]) -> tuple[str, str]:
         return "exact", "the query is one quoted phrase"
     if _IDENTIFIER.match(text) and ":" not in text:
         return "exact", "the query looks like an identifier"
-    if filters.get("observed_from") or filters.get("observed_to"):
+    if filters.observed_from or filters.observed_to:
         return "temporal", "an observed-time window was given"
     return "text", "ranked full-text search"
 
@@ -154,7 +91,7 @@ class _Selector:
 
     def __init__(self, *, statuses: tuple[str, ...], include_sensitive: bool,
                  scopes: Sequence[str] | None, types: tuple[str, ...],
-                 exclude_types: tuple[str, ...], f: dict[str, Any],
+                 exclude_types: tuple[str, ...], f: SearchFilters,
                  page_ids: frozenset[str] | None, suppressed: frozenset[str],
                  window: bool) -> None:
         self.statuses, self.include_sensitive, self.scopes = statuses, include_sensitive, scopes
@@ -190,47 +127,30 @@ class _Selector:
                     not in self.page_ids)
 
 
-def search_pages(
-    store: Store,
-    query: str,
-    *,
-    mode: str = "auto",
-    filters: dict[str, Any] | None = None,
-    limit: int | None = None,
-    types: Sequence[str] = (),
-    exclude_types: Sequence[str] = (),
-    include_superseded: bool = False,
-    include_sensitive: bool = False,
-    min_score: float | None = None,
-    scopes: Sequence[str] | None = None,
-    suppressed: frozenset[str] = frozenset(),
-    cursor: str | None = None,
-    as_of: str | None = None,
-    depth: int | None = None,
-    include_unclassified: bool = True,
-) -> dict[str, Any]:
+def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results,
-    next_cursor}` (see the module docstring). Unclassified pages: see query/search.py."""
+    next_cursor}` of `request` (see the module docstring). Unclassified pages: see
+    query/search.py."""
     from pcp_cli.query import semantic
 
+    query, mode, f = request.query, request.mode, request.filters
     if mode in SEMANTIC_MODES:
         semantic.require_extra()  # never a quiet fallback to keywords
-        if as_of is not None:
+        if request.as_of is not None:
             raise UsageError(f"mode {mode} searches the store as it is now, not --as-of",
                              hint="leave out --as-of, or use --mode text")
-    elif mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}", hint=f"one of: {', '.join(MODES)}")
-    f = check_filters(filters)
+    types = request.types
     nothing = False
-    if f["types"] is not None:
-        both = tuple(t for t in f["types"] if not types or t in types)
+    if f.types is not None:
+        both = tuple(t for t in f.types if not types or t in types)
         nothing = not both  # --type and filters.types that share no type admit nothing
-        types = both or f["types"]
-    types = tuple(types)
-    capped, requested = text_search._check(limit, types, exclude_types, min_score)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
-                              or not 1 <= depth <= MAX_DEPTH):
-        raise UsageError(f"depth must be 1 to {MAX_DEPTH}, not {depth!r}")
+        types = both or f.types
+        request = request.replace(types=types)
+    exclude_types, scopes, suppressed = request.exclude_types, request.scopes, request.suppressed
+    include_sensitive, min_score = request.include_sensitive, request.min_score
+    include_unclassified = request.include_unclassified
+    capped, requested = request.served, request.limit_requested
+    as_of, depth = request.as_of, request.depth
     stamp = parse_as_of(as_of) if as_of is not None else None
     used, reason = (mode, "asked for") if mode != "auto" else choose_mode(query, f)
     if mode == "auto" and as_of is None:
@@ -243,22 +163,16 @@ def search_pages(
     elif query.strip() != ALL_PAGES and used != "semantic":
         text_search.check_and_rewrite_query(query if used != "exact" else
                                             '"' + _literal(query).replace('"', " ") + '"')
-    statuses = f["lifecycle_status"] or (text_search.WITH_SUPERSEDED if include_superseded
-                                         else text_search.CURRENT)
+    statuses = f.lifecycle_status or (text_search.WITH_SUPERSEDED if request.include_superseded
+                                      else text_search.CURRENT)
     current = view(store, as_of)
-    request = {"query": query, "mode": mode, "filters": f, "limit": capped, "types": types,
-               "exclude_types": list(exclude_types), "statuses": statuses,
-               "include_sensitive": include_sensitive,
-               "include_unclassified": include_unclassified, "min_score": min_score,
-               "scopes": None if scopes is None else sorted(scopes),
-               "suppressed": sorted(suppressed), "as_of": stamp, "depth": depth}
-    position = cursors.decode(cursor, "search", request, current)
+    position = cursors.decode(request.cursor, "search", request.cursor_key(), current)
 
     # Restrictions worked out from the store itself, applied inside the index filter.
     page_ids: frozenset[str] | None = frozenset() if nothing else None
-    if f["relation_types"] and used != "graph" and not nothing:
-        page_ids = pages_with_relations(current, f["relation_types"])
-    window = bool(f["observed_from"] or f["observed_to"])
+    if f.relation_types and used != "graph" and not nothing:
+        page_ids = pages_with_relations(current, f.relation_types)
+    window = bool(f.observed_from or f.observed_to)
     select = _Selector(statuses=tuple(statuses), include_sensitive=include_sensitive,
                        scopes=scopes, types=types, exclude_types=tuple(exclude_types), f=f,
                        page_ids=page_ids, suppressed=suppressed, window=window)
@@ -270,9 +184,9 @@ def search_pages(
     # The namespaces searched, as filters_applied reports them; a scoped search hands them to
     # the index filter, which then need not resolve the scope patterns again.
     searched = [ns for ns in store.catalog.namespaces() if scope_rule.in_scopes(ns, scopes)
-                and (not f["namespaces"] or ns in f["namespaces"])]
+                and (not f.namespaces or ns in f.namespaces)]
     narrowing = _narrowing(current, f, tuple(statuses), page_ids,
-                           tuple(searched) if scopes is not None else f["namespaces"])
+                           tuple(searched) if scopes is not None else f.namespaces)
 
     # The catalog entries text search looked up for its results (by page id): decorating
     # the same results reads them from here instead of looking them up again.
@@ -281,10 +195,7 @@ def search_pages(
     def ranked(fetch: int, offset: int = 0, q: str | None = None, hits_only: bool = False,
                rank: bool = True) -> tuple[list[Any], dict[str, Any]]:
         data = text_search.search(
-            store, q or query, limit=fetch, types=types, exclude_types=exclude_types,
-            include_superseded=include_superseded, include_sensitive=include_sensitive,
-            min_score=min_score, scopes=scopes, suppressed=suppressed, narrowing=narrowing,
-            offset=offset, cap=fetch, include_unclassified=include_unclassified,
+            store, request, query=q or query, fetch=fetch, narrowing=narrowing, offset=offset,
             hits_only=hits_only, rank=rank, entries=entries if current is store else None)
         return data["results"], data["filters_applied"]
 
@@ -305,20 +216,17 @@ def search_pages(
         results = results[:capped]
         for r in results:
             _ext(r)["match_channel"] = "text"
-        next_cursor = cursors.encode("search", request, position + capped, current) \
-            if more else None
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if more else None
     elif used in SEMANTIC_MODES:
         # Ranked here, and read and decorated only for the results served (query/semantic.py).
-        flt = text_search.index_filter(
-            store, types=types, exclude_types=exclude_types,
-            include_superseded=include_superseded, include_sensitive=include_sensitive,
-            scopes=scopes, narrowing=narrowing, include_unclassified=include_unclassified)
+        flt = text_search.index_filter(store, request, narrowing)
         results, matched, base = semantic.channel(
             store, current, query, used, ranked, flt, select,
             position + capped + len(suppressed) + max(text_search.SLACK, semantic.FUSION_DEPTH),
             position=position, limit=capped, suppressed=suppressed, min_score=min_score)
-        next_cursor = cursors.encode("search", request, position + capped, current) \
-            if matched > position + capped else None
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if matched > position + capped else None
         extra["matched"] = matched
     else:
         if used == "exact":
@@ -328,8 +236,8 @@ def search_pages(
         else:
             everything, base, extra = _graph(current, f, select, ranked, capped,
                                              depth or GRAPH_DEFAULT_DEPTH)
-        results, next_cursor = cursors.page(everything, position, capped, "search", request,
-                                            current)
+        results, next_cursor = cursors.page(everything, position, capped, "search",
+                                            request.cursor_key(), current)
         extra["matched"] = len(everything)
     for r in results:
         _decorate(current, r, entries.get(r["id"]))
@@ -392,7 +300,7 @@ def _temporal(current: Any, query: str, select: _Selector, ranked: Any,
     return results, base
 
 
-def _graph(current: Any, f: dict[str, Any], select: _Selector, ranked: Any, seeds: int,
+def _graph(current: Any, f: SearchFilters, select: _Selector, ranked: Any, seeds: int,
            depth: int) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """The best `seeds` text matches, then what their relations reach within `depth` steps."""
     start, base = ranked(seeds)
@@ -417,7 +325,7 @@ def _graph(current: Any, f: dict[str, Any], select: _Selector, ranked: Any, seed
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _narrowing(current: Any, f: dict[str, Any], statuses: tuple[str, ...],
+def _narrowing(current: Any, f: SearchFilters, statuses: tuple[str, ...],
                page_ids: frozenset[str] | None,
                namespaces: tuple[str, ...] | None) -> text_search.Narrowing:
     past: dict[str, Any] = {}
@@ -549,7 +457,7 @@ def _unscored_terms(used: str, query: str) -> dict[str, str]:
     return {"unscored_why": text_search.EXACT_ONLY}
 
 
-def _report(safeguards: dict[str, Any], base: dict[str, Any], f: dict[str, Any], mode: str,
+def _report(safeguards: dict[str, Any], base: dict[str, Any], f: SearchFilters, mode: str,
             used: str, reason: str, stamp: str | None, position: int, current: Any,
             extra: dict[str, Any]) -> dict[str, Any]:
     """filters_applied: the safeguards, then what the channel that ran says of itself."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.errors import PcpError
 from pcp_cli.index import (
     IndexDoc,
     IndexFilter,
@@ -26,14 +26,13 @@ from pcp_cli.index import (
 from pcp_cli.index.text import check_and_rewrite_query
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
+from pcp_cli.model.search_request import SearchRequest
 from pcp_cli.query import tiebreak
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
 
 SCHEMA_VERSION = "1.0"
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 25
 SNIPPET_CHARS = 240
 SOURCE_SYSTEM = "pcp"
 READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
@@ -43,23 +42,6 @@ WITH_SUPERSEDED = ("active", "superseded", "archived")
 # Extra hits fetched so that hits dropped after ranking (suppressed pages, a head file deleted
 # since the index caught up) do not leave the answer short.
 SLACK = 5
-
-
-def _check(limit: int | None, types: Sequence[str], exclude_types: Sequence[str],
-           min_score: float | None) -> tuple[int, int | None]:
-    requested = DEFAULT_LIMIT if limit is None else limit
-    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
-        raise UsageError(f"the limit must be a whole number of at least 1, not {limit!r}",
-                         hint=f"the default is {DEFAULT_LIMIT}, the maximum {MAX_LIMIT}")
-    for name, values in (("type", types), ("excluded type", exclude_types)):
-        for value in values:
-            if value not in vocab.PAGE_TYPES:
-                raise UsageError(f"unknown {name} {value!r}",
-                                 hint=f"one of: {', '.join(vocab.PAGE_TYPES)}")
-    if min_score is not None and not 0 <= min_score <= 1:
-        raise UsageError(f"--min-score must be between 0 and 1, not {min_score}",
-                         hint="scores are relevance squashed into 0-1; try 0.2")
-    return min(requested, MAX_LIMIT), (requested if requested > MAX_LIMIT else None)
 
 
 @dataclass(frozen=True)
@@ -78,11 +60,11 @@ class Narrowing:
     past_bodies: dict[str, str] = field(default_factory=dict)
 
 
-def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[str],
-                 include_superseded: bool, include_sensitive: bool,
-                 scopes: Sequence[str] | None,
-                 narrowing: Narrowing | None = None,
-                 include_unclassified: bool = False) -> IndexFilter:
+def index_filter(store: Store, request: SearchRequest,
+                 narrowing: Narrowing | None = None) -> IndexFilter:
+    """What the index may see of `request`: every safeguard and filter, applied before
+    ranking."""
+    scopes = request.scopes
     # The catalog's namespaces are only needed to resolve scope patterns (a DISTINCT over every
     # row: ~13 ms at 10k pages), so an unscoped search never asks for them.
     namespaces = None if scopes is None else scope_rule.resolve(
@@ -90,15 +72,16 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
         else store.catalog.namespaces())
     if narrowing and narrowing.namespaces is not None and namespaces is None:
         namespaces = sorted(narrowing.namespaces)
-    statuses = lifecycle_statuses(include_superseded)
+    statuses = lifecycle_statuses(request.include_superseded)
     if narrowing and narrowing.lifecycle_statuses is not None:
         statuses = narrowing.lifecycle_statuses
     return IndexFilter(
         namespaces=None if namespaces is None else tuple(namespaces),
-        types=tuple(types) or None,
-        exclude_types=tuple(exclude_types),
+        types=request.types or None,
+        exclude_types=request.exclude_types,
         lifecycle_statuses=statuses,
-        sensitivities=served_sensitivities(include_sensitive, include_unclassified),
+        sensitivities=served_sensitivities(request.include_sensitive,
+                                           request.include_unclassified),
         review_statuses=("affirmed",),
         origins=narrowing.origins if narrowing else None,
         tags=narrowing.tags if narrowing else None,
@@ -108,38 +91,35 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
     )
 
 
-def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
-           exclude_types: Sequence[str] = (), include_superseded: bool = False,
-           include_sensitive: bool = False, min_score: float | None = None,
-           scopes: Sequence[str] | None = None,
-           suppressed: frozenset[str] = frozenset(),
-           narrowing: Narrowing | None = None, offset: int = 0,
-           cap: int | None = None, include_unclassified: bool = True,
+def search(store: Store, request: SearchRequest, *, query: str | None = None,
+           fetch: int | None = None, offset: int = 0, narrowing: Narrowing | None = None,
            hits_only: bool = False, rank: bool = True,
            entries: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The search envelope `{schema_version, query, count, filters_applied, results}`.
+    """The text channel of SearchPages (pcp_cli/query/pages.py): the envelope `{schema_version,
+    query, count, filters_applied, results}` of the ranked text matches of `request`.
 
     Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
-    `include_unclassified` or `include_sensitive`, else withheld with `high`.
+    `request.include_unclassified` or `include_sensitive`, else withheld with `high`.
 
-    `narrowing` adds SearchPages' filters; `offset` skips that many results (a cursor's
-    position); `cap` replaces the 25 maximum for internal candidate fetches (exact, temporal
-    and graph modes read every candidate, then page through their own ordering). `hits_only`:
-    the results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search
-    ranks many candidates and makes results for the few it serves: query/semantic.py).
-    `rank` False: no index search at all, only the filters report (semantic mode reports the
-    filters it shares with text search). `entries`, when given, is filled with each result's
-    catalog entry by page id (the caller decorating the results need not look them up again)."""
+    `query` replaces the request's query (a mode's rewrite of it); `narrowing` adds
+    SearchPages' filters; `offset` skips that many results (a cursor's position); `fetch`
+    replaces the limit and its 25 maximum for internal candidate fetches (exact, temporal and
+    graph modes read every candidate, then page through their own ordering). `hits_only`: the
+    results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search ranks
+    many candidates and makes results for the few it serves: query/semantic.py). `rank`
+    False: no index search at all, only the filters report (semantic mode reports the filters
+    it shares with text search). `entries`, when given, is filled with each result's catalog
+    entry by page id (the caller decorating the results need not look them up again)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
-    capped, requested = _check(limit, types, exclude_types, min_score)
-    if cap is not None:
-        capped, requested = (limit or DEFAULT_LIMIT), None
+    query = request.query if query is None else query
+    capped, requested = (request.served, request.limit_requested) if fetch is None \
+        else (fetch, None)
+    types, exclude_types, scopes = request.types, request.exclude_types, request.scopes
+    include_sensitive, min_score = request.include_sensitive, request.min_score
+    include_unclassified, suppressed = request.include_unclassified, request.suppressed
     check_and_rewrite_query(query)  # a malformed query fails before any index work
-    flt = index_filter(store, types=types, exclude_types=exclude_types,
-                       include_superseded=include_superseded,
-                       include_sensitive=include_sensitive, scopes=scopes,
-                       narrowing=narrowing, include_unclassified=include_unclassified)
+    flt = index_filter(store, request, narrowing=narrowing)
     need = offset + capped + len(suppressed)
     fetch = need + SLACK
     hits: list[IndexHit] = []
