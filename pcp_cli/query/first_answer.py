@@ -31,6 +31,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.index import IndexHit
+from pcp_cli.index.text import plain_words
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
 from pcp_cli.model.page import observed_time
@@ -46,9 +47,6 @@ if TYPE_CHECKING:
 SCAN_FIRST_MIN_PAGES = 1000
 MIN_PAGES_ENV = "PCP_SCAN_FIRST_MIN_PAGES"  # a different threshold (tests use 1)
 SCAN_BUDGET_S = 3.0
-# Words only (any script), separated by spaces: no operators, fields, phrases or wildcards.
-_PLAIN = re.compile(r"\s*\w+(?:\s+\w+)*\s*")
-_OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
 _TITLE = re.compile(rb"^title:(.*)$", re.MULTILINE)
 
 
@@ -69,14 +67,13 @@ def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
             or request.cursor is not None or request.as_of is not None \
             or request.depth is not None or request.suppressed:
         return None
-    if not index_missing(store) or request.min_score is not None \
-            or not _PLAIN.fullmatch(query) or set(query.split()) & _OPERATORS:
+    plain = plain_words(query)  # a question is its words; syntax needs the index
+    if not index_missing(store) or request.min_score is not None or not plain:
         return None
     capped, requested = request.served, request.limit_requested
     types, exclude_types, scopes = request.types, request.exclude_types, request.scopes
     include_sensitive = request.include_sensitive
     include_unclassified = request.include_unclassified
-    text_search.check_and_rewrite_query(query)
     from pcp_cli.store.files import walk_pages
 
     files = [(path, stat) for path, stat, _ in walk_pages(store.layout.pages)
@@ -87,7 +84,7 @@ def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
         build = start_build(store)
     except OSError:  # .pcp/ not writable, no process to spare: build in the foreground
         return None
-    words = [w.casefold() for w in query.split()]
+    words = [w.casefold() for w in plain]
     statuses = text_search.lifecycle_statuses(request.include_superseded)
     served = text_search.served_sensitivities(include_sensitive, include_unclassified)
 
