@@ -529,6 +529,18 @@ def _find(pattern: re.Pattern[str], stems: set[str], text: str) -> list[tuple[in
     return found
 
 
+def match_terms(text: str, query_terms: Sequence[str]) -> list[tuple[int, int, str]]:
+    """(start, end, term) of each match of the query's words in `text` (a word by its stem, a
+    CJK run as written), in order: the first MAX_SNIPPET_HITS of them."""
+    pattern, stems = _matcher_of(tuple(query_terms))
+    return _find(pattern, stems, text) if pattern is not None else []
+
+
+@lru_cache(maxsize=64)
+def _matcher_of(query_terms: tuple[str, ...]) -> tuple[re.Pattern[str] | None, set[str]]:
+    return _matcher(query_terms)
+
+
 _WS = re.compile(r"\s+")
 
 

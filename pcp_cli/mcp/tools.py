@@ -261,6 +261,15 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param("cursor", "string", "next_cursor from the previous call", min_len=1,
                   max_len=4000),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+            Param("passage", "object", "With one id: instead of the whole payload, only the "
+                  "passage at start..end of its text (a pcp_search result's source_spans) and "
+                  "`neighbours` turns or paragraphs on each side", fields=(
+                      Param("start", "integer", "Where the passage starts (a character offset "
+                            "of the payload)", required=True, minimum=0),
+                      Param("end", "integer", "Where it ends", required=True, minimum=0),
+                      Param("neighbours", "integer", "Passages on each side (0-5)", default=1,
+                            minimum=0, maximum=5),
+                  )),
         ),
         idempotent=True,
     ),

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -153,8 +154,9 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
     as_of, depth = request.as_of, request.depth
     stamp = parse_as_of(as_of) if as_of is not None else None
     used, reason = (mode, "asked for") if mode != "auto" else choose_mode(query, f)
-    if mode == "auto" and as_of is None:
-        used, reason = semantic.auto(query, used, reason)
+    # auto ranks a question by its words first; by meaning too only when they match weakly
+    by_meaning = mode == "auto" and as_of is None and used == "text" and \
+        semantic.question_like(query)
     if query.strip() == ALL_PAGES and used != "temporal":
         raise UsageError("the query * (every page) works in temporal mode only",
                          hint="add --mode temporal (and --from/--to), or search for words")
@@ -188,6 +190,18 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
     narrowing = _narrowing(current, f, tuple(statuses), page_ids,
                            tuple(searched) if scopes is not None else f.namespaces)
 
+    # A query that is one page's id (`ks-001`, `pg_01J…`) finds that page first, in the modes
+    # that read words; the ranking then leaves it out.
+    named: list[dict[str, Any]] = []
+    if used in ("text", "exact"):
+        entry = _named_page(current, query, select)
+        if entry is not None:
+            named = [_entry_result(current, entry)]
+            _ext(named[0]).update(match_channel="id", matched_fields=["id"],
+                                  score="absent: the query is this page's id")
+            narrowing = dataclasses.replace(
+                narrowing, exclude_page_ids=narrowing.exclude_page_ids | {entry.page_id})
+
     # The catalog entries text search looked up for its results (by page id): decorating
     # the same results reads them from here instead of looking them up again.
     entries: dict[str, Any] = {}
@@ -197,7 +211,10 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
         data = text_search.search(
             store, request, query=q or query, fetch=fetch, narrowing=narrowing, offset=offset,
             hits_only=hits_only, rank=rank, entries=entries if current is store else None)
+        coverage[0] = data.pop(text_search.COVERAGE, None)
         return data["results"], data["filters_applied"]
+
+    coverage: list[float | None] = [None]
 
     every = max(1, store.catalog.count())
     extra: dict[str, Any] = {}
@@ -211,14 +228,21 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
             reason = "no page holds the whole phrase: ranked by its character pairs"
         else:
             query_used = query
-        results, base = ranked(capped + 1, position, q=query_used)
+        # a page named by its id comes first, then the ranking (without it)
+        first = named if position == 0 else []
+        results, base = ranked(capped + 1 - len(first), max(0, position - len(named)),
+                               q=query_used)
+        results = first + results
+        weak = semantic.weak_words(coverage[0])
+        if by_meaning and weak is not None and query_used == query:
+            used, reason = semantic.by_meaning(weak)
         more = len(results) > capped
         results = results[:capped]
         for r in results:
-            _ext(r)["match_channel"] = "text"
+            _ext(r).setdefault("match_channel", "text")
         next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
                                      current) if more else None
-    elif used in SEMANTIC_MODES:
+    if used in SEMANTIC_MODES:
         # Ranked here, and read and decorated only for the results served (query/semantic.py).
         flt = text_search.index_filter(store, request, narrowing)
         results, matched, base = semantic.channel(
@@ -228,10 +252,17 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
         next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
                                      current) if matched > position + capped else None
         extra["matched"] = matched
-    else:
-        if used == "exact":
-            everything, base = _exact(current, query, select, ranked, every)
-        elif used == "temporal":
+    elif used == "exact":
+        want = position + capped + 1 - len(named)
+        found, base, complete = _exact(store, current, request, select, ranked, want, entries)
+        found = named + found
+        results = found[position:position + capped]
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if len(found) > position + capped else None
+        extra["matched"] = len(found)
+        extra["matched_complete"] = complete
+    elif used != "text":
+        if used == "temporal":
             everything, base = _temporal(current, query, select, ranked, every)
         else:
             everything, base, extra = _graph(current, f, select, ranked, capped,
@@ -258,27 +289,57 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
 
 
 # -- channels ---------------------------------------------------------------------------------
-def _exact(current: Any, query: str, select: _Selector, ranked: Any,
-           every: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every page whose title or text holds the literal, in text-relevance order. The index
-    narrows to pages holding all its words; each is then checked against the literal text."""
-    literal = _literal(query)
+def _exact(store: Store, current: Any, request: SearchRequest, select: _Selector,
+           ranked: Any, want: int, entries: dict[str, Any]
+           ) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
+    """The pages whose title or text holds the literal, in text-relevance order: at least
+    `want` of them when there are so many, and whether every one was found.
+
+    The index finds the pages holding the literal's words side by side (a phrase query, from
+    the positions it keeps: every page holding the literal at word boundaries is among them),
+    best first, `want` and a few more at a time; each is then read and checked against the
+    literal text, case-insensitively, only until `want` are found. A literal with no word in
+    it (only punctuation) cannot be looked up: every page the filters admit is read."""
+    literal = _literal(request.query)
     needle = literal.casefold()
     words = _WORD.findall(literal)
-    found: list[dict[str, Any]] = []
-    if words:
-        candidates, base = ranked(every + 1, q=" AND ".join(w.lower() for w in words))
-        pairs = [(r, _page_text(current, r["id"])) for r in candidates]
-    else:  # only punctuation: no word to look up, read the pages the filters admit
-        base = {}
-        pairs = [(_entry_result(current, e), _page_text(current, e.page_id))
-                 for e in current.entries(statuses=None) if select(e)]
-    for result, text in pairs:
-        if needle in text.casefold():
-            _ext(result)["match_channel"] = "exact"
-            found.append(result)
-    base["exact_matching"] = "literal_substring_case_insensitive"
-    return found, base
+    base: dict[str, Any] = {"exact_matching": "literal_substring_case_insensitive"}
+    if not words:
+        found = []
+        for e in current.entries(statuses=None):
+            if select(e) and needle in _page_text(current, e.page_id).casefold():
+                result = _entry_result(current, e)
+                _ext(result)["match_channel"] = "exact"
+                found.append(result)
+        return found, base, True
+    phrase = '"' + " ".join(words) + '"'
+    checked: dict[str, bool] = {}
+    if want <= 0:
+        return [], base, False
+    fetch = want + text_search.SLACK
+    while True:
+        hits, base = ranked(fetch, q=phrase, hits_only=True)
+        found = []
+        for hit in hits:
+            if hit.page_id not in checked:
+                checked[hit.page_id] = needle in _page_text(current, hit.page_id).casefold()
+            if checked[hit.page_id]:
+                found.append(hit)
+                if len(found) >= want:
+                    break
+        complete = len(hits) < fetch
+        if len(found) >= want or complete:
+            break
+        fetch *= 4
+    base = dict(base)
+    base["exact_matching"] = ("pages holding its words side by side (the index's positions), "
+                              "then the literal text, case-insensitively")
+    results = text_search.results_for(
+        store, found, query=phrase, entries=entries,
+        body_of=lambda pid: _page_text(current, pid).split("\n", 1)[-1])
+    for r in results:
+        _ext(r)["match_channel"] = "exact"
+    return results, base, complete and len(found) < want
 
 
 def _temporal(current: Any, query: str, select: _Selector, ranked: Any,
@@ -358,6 +419,20 @@ def _ext(result: dict[str, Any]) -> dict[str, Any]:
     return result.setdefault("extensions", {}).setdefault(vocab.EXT_NS, {})
 
 
+_ID_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[0-9._-][A-Za-z0-9._-]*")
+
+
+def _named_page(current: Any, query: str, select: _Selector) -> Entry | None:
+    """The page whose id the whole query is, when the search may return it. Only an id with a
+    digit or one of `._-` in it (`ks-001`, `pg_01J…`): a plain word such as `profile` is
+    searched as a word."""
+    text = _literal(query).strip()
+    if not _ID_LIKE.fullmatch(text):
+        return None
+    entry = current.head_entry(text)
+    return entry if select(entry) else None
+
+
 def _page_text(current: Any, page_id: str | None) -> str:
     if page_id is None:
         return ""
@@ -381,7 +456,7 @@ def _entry_result(current: Any, entry: Entry) -> dict[str, Any]:
         "origin": entry.origin if entry.origin in vocab.ORIGINS else "generated",
         "snippet": snippet,
     }
-    stamp = entry.updated_at or entry.created_at
+    stamp = entry_observed(entry)  # what a ranked result says too: the observed time
     if stamp:
         result["timestamp"] = stamp
     if entry.sensitivity in vocab.SENSITIVITIES:
@@ -453,7 +528,8 @@ def _unscored_terms(used: str, query: str) -> dict[str, str]:
                 f"score; {kept}"}
     if used == "exact":
         return {"unscored_why": "holds the literal but was found by reading the pages, not "
-                "ranked", "min_score_applies": f"the text matches; {kept}"}
+                "ranked", "min_score_applies": f"the pages holding its words side by side; "
+                f"{kept}"}
     return {"unscored_why": text_search.EXACT_ONLY}
 
 

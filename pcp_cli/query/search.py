@@ -24,10 +24,11 @@ from pcp_cli.index import (
     query_words,
 )
 from pcp_cli.index.text import check_and_rewrite_query
+from pcp_cli.index.types import normalize_score
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
 from pcp_cli.model.search_request import SearchRequest
-from pcp_cli.query import tiebreak
+from pcp_cli.query import passages, tiebreak
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -121,7 +122,7 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
     check_and_rewrite_query(query)  # a malformed query fails before any index work
     flt = index_filter(store, request, narrowing=narrowing)
     need = offset + capped + len(suppressed)
-    fetch = need + SLACK
+    fetch = max(need + SLACK, passages.POOL) if rank else need + SLACK
     hits: list[IndexHit] = []
     stale = False
     if rank:
@@ -142,10 +143,22 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
         stale = report.stale
     if narrowing and narrowing.past:
         hits = _merge_past(store, hits, query, flt, narrowing, fetch)
+    words = query_words(query)
+    bodies: dict[str, str | None] = {}
+
+    def body_of(hit: IndexHit) -> str | None:
+        if hit.page_id not in bodies:
+            body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
+                    narrowing.past else None)
+            bodies[hit.page_id] = _body(store, hit) if body is None else body
+        return bodies[hit.page_id]
+
+    best: dict[str, passages.Scored] = {}
+    coverage = None
     if rank:
+        hits, best, coverage = _by_passages(hits, words, body_of, suppressed)
         hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
                               observed=lambda h: h.timestamp)
-    words = query_words(query)
     results: list[dict[str, Any]] = []
     unscored = 0
     seen: set[str] = set()
@@ -163,10 +176,7 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
         if hits_only:
             body = ""
         else:
-            body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
-                    narrowing.past else None)
-            if body is None:
-                body = _body(store, hit)
+            body = body_of(hit)
             if body is None:
                 continue
         if skip:
@@ -178,7 +188,8 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
             entry = store.head_entry(hit.page_id)
             if entries is not None:
                 entries[hit.page_id] = entry
-            results.append(_result(store, hit, body, words, scored, entry))
+            results.append(_result(store, hit, body, words, scored, entry,
+                                   best.get(hit.page_id)))
         unscored += not scored
         if len(results) >= capped:
             break
@@ -195,7 +206,69 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
     if stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
-            "filters_applied": filters, "results": results}
+            "filters_applied": filters, "results": results, COVERAGE: coverage}
+
+
+# What `search` says of its best match besides the envelope (popped by query/pages.py): the
+# share of the query's words it holds (None: nothing was ranked).
+COVERAGE = "_best_match_coverage"
+
+
+def _by_passages(hits: list[IndexHit], words: list[str], body_of: Any,
+                 suppressed: frozenset[str]
+                 ) -> tuple[list[IndexHit], dict[str, Any], float | None]:
+    """The hits with the best `passages.POOL` of them re-ranked by their best passage (see
+    query/passages.py) and the others' scores scaled as if no passage counted; the pooled
+    pages' scored passages, by page id (their results' snippets); and the share of the
+    query's words the best of them holds (None when nothing was pooled)."""
+    import dataclasses
+
+    if not words or not hits:
+        return hits, {}, None
+    pool = passages.Pool(words)
+    raw: dict[str, float] = {}
+    for hit in hits:
+        if len(raw) >= passages.POOL:
+            break
+        if hit.page_id in suppressed or hit.page_id in raw or hit.score_raw <= 0:
+            continue
+        body = body_of(hit)
+        if body is None:
+            continue
+        pool.add(hit.page_id, body, hit.type)
+        raw[hit.page_id] = hit.score_raw
+    if not raw:
+        return hits, {}, None
+    scored = pool.scored()
+    new = passages.rerank(raw, scored)
+    keep = 1 - passages.PASSAGE_WEIGHT
+    out = []
+    for hit in hits:
+        score = new.get(hit.page_id, hit.score_raw * keep) if hit.score_raw > 0 else 0.0
+        out.append(dataclasses.replace(hit, score_raw=score, score=normalize_score(score)))
+    out.sort(key=lambda h: -h.score_raw)  # stable: engine order among equals
+    top = next((h.page_id for h in out if h.page_id in raw), None)
+    return out, scored, None if top is None else pool.coverage(top)
+
+
+def results_for(store: Store, hits: list[IndexHit], *, query: str,
+                entries: dict[str, Any] | None = None, body_of: Any = None
+                ) -> list[dict[str, Any]]:
+    """The search results of `hits` a mode chose and ordered itself (exact mode's verified
+    matches), built as `search` builds its own: snippet at the best passage, source spans,
+    provenance. `body_of(page_id)` reads a page's body (default: its head file). A hit whose
+    page is gone since is left out."""
+    words = query_words(query)
+    out = []
+    for hit in hits:
+        body = _body(store, hit) if body_of is None else body_of(hit.page_id)
+        if body is None:
+            continue
+        entry = store.head_entry(hit.page_id)
+        if entries is not None:
+            entries[hit.page_id] = entry
+        out.append(_result(store, hit, body, words, hit.score_raw > 0, entry))
+    return out
 
 
 def lifecycle_statuses(include_superseded: bool) -> tuple[str, ...]:
@@ -379,12 +452,20 @@ _LOOK_UP: Any = object()  # `_result`'s default: find the page's catalog entry i
 
 
 def _result(store: Store, hit: IndexHit, body: str, words: list[str],
-            scored: bool, entry: Any = _LOOK_UP) -> dict[str, Any]:
+            scored: bool, entry: Any = _LOOK_UP,
+            passage: passages.Scored | None = None) -> dict[str, Any]:
     """One search result. `entry` is the page's catalog entry when the caller has it (None:
-    there is none to read provenance from), else it is looked up here."""
-    snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
-    if not snippet:
-        snippet = ""
+    there is none to read provenance from), else it is looked up here. `passage`: the page's
+    passages scored in the ranking's pool (else they are scored here, on their own); the
+    snippet is the best one, and `source_spans` locates it."""
+    if passage is None and words:
+        passage = passages.score_one(body, hit.type, words)
+    chosen = passage.best_passage if passage is not None else None
+    if chosen is not None:
+        snippet, spans = make_snippet(passages.snippet_text(body, passage), words,
+                                      SNIPPET_CHARS)
+    else:
+        snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
     ext: dict[str, Any] = {
         "page_id": hit.page_id,
         "revision_id": hit.revision_id,
@@ -395,6 +476,8 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         "read_views": list(READ_VIEWS),
         "path": hit.path,
     }
+    if chosen is not None and (chosen.kind == "message" or len(passage.passages) > 1):
+        ext["source_spans"] = [chosen.locator()]
     if not scored:
         ext["score"] = "absent: the query matched only exact fields, which are not ranked"
     result: dict[str, Any] = {
