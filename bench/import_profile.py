@@ -34,6 +34,7 @@ def steps(folder: Path, scratch: Path) -> None:
     from pcp_cli.store import frontmatter
     from pcp_cli.store.headfile import frontmatter_for, render_head
     from pcp_cli.store.store import Store, page_id_for_key
+    from pcp_cli.store.writes import new_revision
 
     store = Store.init(scratch / "steps", owner_id="bench")
     files = sorted(folder.rglob("*.md"))
@@ -60,7 +61,7 @@ def steps(folder: Path, scratch: Path) -> None:
     states = step("page state (new_state, checks)", writer._state, items)
     states = [s.evolve(page_id=page_id_for_key(i.key)) for s, i in zip(states, items, strict=True)]
     step("check_state", store.check_state, states)
-    revisions = step("revision (incl. content hash)", lambda s: store._new_revision(
+    revisions = step("revision (incl. content hash)", lambda s: new_revision(
         s, actor=Actor("tool", "bench"), operation="import", idempotency_key="k", note="n"),
         states)
     dicts = [r.to_dict() for r in revisions]

@@ -81,7 +81,7 @@ class History:
     """One person's conversations, as imported, and the questions about them."""
 
     key: str
-    export: Path  # the export to import
+    exports: list[Path]  # the exports to import
     sessions: dict[str, list[Turn]]  # session key -> its turns in order
     questions: list[Question]
     skipped: int = 0  # adversarial questions left out
@@ -159,13 +159,13 @@ def locomo_histories(path: Path, samples: Iterable[str], folder: Path) -> list[H
             if answers:
                 questions.append(Question(qa["question"], answers, qa.get("category", "")))
         export = locomo.write_chatgpt_export(person, folder / "exports")
-        history = History(person.key, export, sessions, questions, skipped)
+        history = History(person.key, [export], sessions, questions, skipped)
         history.page_of = {str(s.number): person.conversation_id(s) for s in person.sessions}
         out.append(history)
     return out
 
 
-def own_histories(folder: Path) -> list[History]:
+def own_histories() -> list[History]:
     """The held-out propose corpus and bench/memory_questions.json."""
     spec = json.loads(OWN_QUESTIONS.read_text("utf-8"))
     out = []
@@ -177,7 +177,6 @@ def own_histories(folder: Path) -> list[History]:
             for conv in convs:
                 title = conv.get("title") or conv.get("name") or ""
                 sessions[title] = [Turn(title, t) for t in _conversation_turns(conv)]
-        exports = sorted(OWN_CORPUS.glob(f"{persona}-*.zip"))
         questions = []
         for q in asked:
             turns = [t for t in sessions.get(q["conversation"], []) if q["quote"] in t]
@@ -185,11 +184,8 @@ def own_histories(folder: Path) -> list[History]:
                 raise SystemExit(f"{persona}: no turn of {q['conversation']!r} holds "
                                  f"{q['quote']!r}")
             questions.append(Question(q["question"], turns[:1], "own"))
-        history = History(persona, exports[0], sessions, questions)
-        history.export = folder  # several exports: imported one by one (see _import)
-        history.page_of = {}
-        setattr(history, "exports", exports)
-        out.append(history)
+        exports = sorted(OWN_CORPUS.glob(f"{persona}-*.zip"))
+        out.append(History(persona, exports, sessions, questions))
     return out
 
 
@@ -213,7 +209,7 @@ def _import(api: Any, root: Path, history: History) -> None:
     store = api.init_store(root, owner_id="bench")
     store.close()
     with api.open_store(root) as store:
-        for export in getattr(history, "exports", [history.export]):
+        for export in history.exports:
             api.import_path(store, export)
         pages = {}
         for entry in store.entries(statuses=None):
@@ -296,7 +292,7 @@ def run(locomo_path: str | Path | None, args: Any = None) -> str:
     with tempfile.TemporaryDirectory(prefix="pcp-memory-search-") as tmp:
         folder = Path(tmp)
         if split == "own":
-            histories = own_histories(folder)
+            histories = own_histories()
         else:
             path = locomo.find(locomo_path)
             if path is None:

@@ -55,6 +55,7 @@ def measure(source: Path, code: Path | None, rounds: int, reuse: Path | None = N
         sys.path.insert(0, str(code))
 
     from pcp_cli import api
+    from pcp_cli.store import lifecycle
 
     work = reuse or Path(tempfile.mkdtemp(prefix="pcp-prov-bench-"))
     root = work / "store"
@@ -83,11 +84,11 @@ def measure(source: Path, code: Path | None, rounds: int, reuse: Path | None = N
                     times, cpu, prompt, prompt_cpu)}
             ids = [e.page_id for e in store.entries(types=("note",))][:2300]
             for a, b in zip(ids[:2000], ids[1:2001], strict=True):
-                store.link(a, "depends_on", b)
+                lifecycle.link(store, a, "depends_on", b)
             pairs = list(zip(ids[2000:2100], ids[2100:2200], strict=True))
             start = time.perf_counter()
             for a, b in pairs * 3:
-                store.link(a, "related_to", b)
+                lifecycle.link(store, a, "related_to", b)
             link_time = time.perf_counter() - start
             relations = len(store.relations())
         import pcp_cli

@@ -27,13 +27,15 @@ class TerminalResult:
 
 def run_in_terminal(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
                     columns: int = 100, rows: int = 40, typed: str = "",
-                    timeout: float = 60) -> TerminalResult:
+                    timeout: float = 60, stderr_too: bool = False) -> TerminalResult:
+    """`stderr_too`: stderr on the terminal as well (progress bars), so `screen` has both."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     full_env = {**os.environ, "COLUMNS": str(columns), "LINES": str(rows), "TERM": "dumb",
                 **(env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "pcp_cli", *map(str, args)], stdin=slave,
-                            stdout=slave, stderr=subprocess.PIPE, cwd=cwd, env=full_env,
+                            stdout=slave, stderr=slave if stderr_too else subprocess.PIPE,
+                            cwd=cwd, env=full_env,
                             close_fds=True)
     os.close(slave)
     if typed:
@@ -58,7 +60,6 @@ def run_in_terminal(*args: str, env: dict[str, str] | None = None, cwd: Path | N
         if proc.poll() is not None and not select.select([master], [], [], 0.2)[0]:
             break
     os.close(master)
-    assert proc.stderr is not None
-    stderr = proc.stderr.read().decode("utf-8", "replace")
+    stderr = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
     screen = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
     return TerminalResult(screen, stderr, proc.returncode)

@@ -61,3 +61,18 @@ def test_group_without_command_prints_help_and_exits_2(args: tuple[str, ...]) ->
 def test_help_exits_0_on_stdout() -> None:
     result = cli("--help")
     assert result.code == 0 and "Usage:" in result.stdout and result.stderr == ""
+
+
+def test_ls_says_more_after_its_table_on_a_terminal(example) -> None:
+    """The "More: --cursor" line comes after the table it continues (into the pager with it),
+    not before it on stderr; piped, it stays on stderr (stdout is data)."""
+    from tests.terminal import run_in_terminal
+
+    out = run_in_terminal("ls", "--limit", "3", "--store", str(example),
+                          env={"NO_COLOR": "1", "PCP_PAGER": "cat"})
+    assert out.code == 0, out.stderr
+    lines = out.screen.rstrip("\n").splitlines()
+    assert lines[-1].startswith("More: --cursor ") and "More" not in out.stderr
+    assert any("page_id" in line for line in lines[:-1])
+    piped = cli("ls", "--limit", "3", "--store", str(example))
+    assert "More: --cursor" in piped.stderr and "More" not in piped.stdout

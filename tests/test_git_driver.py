@@ -25,7 +25,7 @@ def heads(store_root: Path) -> tuple[str, bytes, bytes, bytes]:
         base_rev = store.current(page_id)
         store.revise(page_id, changes={"content": "One side"})
         one = head.read_bytes()
-        store.write_head(base_rev)  # the other device revises the same base
+        store.writes.write_head(base_rev)  # the other device revises the same base
         store.revise(page_id, changes={"content": "Other side"})
         other = head.read_bytes()
     return page_id, base, one, other

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pcp_cli import api
+from pcp_cli.api import imports
 from pcp_cli.errors import ExitStatus
 from pcp_cli.store.store import Store, page_id_for_key
 from tests.adapters.adapter_builders import (
@@ -363,7 +364,7 @@ def test_library_entry_point_reports_progress_and_calls_the_index_hook(
 ) -> None:
     export = write_zip(tmp_path / "c.zip", {"conversations.json": [gpt_branching()]})
     calls: list[Store] = []
-    monkeypatch.setattr(api, "after_import", calls.append, raising=False)
+    monkeypatch.setattr(imports, "after_import", calls.append)
     seen: list[tuple[int, int | None]] = []
     with api.open_store(store) as opened:
         summary = api.import_path(opened, export, dry_run=True,

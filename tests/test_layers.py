@@ -1,13 +1,16 @@
 """The layering rules of STYLE.md, checked on the source with `ast`.
 
-- `pcp_cli/cli` and `pcp_cli/mcp` reach the store only through `pcp_cli.api`.
-- The library facade (`api.py`, and everything below it) imports no front end.
-- The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, inside its command
-  functions; the MCP front end never imports the CLI.
+- `pcp_cli/cli`, `pcp_cli/mcp` and `pcp_cli/console` reach the store only through
+  `pcp_cli.api`.
+- The library (`api/`, and everything below it) imports no front end.
+- The CLI reaches the MCP front end only through `pcp_cli.mcp.commands`, and the console only
+  through `pcp_cli.console.commands`, inside its command functions; the MCP front end never
+  imports the CLI nor the console. The console reaches the MCP front end's state (grants,
+  tokens, the audit log) through `pcp_cli.mcp.commands` too, inside functions, and never
+  imports the CLI.
 - Each third-party library lives in one layer.
 - No modules import each other in a circle, through imports inside functions either; source
-  parsers (`adapters/`) sit below `profile_ops`, which sits below `api`. The one exception is
-  declared: the modules holding part of the Store's methods name the Store in annotations.
+  parsers (`adapters/`) sit below the api; the store's engine is layered (STORE_ENGINE).
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "jsonschema": ("model/validate.py",),
     "mcp": ("mcp/",),
     "mcp_types": ("mcp/",),
-    # the HTTP front end: /mcp, its connections, OAuth
-    "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py"),
-    "uvicorn": ("mcp/http.py", "mcp/connections.py"),
+    # the HTTP front ends: /mcp, its connections, OAuth; and `pcp console`
+    "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py", "console/app.py"),
+    "uvicorn": ("mcp/http.py", "mcp/connections.py", "console/commands.py"),
+    "jinja2": ("console/app.py",),
     "typer": ("cli/",),
     "rich": ("cli/",),
     "click": ("cli/",),
@@ -66,7 +70,7 @@ def sources() -> list[Path]:
 
 def test_sources_found() -> None:
     names = {p.relative_to(PACKAGE).as_posix() for p in sources()}
-    assert {"api.py", "cli/main.py", "store/store.py", "store/frontmatter.py"} <= names
+    assert {"api/__init__.py", "cli/main.py", "store/store.py", "store/frontmatter.py"} <= names
 
 
 # The one door from the CLI into the MCP front end (`pcp serve`, `pcp audit`, `pcp grant`,
@@ -94,6 +98,13 @@ def eager_import_lines(path: Path) -> set[int]:
     return lines
 
 
+CONSOLE_ENTRY = "pcp_cli.console.commands"
+# front end -> {front end it may reach: the one module it may import, inside functions}
+DOORS = {"cli": {"pcp_cli.mcp": MCP_ENTRY, "pcp_cli.console": CONSOLE_ENTRY},
+         "console": {"pcp_cli.mcp": MCP_ENTRY}, "mcp": {}}
+FRONT_ENDS = ("pcp_cli.cli", "pcp_cli.mcp", "pcp_cli.console")
+
+
 def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
     bad: list[str] = []
     for path in paths:
@@ -101,12 +112,14 @@ def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
         eager = eager_import_lines(path)
         for module, line in imports_of(path, package=f"pcp_cli.{front_end}"):
             found = None
-            if _is(module, "pcp_cli.store") or front_end == "mcp" and _is(module, "pcp_cli.cli"):
+            other = next((f for f in FRONT_ENDS if _is(module, f) and module != f
+                          and f != f"pcp_cli.{front_end}"), None)
+            door = DOORS[front_end].get(other or "")
+            if _is(module, "pcp_cli.store") or other is not None and door is None:
                 found = f"{where}:{line} imports {module}"
-            elif (front_end == "cli" and _is(module, "pcp_cli.mcp") and module != "pcp_cli.mcp"
-                  and (not _is(module, MCP_ENTRY) or line in eager)):
-                found = (f"{where}:{line} imports {module} (only {MCP_ENTRY}, inside a "
-                         "command function)")
+            elif other is not None and (not _is(module, door or "") or line in eager):
+                found = (f"{where}:{line} imports {module} (only {door}, inside a "
+                         "function)")
             if found and not any(b.startswith(f"{where}:{line} ") for b in bad):
                 bad.append(found)
     return bad
@@ -115,6 +128,7 @@ def front_end_crossings(front_end: str, paths: list[Path]) -> list[str]:
 @pytest.mark.parametrize("front_end", [
     "cli",
     "mcp",
+    "console",
 ])
 def test_front_ends_use_only_the_api(front_end: str) -> None:
     bad = front_end_crossings(front_end, sorted((PACKAGE / front_end).rglob("*.py")))
@@ -122,14 +136,15 @@ def test_front_ends_use_only_the_api(front_end: str) -> None:
 
 
 def test_the_library_imports_no_front_end() -> None:
-    """Serving is a front end's job: nothing outside cli/ and mcp/ imports either of them."""
+    """Serving is a front end's job: nothing outside cli/, mcp/ and console/ imports any of
+    them."""
     bad = []
     for path in sources():
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(("cli/", "mcp/")) or rel in ("__main__.py",):
+        if rel.startswith(("cli/", "mcp/", "console/")) or rel in ("__main__.py",):
             continue
         for module, line in imports_of(path):
-            if _is(module, "pcp_cli.cli") or _is(module, "pcp_cli.mcp"):
+            if any(_is(module, front) for front in FRONT_ENDS):
                 bad.append(f"{rel}:{line} imports {module}")
     assert not bad, "the library must not import a front end:\n" + "\n".join(bad)
 
@@ -141,6 +156,12 @@ def test_the_checker_sees_a_front_end_crossing(tmp_path: Path) -> None:
                      "def f():\n    from pcp_cli.mcp import commands\n")
     bad = front_end_crossings("cli", [probe])
     assert len(bad) == 2 and "pcp_cli.mcp.server" in bad[0]
+    console = tmp_path / "_console_probe.py"
+    console.write_text("def f():\n    from pcp_cli.mcp import commands\n"
+                       "    from pcp_cli.mcp.audit import AuditLog\n"
+                       "    from pcp_cli.cli.output import text\n")
+    bad = front_end_crossings("console", [console])
+    assert len(bad) == 2 and "pcp_cli.mcp.audit" in bad[0] and "pcp_cli.cli" in bad[1]
 
 
 @pytest.mark.parametrize("library", sorted(OWNERS))
@@ -164,9 +185,9 @@ def test_errors_module_imports_nothing_from_the_package() -> None:
 def test_the_checker_sees_a_crossing(tmp_path: Path) -> None:
     """The checker itself can fail: a relative import of the store from cli is caught."""
     fake = tmp_path / "_layer_probe.py"
-    fake.write_text("from ..store import store\nfrom pcp_cli.store.doctor import check\n")
+    fake.write_text("from ..store import store\nfrom pcp_cli.upkeep.doctor import check\n")
     modules = [m for m, _ in imports_of(fake, package="pcp_cli.cli")]
-    assert "pcp_cli.store" in modules and "pcp_cli.store.doctor" in modules
+    assert "pcp_cli.store" in modules and "pcp_cli.upkeep.doctor" in modules
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -174,38 +195,17 @@ def module_name(path: Path, root: Path = PACKAGE) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-# The parts of the Store: modules of functions taking the store, which store.py binds as the
-# Store's methods (STYLE.md: a split class, not mixins). They name the Store in annotations, in
-# an `if TYPE_CHECKING:` block that never runs; any other import of it is a circle.
-STORE = "pcp_cli.store.store"
-STORE_PARTS = ("pcp_cli.store.refresh", "pcp_cli.store.lifecycle")
-
-
-def type_checking_imports(tree: ast.AST) -> set[ast.AST]:
-    """The import statements inside an `if TYPE_CHECKING:` block."""
-    found: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and (
-                isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-                or isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"):
-            found |= {n for stmt in node.body for n in ast.walk(stmt)
-                      if isinstance(n, ast.Import | ast.ImportFrom)}
-    return found
-
-
 def import_graph(paths: list[Path], root: Path = PACKAGE) -> dict[str, dict[str, int]]:
     """module -> {package module it imports: line}, from every import in the file, those
     inside functions included. `from pkg import sub` is an edge to `pkg.sub` when that is a
     module; the implicit import of a submodule's parent package is not an edge (every
-    package's __init__ would otherwise form a circle with its own modules). A part of the
-    Store (STORE_PARTS) naming the Store for type checking only is not an edge either."""
+    package's __init__ would otherwise form a circle with its own modules)."""
     names = {module_name(p, root): p for p in paths}
     graph: dict[str, dict[str, int]] = {}
     for name, path in names.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges: dict[str, int] = {}
         tree = ast.parse(path.read_text("utf-8"), filename=str(path))
-        types_only = type_checking_imports(tree) if name in STORE_PARTS else set()
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -218,8 +218,6 @@ def import_graph(paths: list[Path], root: Path = PACKAGE) -> dict[str, dict[str,
                 subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in names]
                 targets = subs if len(subs) == len(node.names) else [module, *subs]
             for target in targets:
-                if target == STORE and node in types_only:
-                    continue
                 if target in names and target != name:
                     edges.setdefault(target, node.lineno)
         graph[name] = edges
@@ -282,12 +280,12 @@ def test_no_module_imports_itself_through_a_circle() -> None:
 
 
 def test_source_parsers_sit_below_the_facade() -> None:
-    """adapters/ imports neither api nor profile_ops, and profile_ops does not import api."""
+    """adapters/ imports no api module, and api/profile.py does not import the api's table."""
     graph = import_graph(sources())
     bad = [f"{m} imports {t} (line {line})" for m, edges in graph.items()
            for t, line in edges.items()
-           if (_is(m, "pcp_cli.adapters") and t in ("pcp_cli.api", "pcp_cli.profile_ops"))
-           or (m == "pcp_cli.profile_ops" and t == "pcp_cli.api")]
+           if (_is(m, "pcp_cli.adapters") and _is(t, "pcp_cli.api"))
+           or (m == "pcp_cli.api.profile" and t == "pcp_cli.api")]
     assert not bad, "\n".join(bad)
 
 
@@ -302,22 +300,17 @@ def test_the_checker_sees_a_circle_through_a_function(tmp_path: Path) -> None:
     assert found == [["pcp_cli.high", "pcp_cli.low.base", "pcp_cli.high"]]
 
 
-def test_the_parts_of_the_store_name_it_for_types_only(tmp_path: Path) -> None:
-    """store/refresh.py and store/lifecycle.py exist, store.py imports them, and a part that
-    imported the Store at run time (inside a function too) would be a circle."""
+# The store's engine, bottom to top: each module imports none above it (not even for types).
+STORE_ENGINE = ("pcp_cli.store.writes", "pcp_cli.store.folder", "pcp_cli.store.refresh",
+                "pcp_cli.store.store", "pcp_cli.store.lifecycle")
+
+
+def test_the_store_engine_is_layered() -> None:
+    """The write engine (writes) under the folder's reads (folder), under the hand-edit
+    recorder (refresh), under the Store's write API (store), under relations and deletion
+    (lifecycle): nothing is bound into the Store from a module that names it."""
     graph = import_graph(sources())
-    assert set(STORE_PARTS) <= set(graph[STORE])
-    root = tmp_path / "pcp_cli"
-    (root / "store").mkdir(parents=True)
-    for init in (root / "__init__.py", root / "store" / "__init__.py"):
-        init.write_text("")
-    (root / "store" / "store.py").write_text("from pcp_cli.store import lifecycle, refresh\n")
-    typed = ("from typing import TYPE_CHECKING\n"
-             "if TYPE_CHECKING:\n    from pcp_cli.store.store import Store\n")
-    (root / "store" / "refresh.py").write_text(typed)
-    (root / "store" / "lifecycle.py").write_text(typed)
-    assert circles(import_graph(sorted(root.rglob("*.py")), root)) == []
-    (root / "store" / "lifecycle.py").write_text(
-        typed + "def f():\n    from pcp_cli.store.store import Store\n")
-    assert circles(import_graph(sorted(root.rglob("*.py")), root)) == [
-        ["pcp_cli.store.lifecycle", "pcp_cli.store.store", "pcp_cli.store.lifecycle"]]
+    bad = [f"{low} imports {high} (line {graph[low][high]})"
+           for i, low in enumerate(STORE_ENGINE) for high in STORE_ENGINE[i + 1:]
+           if high in graph[low]]
+    assert not bad, "\n".join(bad)

@@ -254,3 +254,30 @@ def test_agents_md_on_a_fresh_clone_reads_the_profile_material_only(example, tmp
     assert result.code == 0, result.stderr
     assert again.read_text() == fresh
     assert cli("export", "--format", "agents-md", "--store", example).code == 2  # no --out
+
+
+def test_the_report_says_what_was_left_out_and_why(tmp_path) -> None:
+    """`api.micro_prompt_report` (the console's profile page): the same text as the
+    micro_prompt a client gets, and each thing left out with its reason."""
+    from pcp_cli import api
+
+    root = tmp_path / "store"
+    assert cli("init", str(root), "--owner", "tester").code == 0
+    with api.open_store(root) as store:
+        api.add_keystone(store, "Works on Tidewatch, an ocean dashboard.", category="objective",
+                         page_id="ks-old")
+        api.add_keystone(store, "Works on Saltmarsh, a river tool.", category="objective",
+                         page_id="ks-new")
+        for number in range(40):
+            api.add_keystone(store, f"Prefers option {number} of many, written out at length "
+                             "so that forty of them cannot fit in fourteen hundred characters.",
+                             category="preference", page_id=f"ks-p{number}")
+        api.add_keystone(store, "Has a private health matter.", category="other",
+                         sensitivity="high", page_id="ks-secret")
+        report = api.micro_prompt_report(store)
+        assert report["text"] == api.profile_text(store, "micro_prompt")
+    reasons = {item["page_id"]: item["reason"] for item in report["left_out"]}
+    assert len(report["text"]) <= report["limit"] == 1400
+    assert "Saltmarsh" in report["text"] and "newer or stronger claim" in reasons["ks-old"]
+    assert sum("did not fit" in r for r in reasons.values()) >= 10
+    assert "ks-secret" not in reasons and report["sensitive_keystones"] == 1

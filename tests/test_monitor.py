@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pcp_cli.store import monitor
+from pcp_cli.store.changes import monitor
 from tests.conftest import cli, run_pcp
 
 pytestmark = [

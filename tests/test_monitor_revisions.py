@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pcp_cli.store import monitor
+from pcp_cli.store.changes import monitor
 from tests.conftest import cli, run_pcp
 from tests.test_status import add_other_head, age_revision_folders, ok
 

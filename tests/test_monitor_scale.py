@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pcp_cli.store import monitor
-from pcp_cli.store import watch as watching
+from pcp_cli.store.changes import monitor
+from pcp_cli.store.changes import watch as watching
 from tests.conftest import cli, run_pcp
 
 pytestmark = pytest.mark.skipif(

@@ -36,6 +36,7 @@ def test_list_groups_by_category_with_the_evidence_beside(queued) -> None:
     assert categories == sorted(categories)  # grouped
     porto = next(row for row in rows if row[0] == ids["Lives in Porto."])
     assert porto[1] == "identity" and "I live in Porto." in porto[4]
+    assert porto[4].endswith("(chat, 2024-06-12)")  # the conversation's title and date
     assert cli("review", "--store", str(store)).stdout == listing.stdout
     items = cli("review", "list", "--json", "--store", str(store)).json
     assert {i["page_id"] for i in items} == set(ids.values())
@@ -115,9 +116,10 @@ def test_next_needs_a_terminal(queued) -> None:
 
 def test_next_steps_through_the_queue_on_a_terminal(queued) -> None:
     store, ids = queued
-    order = [i["content"] for i in cli("review", "--json", "--store", str(store)).json]
+    listed = cli("review", "--store", str(store)).stdout.splitlines()
+    order = [line.split("\t")[2] for line in listed if "\t" in line]  # as `pcp review` shows
     # accept the first, reject the second, skip the third, then quit
-    result = run_in_terminal("review", "next", "--store", str(store), typed="a\nr\ns\nq\n",
+    result = run_in_terminal("review", "next", "--store", str(store), typed="arsq",
                              env={"PCP_STORE": str(store), "NO_COLOR": "1",
                                   "PYTHONPATH": os.getcwd()})
     assert result.code == 0, result.stderr
@@ -126,3 +128,36 @@ def test_next_steps_through_the_queue_on_a_terminal(queued) -> None:
     left = {i["content"] for i in cli("review", "--json", "--store", str(store)).json}
     assert left == set(order[2:])
     assert order[0] in cli("export", "--format", "micro_prompt", "--store", str(store)).stdout
+
+
+def test_bulk_by_category_numbers_ranges_and_all(queued) -> None:
+    store, ids = queued
+    listed = cli("review", "--store", str(store)).stdout.splitlines()
+    order = [line.split("\t")[0] for line in listed if "\t" in line]  # numbered 1, 2, ...
+    before = snapshot(store)
+    assert cli("review", "accept", "9", "--store", str(store)).code == 2  # no such number
+    assert cli("review", "accept", "--category", "nothing", "--store", str(store)).code == 2
+    assert cli("review", "accept", "--store", str(store)).code == 2  # names none
+    assert snapshot(store) == before
+    done = cli("review", "accept", "1-2", "--json", "--store", str(store))
+    assert done.code == 0, done.stderr
+    assert [r["page_id"] for r in done.json] == order[:2]
+    identity = [i["page_id"] for i in cli("review", "--json", "--store", str(store)).json
+                if i["category"] == "identity"]
+    rejected = cli("review", "reject", "--category", "identity", "--json", "--store",
+                   str(store))
+    answer = rejected.json if isinstance(rejected.json, list) else [rejected.json]  # one: itself
+    assert rejected.code == 0 and [r["page_id"] for r in answer] == identity
+    assert cli("review", "accept", "--all", "--store", str(store)).code == 0
+    assert cli("review", "--json", "--store", str(store)).json == []
+
+
+def test_the_terminal_listing_numbers_proposals_and_names_the_conversation(queued) -> None:
+    store, ids = queued
+    result = run_in_terminal("review", "--store", str(store),
+                             env={"PCP_STORE": str(store), "NO_COLOR": "1", "PCP_PAGER": "cat",
+                                  "PYTHONPATH": os.getcwd()})
+    assert result.code == 0, result.stderr
+    assert "#1" in result.screen and "#5" in result.screen
+    assert "chat, 2024-06-12" in result.screen and "@rev_" not in result.screen
+    assert max(len(line) for line in result.screen.splitlines()) <= 100

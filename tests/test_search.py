@@ -260,12 +260,22 @@ def test_plain_text_when_piped(example):
     assert nothing.code == 0 and nothing.stdout == "" and "No results" in nothing.stderr
 
 
-def test_rich_table_on_a_terminal(example, monkeypatch):
-    monkeypatch.setattr("pcp_cli.cli.search.is_terminal", lambda: True)
-    # A leading global option takes the typer path (the fast path is for --json and pipes).
-    out = cli("--traceback", "search", "tidewatch", "--store", str(example))
-    assert out.code == 0
-    assert "snippet" in out.stdout and "origin" in out.stdout and "tidewatch" in out.stdout
+def test_hits_on_a_terminal_read_at_100_columns(example):
+    """Title, then id and what it is, then the snippet over the whole width: no hit squeezed
+    into a table column (a long id left the snippet 25 columns, one hit 13 lines)."""
+    from tests.terminal import run_in_terminal
+
+    out = run_in_terminal("search", "tidewatch", "--limit", "5", "--store", str(example),
+                          env={"NO_COLOR": "1", "PCP_PAGER": "cat"}, columns=100)
+    assert out.code == 0, out.stderr
+    lines = out.screen.rstrip("\n").splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 100
+    heads = [i for i, line in enumerate(lines) if line[:4].strip().rstrip(".").isdigit()]
+    assert len(heads) == 5 and lines[heads[0]].startswith(" 1. ")
+    assert "Tidewatch architecture notes" in out.screen  # titles, not only ids
+    assert "tidewatch-architecture · note · user_stated" in out.screen
+    for start, end in zip(heads, [*heads[1:], len(lines)], strict=True):
+        assert end - start <= 6  # title, id line, a snippet of at most four lines
 
 
 @pytest.mark.parametrize("args", [

@@ -293,7 +293,7 @@ def test_a_same_size_rewrite_within_one_timestamp_tick_is_seen(example):
 def test_progress_bar_only_on_a_terminal_and_only_once_reported(monkeypatch):
     import io
 
-    from pcp_cli.cli.search import _progress_bar
+    from pcp_cli.cli.output import progress_bar as _progress_bar
 
     with _progress_bar(10) as update:
         assert update is None  # stderr is not a terminal under pytest

@@ -32,10 +32,11 @@ def add_other_head(store: Path, page_id: str, revision_id: str) -> str:
     """A second child of `revision_id`, written as `git pull` would bring it."""
     from pcp_cli import api
     from pcp_cli.model.page import file_json
+    from pcp_cli.store.writes import new_revision
 
     with api.open_store(store) as lib:
         base = lib.get(page_id, revision_id)
-        theirs = lib._new_revision(base.state.evolve(content="theirs"), actor=lib.user,
+        theirs = new_revision(base.state.evolve(content="theirs"), actor=lib.user,
                                    operation="revise", parent=base)
         path = lib.layout.revision_path(page_id, theirs.revision_id)
         path.write_text(file_json(theirs.to_dict()), "utf-8")
@@ -144,3 +145,31 @@ def test_revisions_replaced_by_a_file_is_store_damaged_never_clean(store: Path) 
     result = cli("status", "--store", str(store), "--json")
     assert result.code == 8, result.stderr
     assert "revisions is not a folder (a file is where the store needs one)" in result.stderr
+
+
+def test_thousands_of_uncommitted_files_are_a_few_lines(tmp_path) -> None:
+    """A big import leaves thousands of uncommitted files: `pcp status` counts them by folder
+    and state in a few lines (`--json` lists each)."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    from pcp_cli import api
+
+    root = tmp_path / "store"
+    assert cli("init", str(root), "--owner", "tester", "--git").code == 0, "init --git"
+    with api.open_store(root) as store, store.batch():
+        for number in range(1200):
+            api.add_page(store, f"Note number {number}.", title=f"note {number}")
+    result = cli("status", "--store", str(root))
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 12, result.stdout
+    summary = next(line for line in lines if "uncommitted files" in line)
+    assert int(summary.split()[0].replace(",", "")) >= 2400
+    assert any(line.strip().startswith("pages/") and "new" in line for line in lines)
+    assert any(line.strip().startswith("revisions/") for line in lines)
+    listed = cli("status", "--json", "--store", str(root)).json["git"]["uncommitted"]
+    assert len(listed) >= 2400

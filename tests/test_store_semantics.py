@@ -411,13 +411,14 @@ def test_divergence_from_another_device_is_reported(store: Path) -> None:
     """Two devices each revised the same revision; after a merge there are two heads."""
     from pcp_cli import api
     from pcp_cli.model.page import file_json
+    from pcp_cli.store.writes import new_revision
 
     s = str(store)
     first = ok("add", "base", "--store", s)
     mine = ok("revise", first["page_id"], "mine", "--store", s)
     with api.open_store(store) as lib:
         base = lib.get(first["page_id"], first["revision_id"])
-        theirs = lib._new_revision(base.state.evolve(content="theirs"), actor=lib.user,
+        theirs = new_revision(base.state.evolve(content="theirs"), actor=lib.user,
                                    operation="revise", parent=base)
         path = lib.layout.revision_path(first["page_id"], theirs.revision_id)
         path.write_text(file_json(theirs.to_dict()), "utf-8")  # as `git pull` would bring it

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pcp_cli import api
-from pcp_cli.store import watch
+from pcp_cli.store.changes import watch
 
 pytestmark = pytest.mark.skipif(not watch.local_file_system(Path("/tmp").resolve()),
                                 reason="inotify is trusted on local Linux file systems only")

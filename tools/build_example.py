@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pcp_cli import api  # noqa: E402
+from pcp_cli.store import lifecycle  # noqa: E402
 from pcp_cli.store.store import Store  # noqa: E402
 
 OUT = ROOT / "store_layout" / "example"
@@ -122,8 +123,8 @@ def main(archive_path: str) -> None:
                  record={"source_system": "claude", "started_at": "2026-01-09T15:52:00Z",
                          "message_count": 3})
     at("2026-01-09T16:05:00.000Z")
-    store.link("conv-tidewatch-mobile", "related_to", "tidewatch-architecture")
-    store.link("tidewatch-architecture", "depends_on", "ks-002")
+    lifecycle.link(store, "conv-tidewatch-mobile", "related_to", "tidewatch-architecture")
+    lifecycle.link(store, "tidewatch-architecture", "depends_on", "ks-002")
     # A conversation in which Ada says things about herself that no keystone holds yet: what
     # the README's tour runs `pcp propose` on (the assistant's paraphrase and the
     # hypothetical are not taken).

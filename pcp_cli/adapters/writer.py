@@ -31,6 +31,7 @@ from typing import Any
 from pcp_cli.adapters.base import ImportItem, ItemProblem
 from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
+from pcp_cli.store import lifecycle
 from pcp_cli.store.store import Store, page_id_for_key
 
 RELATION_TYPE = "related_to"
@@ -277,8 +278,8 @@ class _Writer:
             if not self.dry_run:
                 self.batches.before_write()
                 try:
-                    self.store.link(source, RELATION_TYPE, target, actor=self.actor,
-                                    note=f"linked in the source ({from_key} -> {to_key})")
+                    lifecycle.link(self.store, source, RELATION_TYPE, target, actor=self.actor,
+                                   note=f"linked in the source ({from_key} -> {to_key})")
                 except PcpError as exc:
                     self.summary.problem(from_key, to_key, f"link not recorded: {exc.message}",
                                          "failed")

@@ -313,3 +313,44 @@ def status(root: Path) -> dict[str, Any]:
     return {"queued": len(entries), "sessions_waiting": sessions, "worker": worker_pid(root),
             "failing": [dict(v) for _, v in sorted(fails.items())],
             "log": str(log_path), "log_tail": tail}
+
+
+def _named(root: Path, name: str) -> list[Path]:
+    """The queue files of one session, `agent:session` as `status` names it."""
+    return [path for path, entry in queued(root)
+            if f"{entry.get('agent')}:{entry['session']}" == name]
+
+
+def retry(root: Path, name: str) -> dict[str, Any]:
+    """Try the session `name` again now (`pcp console`'s Health page): its failure count
+    starts over and a worker is started. NotFound when nothing of it waits."""
+    from pcp_cli.errors import NotFound
+
+    fails = failures(root)
+    if not _named(root, name):
+        raise NotFound(f"nothing of {name} waits in the capture queue",
+                       hint="it was imported or dropped meanwhile")
+    if name in fails:
+        fails.pop(name)
+        _save_failures(root, fails)
+    start_worker(root)
+    return {"session": name, "retried": True}
+
+
+def drop(root: Path, name: str) -> dict[str, Any]:
+    """Drop the session `name` from the queue and forget its failures: it is not imported
+    (the session file itself is left alone; `pcp import` can still read it)."""
+    from pcp_cli.errors import NotFound
+
+    fails = failures(root)
+    paths = _named(root, name)
+    if not paths and name not in fails:
+        raise NotFound(f"nothing of {name} waits in the capture queue",
+                       hint="it was imported or dropped meanwhile")
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    if fails.pop(name, None) is not None:
+        _save_failures(root, fails)
+    log(root, f"dropped {name} from the queue ({len(paths)} queue file(s))")
+    return {"session": name, "dropped": len(paths)}

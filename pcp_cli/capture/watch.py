@@ -3,7 +3,7 @@
 watchdog delivers the file-system events (inotify on Linux, FSEvents on macOS,
 ReadDirectoryChangesW on Windows); `--poll`, or a folder whose events cannot be had (an
 inotify watch limit, some network file systems), uses its polling observer instead. This is
-not `store/watch.py`: that one watches the store's own `pages/` for `pcp serve`, through
+not `store/changes/watch.py`: that one watches the store's own `pages/` for `pcp serve`, through
 inotify alone, to skip a scan; this one watches the person's source folders to import them.
 
 - A file is imported once it is complete: its size and mtime unchanged for `settle` seconds

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import AsOfOpt, StoreOpt, api, examples, note
+from pcp_cli import api
+from pcp_cli.cli.output import AsOfOpt, StoreOpt, examples, note
 from pcp_cli.errors import UsageError
 
 FORMAT_HELP = "json | markdown | micro_prompt | archive | agents-md"

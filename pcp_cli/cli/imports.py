@@ -10,10 +10,10 @@ from typing import Annotated, Any
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.output import (
     JsonOpt,
     StoreOpt,
-    api,
     console,
     examples,
     is_terminal,

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, examples, print_json, text
+from pcp_cli import api
+from pcp_cli.cli.output import JsonOpt, StoreOpt, examples, print_json, text
 from pcp_cli.errors import InvalidInput
 
 # A JSON Lines file of events is read whole (every line is checked before anything is stored).

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.output import (
     JsonOpt,
     StoreOpt,
-    api,
     complete_page,
     emit,
     examples,

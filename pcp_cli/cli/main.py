@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.hooks",
     "pcp_cli.cli.monitor",
     "pcp_cli.cli.propose",
+    "pcp_cli.cli.console",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -69,6 +70,7 @@ COMMAND_MODULE = {
     **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
     **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
     "monitor": "pcp_cli.cli.monitor",
+    "console": "pcp_cli.cli.console",
 }
 
 STATE: dict[str, Any] = {"traceback": False, "no_pager": False}

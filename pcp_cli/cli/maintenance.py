@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, emit, examples, note, table, text
+from pcp_cli import api
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, note, table, text
 from pcp_cli.config import resolve_store_root
 from pcp_cli.errors import InvalidInput, StoreDamaged
 
@@ -20,10 +21,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Check every file of a store against its JSON Schemas (exit 5 when invalid)."""
-        from pcp_cli.model.validate import validate_store
-
         root = resolve_store_root(path or store_path)
-        problems = validate_store(root)
+        problems = api.validate_store(root)
         data = {"store": str(root), "valid": not problems,
                 "problems": [p.to_dict() for p in problems]}
         if as_json:

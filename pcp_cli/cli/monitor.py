@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, emit, examples, text
+from pcp_cli import api
+from pcp_cli.cli.output import JsonOpt, StoreOpt, emit, examples, text
 
 monitor_app = typer.Typer(
     help="The store monitor: a background process that watches the store's files, so each "

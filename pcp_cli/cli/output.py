@@ -10,29 +10,11 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-if TYPE_CHECKING:
-    from pcp_cli import api as _api_module
-
-
-class _LazyApi:
-    """`pcp_cli.api`, imported on first use.
-
-    The library facade pulls in the store (sqlite3, yaml, the model): ~115 ms that `pcp --help`,
-    `--version` and shell completion never need, and more than their whole budget (0.15 s).
-    Command modules name `api.x` as usual; the module is imported when a command first runs.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        from pcp_cli import api as module
-
-        return getattr(module, name)
-
-
-api: _api_module = _LazyApi()  # type: ignore[assignment]
+from pcp_cli import api
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (the documented shape).")]
 StoreOpt = Annotated[
@@ -272,3 +254,40 @@ def complete_type(incomplete: str) -> list[str]:
     from pcp_cli.model.vocab import PAGE_TYPES
 
     return [t for t in PAGE_TYPES if t.startswith(incomplete)]
+
+
+@contextmanager
+def progress_bar(total: int,
+                 label: str = "indexing") -> Iterator[Callable[..., None] | None]:
+    """A rich progress bar of `total` things (pages indexed, pages read), on stderr, when stderr
+    is a terminal: `update(done[, of])` (`of`: the total, when it was not known at first), or
+    None elsewhere. It shows from the first update on (an
+    index rebuild reports every 1,000 pages)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn(), console=console(stderr=True), transient=True)
+    task = bar.add_task("index", total=total or None)
+    started = False
+
+    def update(done: int, of: int | None = None) -> None:
+        nonlocal started
+        if not started:
+            bar.start()
+            started = True
+        bar.update(task, completed=done, **({"total": of} if of is not None else {}))
+
+    try:
+        yield update
+    finally:
+        if started:
+            bar.stop()

@@ -12,12 +12,12 @@ from typing import Annotated
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.editor import ask_yes, run_editor
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
-    api,
     complete_namespace,
     complete_page,
     complete_type,
@@ -375,8 +375,8 @@ def register(app: typer.Typer) -> None:
                   ((shorten(d["page_id"]), d["type"], d["title"], d["namespace"],
                     d["lifecycle_status"], (d["updated_at"] or "")[:10]) for d in rows),
                   whole=(0, 5))
-            if next_cursor:
-                note(f"More: --cursor {next_cursor}")
+            if next_cursor:  # after the table: on a terminal in the pager with it
+                (text if _terminal() else note)(f"More: --cursor {next_cursor}")
 
         with paged():
             emit(data, as_json, human)
@@ -509,7 +509,7 @@ def register(app: typer.Typer) -> None:
             )
         with api.open_store(store_path) as store:
             page_id = api.find_page(store, page_id)
-            data = store.delete(page_id)
+            data = api.delete_page(store, page_id)
         emit(data, as_json, lambda: text(
             f"deleted {page_id} ({plural(data['revisions_removed'], 'revision')}, "
             f"{plural(data['relations_removed'], 'relation')})"))

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, api, emit, examples, note, text
+from pcp_cli import api
+from pcp_cli.cli.output import AsOfOpt, JsonOpt, StoreOpt, emit, examples, note, text
 from pcp_cli.cli.pages import write_result
 from pcp_cli.errors import UsageError
 

@@ -7,7 +7,17 @@ from typing import Annotated, Any
 
 import typer
 
-from pcp_cli.cli.output import JsonOpt, StoreOpt, api, complete_page, emit, examples, table, text
+from pcp_cli import api
+from pcp_cli.cli.output import (
+    JsonOpt,
+    StoreOpt,
+    complete_page,
+    emit,
+    examples,
+    progress_bar,
+    table,
+    text,
+)
 
 # More pages come as extra arguments (a list-typed argument prints its Python type in --help).
 PagesArg = Annotated[str | None, typer.Argument(
@@ -90,11 +100,12 @@ def register(app: typer.Typer) -> None:
                                           timeout=timeout, on_plan=_plan_note)
         elif model is not None or api_key_env is not None:
             raise UsageError("--model and --api-key-env go with --llm URL")
-        with api.open_store(store_path) as store:
+        with api.open_store(store_path) as store, progress_bar(0, "reading") as progress:
             names = [api.find_page(store, p) for p in pages or ()]
             result = api.propose(store, names, types=tuple(page_type or ("conversation",
                                                                          "note")),
-                                 since=since, dry_run=dry_run, extractor=extractor)
+                                 since=since, dry_run=dry_run, extractor=extractor,
+                                 progress=progress if extractor is None else None)
 
         def human() -> None:
             items = result["proposals"]

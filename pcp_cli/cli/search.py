@@ -5,25 +5,24 @@ Only `search` and `index` load the index (and so whoosh), inside the command fun
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli import search_text
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
-    api,
     console,
     emit,
     examples,
     is_terminal,
     note,
     print_json,
+    progress_bar,
     table,
     text,
 )
@@ -35,6 +34,7 @@ from pcp_cli.cli.sources import (
     show_groups,
 )
 
+EXT = "org.pcp-cli"
 # What a remote PCP source is sent of a search (PCP v1 §4.2's arguments).
 REMOTE_ARGS = ("query", "limit", "types", "exclude_types", "include_superseded",
                "include_sensitive", "min_score")
@@ -120,13 +120,17 @@ def register(app: typer.Typer) -> None:
                 if not as_json and api.index_missing(store):  # stderr stays JSON under --json
                     from pcp_cli.cli.main import BUILDING_NOTE
 
-                    note(BUILDING_NOTE.format(api.index_pages_count(store)).rstrip("\n"))
+                    total = api.index_pages_count(store)
+                    note(BUILDING_NOTE.format(total).rstrip("\n"))
+                    with progress_bar(total) as progress:  # the first build, with its progress
+                        if progress is not None:
+                            api.index_store(store, progress=progress, vectors=False)
                 if not as_json and mode in ("semantic", "hybrid") and \
                         api.vectors_missing(store):
                     note(f"Embedding {api.index_pages_count(store)} pages for semantic search "
                          "(once; later searches embed only what changed)…")
                 data = api.search(store, request)
-            shorten = api.short_page_ids(store) if is_terminal() else str
+            shorten = _Names(store, data["results"]) if is_terminal() else str
             if sources:
                 # the other sources get the PCP v1 §4.2 arguments this search was given (pcp's
                 # own filters, modes and scopes apply to this store only)
@@ -150,8 +154,8 @@ def register(app: typer.Typer) -> None:
             note(line)
         if data["results"]:
             _print_results(data["results"], shorten)
-        for line in search_text.notes_after(data):
-            note(line)
+        for line in search_text.notes_after(data):  # after the hits (stderr when piped)
+            (text if is_terminal() else note)(line)
 
     @app.command("index", epilog=examples("pcp index", "pcp index --rebuild"))
     def index(
@@ -174,7 +178,7 @@ def register(app: typer.Typer) -> None:
         # With --engine, a build in progress is stopped before this process reads every file.
         with api.open_store(store_path, refresh=engine is None) as store:
             total = api.index_pages_count(store)
-            with _progress_bar(total) as progress, _progress_bar(
+            with progress_bar(total) as progress, progress_bar(
                     total, "embedding") as vector_progress:
                 report = api.index_store(store, rebuild=rebuild, progress=progress,
                                          vector_progress=vector_progress, engine=engine,
@@ -275,19 +279,61 @@ def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] 
     if not is_terminal():
         search_text.write_lines(results, shorten)
         return
-    from rich.table import Column, Table
+    rows = [(*cells, spans) for cells, spans in search_text.rows(results, shorten)]
+    _print_hits(results, rows, shorten.titles if isinstance(shorten, _Names) else {})
+
+
+class _Names:
+    """On a terminal: a hit's short id (`shorten(id)`) and its page's title (`titles`)."""
+
+    def __init__(self, store: Any, results: list[dict[str, Any]]) -> None:
+        self.short = api.short_page_ids(store)
+        self.titles: dict[str, str] = {}
+        for result in results:
+            page_id = result.get("extensions", {}).get(EXT, {}).get("page_id") or result["id"]
+            entry = api.page_entry(store, page_id)
+            if entry is not None:
+                self.titles[page_id] = entry.title
+
+    def __call__(self, page_id: str) -> str:
+        return str(self.short(page_id))
+
+
+def _print_hits(results: list[dict[str, Any]], rows: list[tuple[Any, ...]],
+                titles: dict[str, str]) -> None:
+    """On a terminal, a block per hit rather than a table (where a long id left the snippet
+    25 columns and one hit wrapped to 13 lines): its number and title on one line, its id and
+    what it is on the next, then the snippet across the whole width, matches highlighted."""
+    from rich.padding import Padding
     from rich.text import Text
 
-    rows = search_text.rows(results, shorten)
-    width = max([2, *(len(cells[0]) for cells, _spans in rows)])
-    tbl = Table(Column("id", no_wrap=True, min_width=width), "type", "origin", "score", "date",
-                "snippet", show_lines=True)
-    for cells, spans in rows:
-        snippet = Text(cells[-1])
+    out = console()
+    for number, (result, (page_id, kind, origin, score, day, snippet, spans)) in enumerate(
+            zip(results, rows, strict=True), 1):
+        own = result.get("extensions", {}).get(EXT, {})
+        title = titles.get(own.get("page_id") or result["id"]) or page_id
+        head = Text(f"{number:>2}. ")
+        head.append(" ".join(title.split()), style="bold")
+        out.print(head, no_wrap=True, overflow="ellipsis")
+        out.print(Text("    " + " · ".join(part for part in (page_id, kind, origin, day, score,
+                                                           _passage(own)) if part),
+                       style="dim"), no_wrap=True, overflow="ellipsis")
+        body = Text(" ".join(snippet.split("\n")))
         for start, end in spans:
-            snippet.stylize("bold reverse", start, end)
-        tbl.add_row(*cells[:-1], snippet)
-    console().print(tbl)
+            body.stylize("bold reverse", start, end)
+        out.print(Padding(body, (0, 0, 0, 4)))
+
+
+def _passage(own: dict[str, Any]) -> str:
+    """Where a hit's snippet is in its page: `turn 42 (user)`, `paragraph 3`, or nothing."""
+    spans = own.get("source_spans") or []
+    span = spans[0] if spans and isinstance(spans[0], dict) else {}
+    if "message_index" in span:
+        role = f" ({span['role']})" if span.get("role") else ""
+        return f"turn {span['message_index'] + 1}{role}"
+    if "paragraph_index" in span:
+        return f"paragraph {span['paragraph_index'] + 1}"
+    return ""
 
 
 def _print_capabilities(data: dict[str, Any]) -> None:
@@ -309,38 +355,3 @@ def _flat(value: Any) -> str:
     if value is None:
         return "none"
     return str(value)
-
-
-@contextmanager
-def _progress_bar(total: int,
-                  label: str = "indexing") -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar of pages indexed, on stderr, when stderr is a terminal. It shows only
-    if a rebuild runs long enough to report progress (every 1,000 pages)."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn(), console=console(stderr=True), transient=True)
-    task = bar.add_task("index", total=total or None)
-    started = False
-
-    def update(done: int) -> None:
-        nonlocal started
-        if not started:
-            bar.start()
-            started = True
-        bar.update(task, completed=done)
-
-    try:
-        yield update
-    finally:
-        if started:
-            bar.stop()

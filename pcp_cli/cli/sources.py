@@ -13,10 +13,10 @@ from typing import Annotated, Any
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.output import (
     JsonOpt,
     StoreOpt,
-    api,
     emit,
     examples,
     note,

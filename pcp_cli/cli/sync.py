@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.editor import run_editor
 from pcp_cli.cli.output import (
     JsonOpt,
     StoreOpt,
-    api,
     complete_page,
     emit,
     examples,
@@ -150,10 +150,38 @@ def _print_status(data: dict[str, Any]) -> None:
                      f"{item['problem']}"))
     for path in (git or {}).get("unmerged", []):
         rows.append(("unmerged", "", path))
-    for item in (git or {}).get("uncommitted", []):
-        rows.append(("uncommitted", item["status"], item["path"]))
+    uncommitted = (git or {}).get("uncommitted", [])
+    if len(uncommitted) <= UNCOMMITTED_LISTED:
+        for item in uncommitted:
+            rows.append(("uncommitted", item["status"], item["path"]))
     if rows:
         table(("state", "page", "detail"), rows, whole=(0, 1))
+    if len(uncommitted) > UNCOMMITTED_LISTED:
+        text(_uncommitted_summary(uncommitted))
+
+
+# More uncommitted files than this are summarised by folder (a big import leaves thousands):
+# `--json` still lists every one.
+UNCOMMITTED_LISTED = 10
+_GIT_STATES = {"??": "new", "A": "added", "M": "changed", "D": "deleted", "R": "renamed"}
+
+
+def _uncommitted_summary(items: list[dict[str, str]]) -> str:
+    """`12,408 uncommitted files:` then a line per top-level folder with its counts by state."""
+    folders: dict[str, dict[str, int]] = {}
+    for item in items:
+        folder = item["path"].split("/", 1)[0] + ("/" if "/" in item["path"] else "")
+        state = _GIT_STATES.get(item["status"], _GIT_STATES.get(item["status"][:1], "changed"))
+        counts = folders.setdefault(folder, {})
+        counts[state] = counts.get(state, 0) + 1
+    width = max(len(folder) for folder in folders)
+    lines = [f"{len(items):,} uncommitted files (`pcp sync` commits them; `pcp status --json` "
+             "lists each):"]
+    for folder, counts in sorted(folders.items(), key=lambda kv: -sum(kv[1].values())):
+        detail = ", ".join(f"{n:,} {state}" for state, n in
+                           sorted(counts.items(), key=lambda kv: -kv[1]))
+        lines.append(f"  {folder:<{width}}  {detail}")
+    return "\n".join(lines)
 
 
 def _print_sync(data: dict[str, Any]) -> None:

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
+from pcp_cli import api
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
     StoreOpt,
-    api,
     emit,
     examples,
     is_terminal,

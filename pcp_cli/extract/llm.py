@@ -58,7 +58,7 @@ class LlmSettings:
 
 @dataclass
 class Chunk:
-    source: Any  # propose_ops.Source (typed loosely: this package does not import it)
+    source: Any  # api.proposals.Source (typed loosely: this package does not import it)
     sentences: list[Sentence]
 
     @property
@@ -167,7 +167,7 @@ def model_extractor(settings: LlmSettings,
                     on_plan: Callable[[dict[str, Any]], None] | None = None,
                     ) -> Callable[[list[Any]], tuple[list[tuple[Any, Candidate]],
                                                      dict[str, int]]]:
-    """An extractor for `propose_ops.propose`: sources in, (source, candidate) pairs and the
+    """An extractor for `api.proposals.propose`: sources in, (source, candidate) pairs and the
     counts of what the model answered out."""
     from pcp_cli.model.validate import errors_for
 

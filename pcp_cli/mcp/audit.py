@@ -1,7 +1,8 @@
 """The local audit log of MCP access: one JSON line per tool call in `<store>/.pcp/audit.jsonl`.
 
 A record says who (client id, actor category), what (tool and its parameters, never page
-content), when, how many results, and the outcome (`allowed | refused | error`). The log is
+content), when, how many results and the ids of the pages it returned (`page_ids`: which pages
+an assistant read, never what they say), and the outcome (`allowed | refused | error`). The log is
 append-only (O_APPEND, flushed and fsynced per record). If a record cannot be written the call
 fails: an unaudited answer is never served.
 
@@ -22,7 +23,7 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ CONTENT_FIELDS = frozenset({"content", "payload", "text", "body"})
 MAX_STRING = 200
 MAX_ITEMS = 50
 MAX_DEPTH = 3
+# Page ids recorded per call (a timeline page returns at most 100, a search 25).
+MAX_PAGE_IDS = 200
 
 
 class AuditUnavailable(PcpError):
@@ -92,6 +95,15 @@ def sanitize_params(params: Mapping[str, Any] | Any) -> Any:
     if not isinstance(params, Mapping):
         return _trim(params)
     return {str(k)[:MAX_STRING]: _redact(str(k), v, 1) for k, v in list(params.items())[:MAX_ITEMS]}
+
+
+def _page_ids(page_ids: Sequence[str]) -> list[str]:
+    """The ids of the pages a call returned, in order, once each, at most MAX_PAGE_IDS (then a
+    last item saying how many more)."""
+    unique = list(dict.fromkeys(str(i)[:MAX_STRING] for i in page_ids))
+    if len(unique) > MAX_PAGE_IDS:
+        return unique[:MAX_PAGE_IDS] + [f"… {len(unique) - MAX_PAGE_IDS} more"]
+    return unique
 
 
 def _canonical(record: Mapping[str, Any]) -> bytes:
@@ -209,10 +221,13 @@ class AuditLog:
         outcome: str,
         result_count: int | None = None,
         error_code: str | None = None,
+        page_ids: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {OUTCOMES}, not {outcome!r}")
+        extra = {} if page_ids is None else {"page_ids": _page_ids(page_ids)}
         return {
+            **extra,
             "time": now_iso(),
             "session_id": self.session_id,
             "client_id": client_id,

@@ -7,7 +7,7 @@ given*: it must never return, count or mention a page outside `grant.scopes`, a 
 or high-sensitivity material when `include_sensitive` is false. Every method returns a JSON-able
 dict and raises `pcp_cli.errors.PcpError` subclasses for expected failures.
 
-The real implementation lives in `pcp_cli/api.py`; tests use a small in-memory one.
+The real implementation lives in `pcp_cli/api/`; tests use a small in-memory one.
 """
 
 from __future__ import annotations

@@ -10,11 +10,12 @@ the same shape `--json` prints; the CLI renders it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -151,6 +152,38 @@ def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
     from pcp_cli.mcp.audit import verify_audit as verify
 
     return verify(resolve_store_root(store_path))
+
+
+# The client id and actor of what the owner does in `pcp console`, in the same log as the MCP
+# calls (the console is a front end of its own; its writes are the person's).
+CONSOLE_CLIENT = "console"
+OWNER_ACTOR = "user"
+
+
+@contextlib.contextmanager
+def owner_action(root: Path, action: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Record one thing the owner did in the console: the log is opened first (a log that
+    cannot be written refuses the action before it changes anything), the caller fills
+    `page_ids` in the dict it is given, and the record says how it ended (`allowed`, or
+    `refused` with the error's code when a PcpError stopped it, `error` otherwise)."""
+    from pcp_cli.errors import PcpError
+    from pcp_cli.mcp.audit import AuditLog
+
+    done: dict[str, Any] = {"page_ids": []}
+    outcome, code = "allowed", None
+    with AuditLog(root).open() as sink:
+        try:
+            yield done
+        except PcpError as exc:
+            outcome, code = "refused", exc.code
+            raise
+        except BaseException:
+            outcome, code = "error", "internal"
+            raise
+        finally:
+            sink.write(client_id=CONSOLE_CLIENT, actor=OWNER_ACTOR, tool=f"console.{action}",
+                       params=params, outcome=outcome, error_code=code,
+                       result_count=len(done["page_ids"]), page_ids=done["page_ids"])
 
 
 def audit_findings(store: api.Store) -> list[Any]:

@@ -545,18 +545,10 @@ def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOption
 
 def bind(options: HttpOptions) -> socket.socket:
     """The listening socket (port 0 picks a free port)."""
-    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((options.host, options.port))
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on {options.host}:{options.port}: {exc.strerror}",
-                         hint="pick another port, or stop what is using it") from None
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
+    from pcp_cli.listen import listen
+
+    return listen(options.host, options.port,
+                  hint="pick another port, or stop what is using it")
 
 
 def http_server(app: Starlette, options: HttpOptions) -> Any:

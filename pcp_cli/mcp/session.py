@@ -121,6 +121,44 @@ RESULT_COUNTS: dict[str, Callable[[dict[str, Any]], int | None]] = {
 }
 
 
+def _ids(key: str, *, id_key: str = "page_id") -> Callable[[dict[str, Any]], list[str]]:
+    """The page ids in `data[key]`: a v1 object names its page in the pcp-cli extension."""
+    def ids(data: dict[str, Any]) -> list[str]:
+        found = []
+        for item in data.get(key) or ():
+            if not isinstance(item, dict):
+                continue
+            own = (item.get("extensions") or {}).get("org.pcp-cli") or {}
+            page_id = own.get("page_id") if isinstance(own, dict) else None
+            page_id = page_id or item.get(id_key)
+            if isinstance(page_id, str):
+                found.append(page_id)
+        return found
+
+    return ids
+
+
+def _profile_ids(data: dict[str, Any]) -> list[str]:
+    """The profile page, when the answer carries anything of it."""
+    from pcp_cli.api import PROFILE_PAGE_ID
+    from pcp_cli.render.micro_prompt import EMPTY
+
+    text = data.get("text")
+    if isinstance(text, str):
+        return [PROFILE_PAGE_ID] if text.strip() and text != EMPTY else []
+    return [PROFILE_PAGE_ID] if set(data) - {"schema_version", "generated_at"} else []
+
+
+# The pages each tool's answer carries, recorded in the audit log (what an assistant read).
+RESULT_PAGE_IDS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "pcp_search": _ids("results", id_key="id"),
+    "pcp_get_timeline": _ids("events", id_key="id"),
+    "pcp_read_pages": _ids("pages"),
+    "pcp_related_pages": _ids("pages"),
+    "pcp_get_profile": _profile_ids,
+}
+
+
 def _encode_cursor(key: str, index: int, offset: int, revision: Any) -> str:
     raw = json.dumps({"v": CURSOR_VERSION, "k": key, "p": index, "o": offset, "r": revision},
                      separators=(",", ":"), sort_keys=True)
@@ -195,6 +233,7 @@ class ToolSession:
         with sink:
             reply: Reply
             outcome, count, code = "allowed", None, None
+            page_ids: list[str] | None = None
             try:
                 spec = self.specs.get(name)
                 if spec is None:
@@ -205,6 +244,8 @@ class ToolSession:
                 args = validate_arguments(spec, arguments)
                 data = getattr(self, "_" + spec.name.removeprefix("pcp_"))(args)
                 count = RESULT_COUNTS.get(name, lambda _d: None)(data)
+                read = RESULT_PAGE_IDS.get(name)
+                page_ids = read(data) if read is not None else None
                 reply = Reply(data=data, text=self._render(name, args, data))
             except PcpError as exc:
                 outcome = "refused" if isinstance(exc, _REFUSALS) else "error"
@@ -226,6 +267,7 @@ class ToolSession:
                     outcome=outcome,
                     result_count=count,
                     error_code=code,
+                    page_ids=page_ids,
                 )
             except AuditUnavailable as exc:
                 log.error("dropping the answer to %s: %s", name, exc.message)

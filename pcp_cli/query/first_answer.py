@@ -39,6 +39,7 @@ from pcp_cli.model.search_request import SearchFilters, SearchRequest
 from pcp_cli.query import search as text_search
 from pcp_cli.query.index_build import BUILD_LOG, start_build
 from pcp_cli.query.index_sync import index_missing
+from pcp_cli.store.folder import scan
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -121,7 +122,7 @@ def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
         if not any(held) or (not all(held) and len(some) >= capped):
             continue
         rel = store.layout.rel(path)
-        fields = store._scan(rel, raw)
+        fields = scan(store, rel, raw)
         if admitted(fields):
             (every if all(held) else some).append((rel, fields, body))
     results = [_result(store, rel, fields, body, query, "every" if n < len(every) else "some")

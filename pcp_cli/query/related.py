@@ -77,8 +77,8 @@ def related(store: Any, page_id: str, *, types: Sequence[str] = (), depth: int =
     }
 
 
-def diff_revisions(store: Any, page_id: str, rev_a: str | None,
-                   rev_b: str | None) -> dict[str, Any]:
+def diff_revisions(store: Any, page_id: str, rev_a: str | None = None,
+                   rev_b: str | None = None) -> dict[str, Any]:
     """`{page_id, from_revision_id, to_revision_id, diff, fields}`: the unified diff of the
     Markdown, then each frontmatter field whose value changed (`{field, from, to}`).
 

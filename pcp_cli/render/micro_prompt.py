@@ -358,17 +358,54 @@ def micro_prompt(profile: Revision | None, keystones: Sequence[Revision]) -> str
     left out (`select.fresh_profile`); a keystone a distilled field already says is not said
     again.
     """
-    fresh, _stale = fresh_profile(usable_profile(profile), keystones)
+    return micro_prompt_explained(profile, keystones)[0]
+
+
+def _unit_name(unit: _Unit, pages: Sequence[Revision]) -> dict[str, str | None]:
+    if unit.from_profile:
+        return {"page_id": None, "what": (unit.label or "profile").rstrip(":"),
+                "text": unit.text}
+    rank = unit.order[0]
+    page = pages[rank] if isinstance(rank, int) and rank < len(pages) else None
+    return {"page_id": page.page_id if page else None, "what": unit.label.rstrip(":") or
+            "keystone", "text": unit.text}
+
+
+def micro_prompt_explained(profile: Revision | None, keystones: Sequence[Revision]
+                           ) -> tuple[str, list[dict[str, str | None]]]:
+    """The micro_prompt, and what was left out of it and why: `[{page_id (None for a
+    profile field), what, text, reason}]` (the console shows it beside the text)."""
+    left_out: list[dict[str, str | None]] = []
+    fresh, stale = fresh_profile(usable_profile(profile), keystones)
+    for key in stale:
+        left_out.append({"page_id": None, "what": key, "text": "",
+                         "reason": "stale: distilled from a keystone that is no longer current"})
     said = distilled_pages(fresh)
-    claims = [rev for rev in truest_claims(keystones) if rev.page_id not in said]
+    truest = truest_claims(keystones)
+    truest_ids = {rev.page_id for rev in truest}
+    for rev in current_keystones(keystones):
+        if rev.page_id not in truest_ids:
+            left_out.append({"page_id": rev.page_id, "what": category(rev),
+                             "text": rev.state.content.strip(),
+                             "reason": "a newer or stronger claim of its category says it"})
+    claims = []
+    for rev in truest:
+        if rev.page_id in said:
+            left_out.append({"page_id": rev.page_id, "what": category(rev),
+                             "text": rev.state.content.strip(),
+                             "reason": "the profile already says it (distilled from it)"})
+        else:
+            claims.append(rev)
     units = _units(fresh, claims)
     if not units:
-        return EMPTY
+        return EMPTY, left_out
     # The currency line has a fixed length whatever the date, so reserve it first.
     budget = LIMIT - len("\n\n(profile as of unknown date)")
     kept: list[_Unit] = []
     for unit in sorted(units, key=lambda u: u.priority):
         if _redundant(unit, kept):
+            left_out.append({**_unit_name(unit, claims),
+                             "reason": "the profile mostly says it already"})
             continue
         trial = kept + [unit]
         length = len(_render_body(trial))
@@ -381,6 +418,11 @@ def micro_prompt(profile: Revision | None, keystones: Sequence[Revision]) -> str
             trial = kept + [replace(unit, text=short)]
             if short and len(_render_body(trial)) <= budget:
                 kept = trial
+                left_out.append({**_unit_name(unit, claims),
+                                 "reason": f"shortened to fit {LIMIT} characters"})
+                continue
+        left_out.append({**_unit_name(unit, claims),
+                         "reason": f"did not fit in {LIMIT} characters (lower priority)"})
     if not kept:
-        return EMPTY
-    return f"{_render_body(kept)}\n\n{_currency(kept)}"
+        return EMPTY, left_out
+    return f"{_render_body(kept)}\n\n{_currency(kept)}", left_out

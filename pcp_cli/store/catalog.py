@@ -564,9 +564,9 @@ class Catalog:
         hash (an edit that kept size, mtime and ctime, which only a clock change can do)."""
         if mode not in ("auto", "full", "verify"):
             raise ValueError(f"unknown catalog refresh mode {mode!r}")
-        # A long-lived process may watch the folders (store/watch.py): then the scan runs only
-        # when something under pages/ moved. Never imported here unless someone watches.
-        watch = sys.modules.get("pcp_cli.store.watch")
+        # A long-lived process may watch the folders (store/changes/watch.py): then the scan
+        # runs only when something under pages/ moved. Never imported here unless someone watches.
+        watch = sys.modules.get("pcp_cli.store.changes.watch")
         watched = watch.watching(self.pages_dir) if watch is not None else None
         if mode == "verify":
             return self._scan_files(verify=True)
@@ -597,10 +597,10 @@ class Catalog:
             return changes
 
     def _refresh_with_monitor(self, mode: str) -> Changes:
-        """Ask the store monitor, when one runs (store/monitor.py), which head files changed
-        since this catalog's last refresh, and look at those only; scan everything when no
+        """Ask the store monitor, when one runs (store/changes/monitor.py), which head files
+        changed since this catalog's last refresh, and look at those only; scan everything when no
         monitor answers or it cannot vouch for the token."""
-        from pcp_cli.store import monitor
+        from pcp_cli.store.changes import monitor
 
         row = self._db.execute("SELECT value FROM meta WHERE key='monitor_token'").fetchone()
         answer = monitor.ask(self.root, row[0] if row else None)

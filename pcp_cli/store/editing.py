@@ -17,6 +17,7 @@ from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, StoreDamage
 from pcp_cli.store.atomic import write_atomic
 from pcp_cli.store.headfile import parse_head
 from pcp_cli.store.layout import check_namespace
+from pcp_cli.store.refresh import record_pending_edit
 from pcp_cli.store.store import Store, WriteResult
 
 DRAFTS = "edits"
@@ -39,7 +40,7 @@ def begin(store: Store, page_id: str) -> EditSession:
     """Record any pending hand edit of the page, then give the draft to open in an editor."""
     store.current(page_id)  # NotFound for an unknown page
     with store.locked():
-        store.check_head_file(page_id)  # a pending hand edit first; InvalidInput if unreadable
+        record_pending_edit(store, page_id)  # a pending hand edit first; InvalidInput if unreadable
     entries = [e for e in store.catalog.by_page_id(page_id) if (store.root / e.path).is_file()]
     if not entries:
         raise StoreDamaged(f"page {page_id} has no head file to edit",
@@ -97,7 +98,7 @@ def record(store: Store, session: EditSession, text: str) -> WriteResult:
         before = len(store.hand_edits)
         write_atomic(path, text)
         try:
-            store.check_head_file(session.page_id)
+            record_pending_edit(store, session.page_id)
         except PcpError:
             write_atomic(path, session.original)
             raise

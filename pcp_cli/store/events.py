@@ -35,7 +35,9 @@ from pcp_cli.model.ingest import EventInput
 from pcp_cli.model.page import Actor, Event, Revision, now_iso, title_from
 from pcp_cli.store.atomic import FileBatch, is_temp_name
 from pcp_cli.store.layout import check_namespace
+from pcp_cli.store.refresh import record_pending_edit
 from pcp_cli.store.store import Store, WriteResult, page_id_for_key
+from pcp_cli.store.writes import new_revision
 
 ROLE_HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System"}
 # Fields of a page's head the next roll-up keeps as they are (the person's decisions).
@@ -299,7 +301,7 @@ def _group_for(store: Store, groups: dict[str, _Group], item: EventInput, event_
             if not store.readonly:
                 # A hand edit of the head file is recorded first; a head file that cannot be
                 # read stops the batch here, before any of its events is stored.
-                store.check_head_file(page_id)
+                record_pending_edit(store, page_id)
             group.head = store.current(page_id)
             group.namespace = group.head.state.namespace
             group.keyed = _keyed(store, group.head, key)
@@ -353,7 +355,7 @@ def _roll_up(store: Store, group: _Group, files: EventFiles, *, actor: Actor, or
     page_id = page_id_for_key(group.key)
     if group.head is not None and not group.new:
         if store._head_missing(group.head):  # a write killed between revision and head file
-            store._publish(group.head, new_revision=False)
+            store.writes.publish(group.head, new_revision=False)
         return WriteResult(page_id, group.head.revision_id, "unchanged")
     members = [group.batch.get(m.event_id) or _complete(store, m, files)
                for m in group.members]
@@ -397,10 +399,10 @@ def _roll_up(store: Store, group: _Group, files: EventFiles, *, actor: Actor, or
     head = store.current(page_id)
     if head.content_hash == state.content_hash:
         return WriteResult(page_id, head.revision_id, "unchanged")
-    revision = store._new_revision(state, actor=actor, operation="derive", parent=head,
+    revision = new_revision(state, actor=actor, operation="derive", parent=head,
                                    idempotency_key=group.key, note=why,
                                    input_event_ids=new_ids)
-    store._publish(revision)
+    store.writes.publish(revision)
     return WriteResult(page_id, revision.revision_id, "revised")
 
 

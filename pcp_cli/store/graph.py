@@ -20,7 +20,7 @@ file added in the same clock tick would not move the mtime (git's "racily clean"
 is listed as pending and looked at again next time. Where `.pcp/` cannot be written, every
 folder is read each time: slower, never stale.
 
-With the store monitor running (store/monitor.py), no folder is statted but those it names:
+With the store monitor running (store/changes/monitor.py), no folder is statted but those it names:
 `summaries` asks it which page folders gained or lost a file since the token kept in
 `graph.sqlite`, looks at those and the pending ones only, and keeps the new token. Whenever
 the monitor cannot vouch (none running, restarted, too many folders to watch, an overflow),
@@ -82,7 +82,7 @@ class Graphs:
 def summaries(store: Store) -> Graphs:
     """Every page folder under `revisions/`: those holding at least one revision, and the
     summaries of those whose graph is not one head."""
-    from pcp_cli.store import monitor
+    from pcp_cli.store.changes import monitor
 
     db = _open(store.layout.local / DB_NAME)
     answer = None

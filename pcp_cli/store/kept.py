@@ -2,7 +2,10 @@
 (`pcp export --format micro_prompt`, `pcp timeline list`): a JSON file holding a key and the
 value. The key names the catalog state, the request and the code that made the value; a file
 whose key differs is ignored, and a `.pcp/` that cannot be written only means the value is made
-again next time."""
+again next time.
+
+And in this process (`kept_while`): a value kept per store while the catalog rows it was made
+from are unchanged (a profile rendering, the timeline's events)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -53,3 +57,37 @@ def keep(path: Path, key: Any, value: Any) -> None:
     except OSError:  # a read-only .pcp/: made again next time
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def kept_while(store: Any, key: tuple[Any, ...], types: tuple[str, ...],
+                compute: Any) -> Any:
+    """`compute()`, kept per store and `key` while the catalog rows of `types` are unchanged.
+
+    For what depends only on those rows and the immutable revisions they name (a profile
+    rendering, the timeline's events): a look-up of the catalog's change sequence when nothing
+    was written, one count over the rows of `types` when something was. Not kept while a row
+    of `types` is a hand edit waiting to be recorded (reading it reads the revisions folder).
+    The caller must not change what is returned (copy it before handing it out).
+    """
+    full = (str(store.root), store.catalog.identity(), *key)
+    seq = store.catalog.seq()
+    with _KEPT_LOCK:
+        kept = _KEPT.get(full)
+    if kept is not None and kept[0] == seq:
+        return kept[2]
+    material = store.catalog.type_stamp(types)
+    value = kept[2] if kept is not None and kept[1] == material else compute()
+    with _KEPT_LOCK:
+        if material[2]:
+            _KEPT.pop(full, None)
+        else:
+            _KEPT[full] = (seq, material, value)
+            while len(_KEPT) > _KEEP:
+                del _KEPT[next(iter(_KEPT))]
+    return value
+
+
+# (store root, catalog identity, *key) -> (catalog seq, type stamp, value): see kept_while.
+_KEPT: dict[tuple[Any, ...], tuple[int, tuple[int, int, bool], Any]] = {}
+_KEEP = 32
+_KEPT_LOCK = threading.Lock()

@@ -1,32 +1,25 @@
 """Relations between pages, and a page's lifecycle: archive, supersede, delete.
 
-A relation is an immutable file under `relations/` naming two revisions; `find_relation` looks
-one up in an index of the folder kept while its modification time stays the same. A
+A relation is an immutable file under `relations/` naming two revisions (`link` writes one;
+the folder's reads, `relations` and `find_relation`, are the store's: folder.py). A
 supersession and a delete each take several writes, ordered so that `pcp doctor --fix` can
 finish one a crash cut short (`finish_supersede`, `finish_delete`).
 
-These are functions of the Store (their first argument), bound as its methods in store.py
-(`Store.link`, `Store.delete`, …); they write revisions through `Store.revise`.
+These functions sit above the Store (their first argument): they write revisions through
+`Store.revise` and files through the write engine's order.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pcp_cli.errors import StorageFailed, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.ids import new_id
 from pcp_cli.model.page import Actor, Relation, file_json, now_iso
 from pcp_cli.store.atomic import is_temp_name, remove_file, write_new
-
-if TYPE_CHECKING:  # the Store binds these functions as its methods (see store.py)
-    from pcp_cli.store.store import Store, WriteResult
-
-# Relation types that say the same read either way round.
-SYMMETRIC_RELATIONS = ("related_to",)
+from pcp_cli.store.store import Store, WriteResult
 
 
 def set_lifecycle(store: Store, page_id: str, status: str, *, actor: Actor | None = None,
@@ -56,7 +49,7 @@ def link(
             "as com.example.reviews",
         )
     with store.locked():
-        store._flush_for(None)  # an open batch first: the relation may name its pages
+        store.writes.flush_for(None)  # an open batch first: the relation may name its pages
         source = store.get(from_page_id, from_revision_id)
         target = store.get(to_page_id, to_revision_id)
         existing = store.find_relation(relation_type, source.revision_id,
@@ -76,40 +69,8 @@ def link(
         )
         write_new(store.layout.relation_path(relation.relation_id),
                   file_json(relation.to_dict()))
-        # We hold the writer lock, so this is the folder's only change: keep the index.
-        index = store._relations_seen[1] if store._relations_seen else None
-        if index is not None:
-            index[(relation_type, source.revision_id, target.revision_id)] = relation
-            store._relations_seen = (os.stat(store.layout.relations).st_mtime_ns, index)
+        store.remember_relation(relation)  # we hold the writer lock: the folder's only change
         return relation
-
-
-def find_relation(store: Store, relation_type: str, from_revision_id: str,
-                  to_revision_id: str) -> Relation | None:
-    """The stored relation of this type between these two revisions, if there is one
-    (either direction for the symmetric `related_to`)."""
-    ends = [(from_revision_id, to_revision_id)]
-    if relation_type in SYMMETRIC_RELATIONS:
-        ends.append((to_revision_id, from_revision_id))
-    index = _relation_index(store)
-    for pair in ends:
-        relation = index.get((relation_type, *pair))
-        if relation is not None:
-            return relation
-    return None
-
-
-def _relation_index(store: Store) -> dict[tuple[str, str, str], Relation]:
-    """(type, from revision, to revision) -> relation, re-read when the folder changes."""
-    try:
-        stamp = os.stat(store.layout.relations).st_mtime_ns
-    except FileNotFoundError:
-        return {}
-    if store._relations_seen is None or store._relations_seen[0] != stamp:
-        index = {(r.relation_type, r.from_revision_id, r.to_revision_id): r
-                 for r in store.relations()}
-        store._relations_seen = (stamp, index)
-    return store._relations_seen[1]
 
 
 def supersede(store: Store, new_page_id: str, old_page_id: str, *,
@@ -117,7 +78,7 @@ def supersede(store: Store, new_page_id: str, old_page_id: str, *,
     """NEW (just written) supersedes OLD. A write the disk refuses keeps NEW and says so:
     `pcp doctor --fix` finishes the supersession."""
     try:
-        store.finish_supersede(new_page_id, old_page_id, actor=actor)
+        finish_supersede(store, new_page_id, old_page_id, actor=actor)
     except StorageFailed as exc:
         raise StorageFailed(
             f"{exc.message.split('; ')[0]}; keystone {new_page_id} is written but does not "
@@ -148,29 +109,8 @@ def finish_supersede(store: Store, new_page_id: str, old_page_id: str, *,
             )
         elif old.parent_revision_id and old.state.record.get("superseded_by") == new_page_id:
             superseded = old.parent_revision_id
-        return store.link(new_page_id, "supersedes", old_page_id, actor=actor,
-                          to_revision_id=superseded, note=note)
-
-
-def relations(store: Store, page_id: str | None = None) -> list[Relation]:
-    """Relations touching `page_id` (either end), or all of them; oldest first."""
-    found: list[Relation] = []
-    try:
-        names = sorted(os.listdir(store.layout.relations))
-    except FileNotFoundError:
-        return []
-    for name in names:
-        if not name.endswith(".json") or is_temp_name(name):
-            continue
-        path = store.layout.relations / name
-        try:
-            relation = Relation.from_dict(json.loads(path.read_bytes()))
-        except (ValueError, KeyError, TypeError, OSError):
-            store.problems[store.layout.rel(path)] = "unreadable relation file"
-            continue
-        if page_id is None or page_id in (relation.from_page_id, relation.to_page_id):
-            found.append(relation)
-    return sorted(found, key=lambda r: (r.created_at, r.relation_id))
+        return link(store, new_page_id, "supersedes", old_page_id, actor=actor,
+                    to_revision_id=superseded, note=note)
 
 
 def delete(store: Store, page_id: str, *, actor: Actor | None = None) -> dict[str, Any]:
@@ -180,8 +120,8 @@ def delete(store: Store, page_id: str, *, actor: Actor | None = None) -> dict[st
     interrupted part way is finished by `pcp doctor --fix` instead of leaving half a page.
     """
     with store.locked():
-        store._flush_for(None)
-        store._case_index = None
+        store.writes.flush_for(None)
+        store.writes.forget_listing()
         head = store.current(page_id)
         relations = store.relations(page_id)
         revision_ids = store.revision_ids(page_id)
@@ -194,7 +134,7 @@ def delete(store: Store, page_id: str, *, actor: Actor | None = None) -> dict[st
             actor=actor,
         )
         try:
-            store.finish_delete(page_id, revision_ids,
+            finish_delete(store, page_id, revision_ids,
                                 [relation.relation_id for relation in relations])
         except StorageFailed as exc:
             raise StorageFailed(

@@ -4,7 +4,7 @@ A fresh clone has no `.pcp/`, and building the catalog reads and parses every he
 100,000 pages: most of a minute and hundreds of megabytes). The micro_prompt needs only the
 profile and the keystones, so `HeadPeek` reads only the start of each head file, decides from
 the frontmatter's `type:` line whether the file can be one of those types, and parses in full
-(with the catalog's own scanner, `Store._scan`) only the files that can, and the files whose
+(with the catalog's own scanner, `folder.scan`) only the files that can, and the files whose
 frontmatter is too unusual to decide from a line. A file is skipped only when the full parse
 could not make it a page of a wanted type; everything else gives the very entries the catalog
 would hold, so what is rendered from them is what the catalog path renders.
@@ -28,6 +28,7 @@ from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import Revision
 from pcp_cli.store.catalog import Entry
 from pcp_cli.store.files import classify
+from pcp_cli.store.folder import scan
 from pcp_cli.store.layout import is_foreign_root
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class HeadPeek:
                     raise CatalogNeeded(f"{path} is a page's head file without frontmatter")
                 continue  # a new file without frontmatter: adopted as a note
             rel = path[len(root):].replace(os.sep, "/")
-            entry = _entry(rel, store._scan(rel, raw), stat.st_mtime_ns, stat.st_size)
+            entry = _entry(rel, scan(store, rel, raw), stat.st_mtime_ns, stat.st_size)
             if entry.page_id is not None and entry.type not in self.types:
                 continue  # another type, or a file the catalog lists as a problem
             if entry.edited or (entry.problem or "").startswith("new file"):

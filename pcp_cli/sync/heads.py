@@ -14,10 +14,12 @@ from pcp_cli.errors import InvalidInput, NotFound, PcpError, UsageError
 from pcp_cli.model.ids import check_id, is_safe_id
 from pcp_cli.model.page import Revision, file_json
 from pcp_cli.store.atomic import write_new
+from pcp_cli.store.folder import HandEdit
 from pcp_cli.store.frontmatter import has_conflict_markers
 from pcp_cli.store.graph import Graphs, revision_count, summaries, without_head_file
 from pcp_cli.store.headfile import parse_head
-from pcp_cli.store.store import HandEdit, Store
+from pcp_cli.store.store import Store
+from pcp_cli.store.writes import new_revision
 from pcp_cli.sync.driver import classify
 from pcp_cli.sync.git import Repo
 
@@ -161,11 +163,11 @@ def record_edit(store: Store, rel: str, raw: bytes, note: str) -> HandEdit | Non
                 return None  # already recorded
         # The Store records hand edits on top of the newest head; this one must branch from
         # the revision it was made from, so it uses the Store's revision builder directly.
-        revision = store._new_revision(state, actor=store.user, operation="revise",
+        revision = new_revision(state, actor=store.user, operation="revise",
                                        parent=parent, note=note)
         write_new(store.layout.revision_path(page_id, revision.revision_id),
                   file_json(revision.to_dict()))
-        store.write_head(revision)  # the edit is recorded: the file renders it now
+        store.writes.write_head(revision)  # the edit is recorded: the file renders it now
         edit = HandEdit(rel, page_id, revision.revision_id, adopted=False)
         store.hand_edits.append(edit)
         return edit
@@ -203,7 +205,7 @@ def repair(store: Store) -> list[dict[str, Any]]:
             reason = _needs_rewrite(store, entries, want)
             if reason is None:
                 continue
-            store.write_head(want)
+            store.writes.write_head(want)
             repaired.append({"page_id": page_id, "revision_id": want.revision_id,
                              "path": store.layout.rel(store.layout.head_path(
                                  want.state.namespace, page_id)), "reason": reason})
@@ -281,7 +283,7 @@ def _resolve(store: Store, page_id: str, *, keep: str | None = None,
             entries = store.catalog.by_page_id(page_id)
             reason = _needs_rewrite(store, entries, heads[0])
             if reason:
-                store.write_head(heads[0])
+                store.writes.write_head(heads[0])
             return {"page_id": page_id, "revision_id": heads[0].revision_id,
                     "status": "repaired" if reason else "unchanged", "parents": [],
                     "heads_before": head_ids}
@@ -298,7 +300,7 @@ def _resolve(store: Store, page_id: str, *, keep: str | None = None,
         if content is not None:
             changes["content"] = content
         merged = [h for h in head_ids if h != parent.revision_id]
-        store.write_head(parent)  # `revise` builds on the revision the head file names
+        store.writes.write_head(parent)  # `revise` builds on the revision the head file names
         note = (f"resolved divergence: kept {kept.revision_id}" if kept is not None
                 else "resolved divergence: merged by hand") + f" (heads {', '.join(head_ids)})"
         result = store.revise(page_id, changes=changes, merged_revision_ids=merged, note=note,

@@ -134,9 +134,9 @@ def main() -> None:
     if op == "trace":
         watch_opens(fake)
     if os.environ.get("PCP_TEST_BATCH_PAGES"):
-        from pcp_cli.store import store
+        from pcp_cli.store import writes
 
-        store.BATCH_PAGES = int(os.environ["PCP_TEST_BATCH_PAGES"])
+        writes.BATCH_PAGES = int(os.environ["PCP_TEST_BATCH_PAGES"])
     code = run(args)
     sys.stderr.write(f"finished after {fake.calls} calls\n")
     sys.stderr.flush()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pcp_cli import api
+from pcp_cli.api import pages
 from pcp_cli.mcp.audit import AuditLog
 from pcp_cli.mcp.grants import resolve_grant
 from pcp_cli.mcp.session import ToolSession
@@ -54,8 +55,12 @@ def test_no_read_tool_lists_the_store_for_the_grant(
         return real_entries(self, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(api.Store, "entries", entries)
-    monkeypatch.setattr(api, "list_pages",
-                        lambda *a, **k: listed.append("list_pages") or real_list(*a, **k))
+    def counted(*a: object, **k: object) -> list[api.Entry]:
+        listed.append("list_pages")
+        return real_list(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "list_pages", counted)
+    monkeypatch.setattr(pages, "list_pages", counted)  # the api's own calls of it
     monkeypatch.setattr(api, "open_store",
                         lambda *a, **k: opened.append("open") or real_open(*a, **k))
     for _ in range(3):

@@ -1,5 +1,6 @@
-"""The PCP device registry: `~/.pcp/sources.json`, the PCP sources a person chose to expose on
-this machine, so an agent (or `pcp search --sources`) can query across them.
+"""The PCP device registry (`pcp sources`, `pcp register`): `~/.pcp/sources.json`, the PCP
+sources a person chose to expose on this machine, so an agent (or `pcp search --sources`) can
+query across them.
 
 The format is the Portable Context Protocol's device-registry extension (`spec/registry-v1.md`
 of wearywas/portable-context-protocol; its schema ships as `model/schemas/v1/registry.schema.json`).
@@ -20,9 +21,12 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
+
+if TYPE_CHECKING:
+    from pcp_cli.store.store import Store
 
 VERSION = "1.0"
 FILE_NAME = "sources.json"
@@ -223,3 +227,17 @@ def _locked(path: Path) -> Iterator[None]:
     lock.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock), thread_local=False):
         yield
+
+
+# -- this store in the registry (pcp register / unregister) ----------------------------------
+def register_source(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
+    """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept)."""
+    ours = {**entry, "extensions": {**(entry.get("extensions") or {}),
+                                    EXT: {"store_id": store.manifest.store_id,
+                                          "store": str(store.root.resolve())}}}
+    return register(global_path(), ours)
+
+
+def unregister_source(store: Store, source_id: str | None = None) -> dict[str, Any]:
+    """`pcp unregister`: remove this store's entry from `~/.pcp/sources.json`."""
+    return unregister(global_path(), store.manifest.store_id, source_id)

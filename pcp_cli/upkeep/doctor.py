@@ -16,6 +16,7 @@ from typing import Any
 from pcp_cli.errors import PcpError
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.lifecycle import supersedes_now
+from pcp_cli.store import lifecycle
 from pcp_cli.store.atomic import is_temp_name, remove_file, writer_alive
 from pcp_cli.store.files import odd_files
 from pcp_cli.store.frontmatter import has_conflict_markers
@@ -79,7 +80,7 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
                 for path in store.layout.not_folders()]
     if replaced:
         return replaced
-    from pcp_cli.store.damage import folder_damage
+    from pcp_cli.upkeep.damage import folder_damage
 
     findings: list[Finding] = []
     findings += _temp_files(store, fix)
@@ -123,7 +124,7 @@ def _validation(store: Store, findings: list[Finding],
                 events: list[tuple[Path, Any]]) -> list[Finding]:
     """The problems `pcp validate` reports that no finding above already covers: one set of
     checks, so doctor never calls a store clean that validate rejects."""
-    from pcp_cli.model.validate import validate_store
+    from pcp_cli.upkeep.validate import validate_store
 
     covered = {f.path for f in findings}
     extra = []
@@ -194,7 +195,7 @@ def _unfinished_deletes(store: Store, fix: bool,
         finding = Finding("unfinished_delete", store.layout.rel(path),
                           f"the delete of {page_id} was interrupted; --fix finishes it", page_id)
         if fix:
-            store.finish_delete(page_id, revision_ids, relation_ids)
+            lifecycle.finish_delete(store, page_id, revision_ids, relation_ids)
             finding.fixed = True
         found.append(finding)
     return found
@@ -313,7 +314,7 @@ def _unfinished_supersedes(store: Store, fix: bool) -> list[Finding]:
                           f"{entry.page_id} supersedes {old_id}, but that was not recorded "
                           "(an interrupted `keystone add --supersedes`)", entry.page_id)
         if fix:
-            store.finish_supersede(entry.page_id, old_id)
+            lifecycle.finish_supersede(store, entry.page_id, old_id)
             finding.fixed = True
         found.append(finding)
     return found + _unapplied_supersede_relations(store, fix)
@@ -340,7 +341,7 @@ def _unapplied_supersede_relations(store: Store, fix: bool) -> list[Finding]:
                           f"{new.page_id} supersedes {old.page_id} ({relation.relation_id}), "
                           f"but {old.page_id} is still active", new.page_id)
         if fix:
-            store.finish_supersede(new.page_id, old.page_id)
+            lifecycle.finish_supersede(store, new.page_id, old.page_id)
             finding.fixed = True
         found.append(finding)
     return found
@@ -386,7 +387,7 @@ def _fix_head(store: Store, kind: str, rel: str, page_id: str | None) -> bool:
         if kind in ("conflict_markers", "emptied_head_file") and page_id and \
                 store.page_exists(page_id):
             heads = store.graph_heads(page_id)
-            store.write_head(heads[-1], old_path=store.root / rel)
+            store.writes.write_head(heads[-1], old_path=store.root / rel)
             return True
     return False
 
@@ -478,7 +479,7 @@ def _oversized(store: Store, rel: str, page_id: str, fix: bool) -> Finding:
     if fix and pristine:
         with store.locked():
             heads = store.graph_heads(page_id)
-            store.write_head(heads[-1], old_path=path)
+            store.writes.write_head(heads[-1], old_path=path)
         finding.fixed = True
     return finding
 
@@ -512,7 +513,7 @@ def _roll_forward(store: Store, page_id: str) -> bool:
             return False
         entries = store.catalog.by_page_id(page_id)
         if not (entries and entries[0].revision_id == heads[-1].revision_id):
-            store.write_head(heads[-1])
+            store.writes.write_head(heads[-1])
     return True
 
 

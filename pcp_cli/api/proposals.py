@@ -1,4 +1,5 @@
-"""`pcp propose`: candidates from the extractor (pcp_cli/extract/) into the review queue.
+"""Proposals from the person's own words (`pcp propose`): candidates from the extractor
+(pcp_cli/extract/) into the review queue.
 
 It reads the person's pages (conversations and sessions, notes), asks the rules (or a model,
 `extract/llm.py`) for candidates, and merges them with what the store already holds:
@@ -15,9 +16,9 @@ Each proposal is a keystone or timeline_event page with `review_status: proposed
 `origin: inferred`, `instruction_policy: data_only`, `record.source: inferred`, its
 confidence, `record.proposal` (fingerprint, extractor, slot) and `facets.source_spans` (page,
 revision, start, end and text of each sentence); its revision's provenance names the
-evidence revisions. It is served nowhere until accepted (profile_ops.accept_proposal).
+evidence revisions. It is served nowhere until accepted (api/review.py, `accept_proposal`).
 
-It does not import `api`: it writes through the Store, like the importers.
+It imports no other api module: it writes through the Store, like the importers.
 """
 
 from __future__ import annotations
@@ -265,17 +266,23 @@ def propose(store: Store, pages: Sequence[str] = (), *, types: Sequence[str] = P
             since: str | None = None, dry_run: bool = False,
             extractor: Callable[[list[Source]], tuple[list[tuple[Source, Candidate]],
                                                       dict[str, int]]] | None = None,
+            progress: Callable[[int, int], None] | None = None,
             ) -> dict[str, Any]:
     """Run the extractor over the person's pages and file what is new in the review queue.
 
     Returns `{"proposals": [...], "counts": {...}}`: each proposal as `Proposal.to_dict`
     (`id` None for a new one under `dry_run`), the counts of pages read, candidates found and
-    what became of them.
+    what became of them. `progress(done, total)` is told the pages read, every 50 and at the
+    end (the offline rules; a model's extractor reports its own plan).
     """
     with store.locked():
         read = sources(store, pages, types=types, since=since)
         if extractor is None:
-            found = [(source, c) for source in read for c in rule_candidates(source)]
+            found = []
+            for done, source in enumerate(read, 1):
+                found += [(source, c) for c in rule_candidates(source)]
+                if progress is not None and (done % 50 == 0 or done == len(read)):
+                    progress(done, len(read))
             extra: dict[str, int] = {}
         else:
             found, extra = extractor(read)
@@ -377,3 +384,13 @@ def _write(store: Store, proposal: Proposal) -> str:
         input_revision_ids=tuple(sorted({e["revision_id"] for e in proposal.evidence})),
     )
     return result.page_id
+
+
+def llm_extractor(url: str, *, model: str | None = None, api_key: str | None = None,
+                  max_calls: int = 50, timeout: float = 60.0, on_plan: Any = None) -> Any:
+    """The `extractor` for `propose` that asks a model behind an OpenAI-compatible endpoint
+    (pcp_cli/extract/llm.py); `on_plan` is told the calls and input size before the first."""
+    from pcp_cli.extract.llm import LlmSettings, model_extractor
+
+    return model_extractor(LlmSettings(url=url, model=model or "default", api_key=api_key,
+                                       max_calls=max_calls, timeout=timeout), on_plan=on_plan)

@@ -2,7 +2,7 @@
 
 `pcp status` needs each page's revision graph at a glance (store/graph.py), and a revision added
 by hand or by `git pull` changes only its page's folder: nothing but a stat of every folder
-(~0.3 s at 100,000 pages) or a watch on every folder sees it. The monitor (store/monitor.py)
+(~0.3 s at 100,000 pages) or a watch on every folder sees it. The monitor (monitor.py)
 keeps one inotify watch on `revisions/` and one on each page folder in it, and names to a
 command the folders changed since its token; the command summarizes those folders only.
 
@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.store import watch as watching
+from pcp_cli.store.changes import watch as watching
 
 _IN_CREATE, _IN_DELETE = watching._IN_CREATE, watching._IN_DELETE
 _IN_MOVED_FROM, _IN_MOVED_TO = watching._IN_MOVED_FROM, watching._IN_MOVED_TO

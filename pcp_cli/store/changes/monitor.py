@@ -28,12 +28,12 @@ is git's fsmonitor, and so are its rules:
   background and marks the store (on this device only, `.pcp/monitor/auto`) so that any later
   command starts it again when it is not running (after a reboot, say); that command itself
   does the full scan. `pcp monitor stop` stops it and removes the mark. It runs only where
-  inotify can be trusted: Linux, local file systems (as `pcp serve`'s watch, store/watch.py);
+  inotify can be trusted: Linux, local file systems (as `pcp serve`'s watch, watch.py);
   elsewhere `pcp monitor start` says so and every command keeps scanning.
 - **It stops by itself** after `--idle-timeout` seconds with no question (default one hour),
   when its store folder goes away, and on SIGTERM / SIGINT.
 
-It also watches `revisions/` and every page folder in it (store/revisions_watch.py), for `pcp
+It also watches `revisions/` and every page folder in it (revisions_watch.py), for `pcp
 status`'s revision graphs: asked with `"revisions": true`, it also names the page folders that
 gained or lost a file since the token, under the same rules, and one more: past its share of
 the system's inotify watches it does not watch `revisions/` at all and never vouches for it
@@ -180,7 +180,7 @@ def _ping(root: Path) -> Any:
 
 def supported(root: Path) -> str | None:
     """None when a monitor can watch this store, else why not."""
-    from pcp_cli.store.watch import local_file_system
+    from pcp_cli.store.changes.watch import local_file_system
 
     if not sys.platform.startswith("linux"):
         return "the store monitor needs Linux's inotify; every command scans instead"
@@ -316,8 +316,8 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
     import signal
     import socket
 
-    from pcp_cli.store import watch as watching
-    from pcp_cli.store.revisions_watch import RevisionsWatch
+    from pcp_cli.store.changes import watch as watching
+    from pcp_cli.store.changes.revisions_watch import RevisionsWatch
 
     why = supported(root)
     if why is not None:

@@ -1,5 +1,6 @@
-"""Profile operations over a Store: export (json, markdown, micro_prompt, archive, AGENTS.md),
-distillation, and the review queue of proposed keystones.
+"""The profile: the profile page (`pcp profile set`), its renderings and exports (json,
+markdown, micro_prompt, archive, AGENTS.md) and distillation. The review queue of proposals:
+`pcp_cli.api.review`.
 
 The renderers in `pcp_cli/render/` are pure; this module chooses what they see. Everything it
 reads comes through the catalog (`Store.entries`) plus one revision file per page used, so the
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pcp_cli.api.checks import check_enum
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import (
@@ -166,6 +168,21 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
 
 
 _KEPT_MICRO_PROMPT = "micro-prompt.json"
+
+
+def micro_prompt_report(store: Store, *, scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """The micro_prompt with what was left out of it and why (`pcp console`'s profile page):
+    `{text, length, limit, left_out: [{page_id, what, text, reason}], sensitive_keystones}`
+    (high-sensitivity keystones never enter it: counted, not named)."""
+    from pcp_cli.render.micro_prompt import LIMIT, micro_prompt_explained
+
+    keystones = current_keystones(store, scopes=scopes)
+    profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
+    text, left_out = micro_prompt_explained(profile, keystones)
+    sensitive = len(_entries(store, "keystone", scopes=scopes, include_sensitive=True)) \
+        - len(keystones)
+    return {"text": text, "length": len(text), "limit": LIMIT, "left_out": left_out,
+            "sensitive_keystones": sensitive}
 
 
 def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
@@ -487,205 +504,88 @@ def _current_profile_any_state(store: Store) -> Revision | None:
     return None
 
 
-# -- the review queue -------------------------------------------------------------------------
-def review_item(revision: Revision) -> dict[str, Any]:
-    """The JSON shape of one proposal in `pcp review --json` (internal: not a v1 object)."""
-    state = revision.state
-    record = state.record
-    return {
-        "page_id": state.page_id,
-        "revision_id": revision.revision_id,
-        "content": state.content.rstrip("\n"),
-        "category": record.get("category", "other"),
-        "confidence": record.get("confidence"),
-        "importance": record.get("importance"),
-        "source": record.get("source"),
-        "origin": state.origin,
-        "sensitivity": state.sensitivity,
-        "namespace": state.namespace,
-        "supersedes": record.get("supersedes"),
-        "proposed_at": revision.created_at,
-        "proposed_by": revision.created_by.to_dict(),
-        "extensions": dict(state.extensions),
-        # The sentences a proposal came from (pcp propose): page, revision, span and text.
-        "source_spans": list(state.facets.get("source_spans") or []),
-    }
+# -- the profile page (pcp profile set, pcp_get_profile) ---------------------------------------
+def profile_revision(store: Store) -> Revision | None:
+    """The store's profile page (affirmed, active), if there is one."""
+    entries = store.entries(types=("profile",), statuses=("active",))
+    if not entries:
+        return None
+    preferred = [e for e in entries if e.page_id == PROFILE_PAGE_ID] or entries
+    page_id = preferred[0].page_id
+    assert page_id
+    return store.current(page_id)
 
 
-# Page types an importer, `pcp propose` or an AI client may propose; every one is reviewable
-# in `pcp review`.
-REVIEWABLE_TYPES = ("keystone", "profile", "timeline_event")
+def set_profile_field(store: Store, field: str, value: str, *,
+                      actor: Actor | None = None) -> WriteResult:
+    """`pcp profile set`: a hand-set field, pinned so distillation never overwrites it."""
+    check_enum("field", field, vocab.PROFILE_FIELDS)
+    parsed: Any = value.strip()
+    if field in vocab.PROFILE_LIST_FIELDS:
+        parsed = [item.strip() for item in value.split(";") if item.strip()]
+    with store.locked():
+        current = profile_revision(store)
+        if current is None:
+            record = {} if field == "summary" else {field: parsed}
+            record["pinned"] = [field]
+            state = store.new_state(
+                parsed if field == "summary" else "",
+                page_id=PROFILE_PAGE_ID,
+                type="profile",
+                title="Profile",
+                record=record,
+            )
+            if store.page_exists(PROFILE_PAGE_ID):
+                return store.revise(PROFILE_PAGE_ID, changes={
+                    "content": state.content, "record": record, "lifecycle_status": "active"},
+                    actor=actor, note=f"set {field}")
+            return store.write_page(state, actor=actor)
+        pinned = sorted(set(current.state.record.get("pinned", [])) | {field})
+        changes: dict[str, Any] = {"record": {"pinned": pinned}}
+        if field == "summary":
+            changes["content"] = parsed
+        else:
+            changes["record"][field] = parsed
+        return store.revise(current.page_id, changes=changes, actor=actor, note=f"set {field}")
 
 
-def profile_review_item(revision: Revision) -> dict[str, Any]:
-    """The review shape of a profile proposal: the fields it would set on your profile."""
-    item = review_item(revision)
-    record = revision.state.record
-    fields = {k: record[k] for k in vocab.PROFILE_FIELDS if k != "summary" and record.get(k)}
-    item.update(kind="profile", category="profile", fields=fields,
-                content="; ".join(f"{k}: {v}" for k, v in fields.items())
-                or item["content"])
-    return item
+def profile_text(store: Store, format: str = "json", *,
+                 scopes: Sequence[str] | None = None) -> dict[str, Any] | str:
+    """`pcp_get_profile`: the strict v1 profile (json) or the markdown / micro_prompt text.
 
-
-def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Everything proposed and awaiting review (keystones and profile proposals), oldest
-    first: exactly what an import counts as `proposals`."""
-    items = []
-    for page_type in REVIEWABLE_TYPES:
-        entries = _entries(store, page_type, scopes=scopes, include_sensitive=True,
-                           review=("proposed",))
-        for entry in entries:
-            revision = _load(store, entry)
-            if page_type == "profile":
-                items.append(profile_review_item(revision))
-            elif page_type == "timeline_event":
-                items.append({**review_item(revision), "kind": "timeline_event",
-                              "date": revision.state.record.get("date")})
-            else:
-                items.append({**review_item(revision), "kind": "keystone"})
-    return sorted(items, key=lambda i: (i["proposed_at"], i["page_id"]))
-
-
-def _proposal(store: Store, page_id: str) -> Revision:
-    revision = store.current(page_id)
-    state = revision.state
-    if state.type not in REVIEWABLE_TYPES:
-        raise UsageError(f"{page_id} is a {state.type}, not a proposal",
-                         hint="`pcp review` lists the proposals")
-    if state.review_status != "proposed":
-        raise UsageError(f"{state.type} {page_id} is not awaiting review (it is "
-                         f"{state.review_status})", hint="`pcp review` lists the proposals")
-    if state.lifecycle_status != "active":
-        raise UsageError(f"{state.type} {page_id} is {state.lifecycle_status}")
-    return revision
-
-
-def _authority_rank(origin: str) -> int:
-    order = vocab.ORIGIN_AUTHORITY
-    return order.index(origin) if origin in order else order.index("generated")
-
-
-def _accept_profile(store: Store, proposal: Revision, actor: Actor) -> WriteResult:
-    """A profile proposal accepted: its fields go onto your profile page (`profile`), approved
-    by you and pinned so distillation never overwrites them; the proposal itself is kept,
-    affirmed and superseded by the profile, linked to it."""
-    record = proposal.state.record
-    fields = {k: record[k] for k in vocab.PROFILE_FIELDS if k != "summary" and record.get(k)}
-    if not fields:
-        raise UsageError(f"profile proposal {proposal.page_id} sets no profile field",
-                         hint=f"reject it: `pcp review reject {proposal.page_id}`")
-    when = now_iso()
-    note = f"accepted profile proposal {proposal.page_id} ({', '.join(fields)})"
-    if store.page_exists(PROFILE_PAGE_ID):
-        current = store.current(PROFILE_PAGE_ID)
-        pinned = sorted(set(current.state.record.get("pinned") or []) | set(fields))
-        # The page holds one origin: the weaker of what it was and `approved` (under-claim:
-        # fields a distillation generated do not become approved by accepting a name).
-        origin = max(current.state.origin, "approved", key=_authority_rank)
-        profile = store.revise(PROFILE_PAGE_ID, changes={
-            "record": {**fields, "pinned": pinned}, "origin": origin,
-            "lifecycle_status": "active", "review_status": "affirmed"},
-            actor=actor, note=note, input_revision_ids=(proposal.revision_id,))
-    else:
-        state = store.new_state("", page_id=PROFILE_PAGE_ID, type="profile", title="Profile",
-                                origin="approved", epistemic_status="affirmed",
-                                sensitivity=proposal.state.sensitivity or "medium",
-                                record={**fields, "pinned": sorted(fields)})
-        profile = store.write_page(state, actor=actor, source_note=note,
-                                   input_revision_ids=(proposal.revision_id,))
-    store.revise(proposal.page_id, changes={
-        "review_status": "affirmed", "lifecycle_status": "superseded",
-        "record": {"affirmed_by": actor.actor_id, "affirmed_at": when,
-                   "superseded_by": PROFILE_PAGE_ID}},
-        expected_revision_id=proposal.revision_id, actor=actor,
-        note=f"accepted into {PROFILE_PAGE_ID} by {actor.actor_id}")
-    store.link(PROFILE_PAGE_ID, "derived_from", proposal.page_id, actor=actor,
-               to_revision_id=proposal.revision_id)
-    return profile
-
-
-def accept_proposal(store: Store, page_id: str, *, actor: Actor | None = None,
-                    content: str | None = None) -> WriteResult:
-    """Affirm a proposed keystone or timeline event: it joins the read surface, with who
-    accepted it and when; with `content`, the person's edited wording of it.
-
-    If the proposal supersedes an affirmed keystone, that one becomes superseded now. A
-    proposal is `data_only` while it waits; an accepted rule or preference becomes `advisory`,
-    as one the person adds by hand.
+    `scopes` None means every namespace; an empty list means none (an empty profile).
+    The rendering is kept per store, format and scopes while the catalog rows of its material
+    (`_profile_material`) are unchanged (`store/kept.py`, `kept_while`), so a call on an
+    unchanged profile costs a look-up, not a read of every keystone.
     """
-    actor = actor or store.user
-    with store.locked():
-        proposal = _proposal(store, page_id)
-        if proposal.state.type == "profile":
-            return _accept_profile(store, proposal, actor)
-        edited: dict[str, Any] = {}
-        if content is not None:
-            from pcp_cli.model.page import title_from
+    if format not in PROFILE_FORMATS:
+        raise UsageError(f"unknown format {format!r}", hint=f"one of: {', '.join(PROFILE_FORMATS)}")
+    if scopes is not None and not scopes:
+        from pcp_cli.render import EMPTY, profile_markdown
 
-            if not content.strip():
-                raise UsageError("the edited claim is empty", hint="nothing was accepted")
-            edited = {"content": content.strip() + "\n", "title": title_from(content),
-                      "integrity": "edited"}
-        if proposal.state.type == "timeline_event":
-            when = now_iso()
-            return store.revise(
-                page_id, changes={**edited, "review_status": "affirmed",
-                                  "epistemic_status": "affirmed",
-                                  "record": {"affirmed_by": actor.actor_id,
-                                             "affirmed_at": when}},
-                expected_revision_id=proposal.revision_id, actor=actor,
-                note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""))
-        old: list[Revision] = []
-        target = proposal.state.record.get("supersedes")
-        if isinstance(target, str) and target and store.page_exists(target):
-            candidate = store.current(target)
-            if candidate.state.type == "keystone" and candidate.state.lifecycle_status == "active":
-                old.append(candidate)
-        # `pcp link PROPOSAL supersedes X` waited for this acceptance too (api.link)
-        for relation in store.relations(page_id):
-            if relation.relation_type == "supersedes" and relation.from_page_id == page_id \
-                    and store.page_exists(relation.to_page_id) \
-                    and all(o.page_id != relation.to_page_id for o in old):
-                candidate = store.current(relation.to_page_id)
-                if candidate.state.lifecycle_status == "active":
-                    old.append(candidate)
-        when = now_iso()
-        category = proposal.state.record.get("category")
-        result = store.revise(
-            page_id,
-            changes={
-                **edited,
-                "review_status": "affirmed",
-                "epistemic_status": "affirmed",
-                "instruction_policy": "advisory" if category in vocab.ADVISORY_CATEGORIES
-                else "data_only",
-                "record": {"last_confirmed_at": when, "affirmed_by": actor.actor_id,
-                           "affirmed_at": when},
-            },
-            expected_revision_id=proposal.revision_id,
-            actor=actor,
-            note=f"accepted by {actor.actor_id}" + (" (edited)" if edited else ""),
-        )
-        for superseded in old:
-            store.supersede(page_id, superseded.page_id, actor=actor)
-        return result
+        if format == "json":
+            return {"schema_version": "1.0"}
+        return EMPTY if format == "micro_prompt" else profile_markdown(None, [], [])
+    chosen = tuple(scopes or ())
+    if not isinstance(store, Store):  # a view as of a past moment, or a fresh clone's peek
+        return _render_profile(store, format, chosen)
+    import copy
+
+    return copy.deepcopy(kept.kept_while(store, ("profile", format, chosen),
+                                     _profile_material(format),
+                                     lambda: _render_profile(store, format, chosen)))
 
 
-def reject_proposal(store: Store, page_id: str, *, reason: str | None = None,
-                    actor: Actor | None = None) -> WriteResult:
-    """Reject a proposed keystone: kept (with the reason) for audit, never served."""
-    actor = actor or store.user
-    with store.locked():
-        proposal = _proposal(store, page_id)
-        record: dict[str, Any] = {"rejected_by": actor.actor_id, "rejected_at": now_iso()}
-        if reason:
-            record["rejection_reason"] = reason
-        note = f"rejected by {actor.actor_id}" + (f": {reason}" if reason else "")
-        return store.revise(
-            page_id,
-            changes={"review_status": "rejected", "record": record},
-            expected_revision_id=proposal.revision_id,
-            actor=actor,
-            note=note,
-        )
+def _render_profile(store: Any, format: str, scopes: tuple[str, ...]) -> dict[str, Any] | str:
+    if format == "json":
+        return profile_object(store, scopes=scopes)
+    if format == "micro_prompt":
+        return micro_prompt_text(store, scopes=scopes)
+    return profile_markdown_text(store, scopes=scopes)
+
+
+def _profile_material(format: str) -> tuple[str, ...]:
+    """The page types a profile rendering reads (this module reads no other page): each
+    rendering depends only on their catalog rows and the immutable revisions those name."""
+    return ("profile", "keystone", "timeline_event") if format == "markdown" else (
+        "profile", "keystone")
