@@ -196,21 +196,16 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
     if used in ("text", "exact"):
         entry = _named_page(current, query, select)
         if entry is not None:
-            named = [_entry_result(current, entry)]
-            _ext(named[0]).update(match_channel="id", matched_fields=["id"],
-                                  score="absent: the query is this page's id")
+            named = [_entry_result(current, entry, "the query is this page's id")]
+            _ext(named[0]).update(match_channel="id", matched_fields=["id"])
             narrowing = dataclasses.replace(
                 narrowing, exclude_page_ids=narrowing.exclude_page_ids | {entry.page_id})
-
-    # The catalog entries text search looked up for its results (by page id): decorating
-    # the same results reads them from here instead of looking them up again.
-    entries: dict[str, Any] = {}
 
     def ranked(fetch: int, offset: int = 0, q: str | None = None, hits_only: bool = False,
                rank: bool = True) -> tuple[list[Any], dict[str, Any]]:
         data = text_search.search(
             store, request, query=q or query, fetch=fetch, narrowing=narrowing, offset=offset,
-            hits_only=hits_only, rank=rank, entries=entries if current is store else None)
+            hits_only=hits_only, rank=rank, current=current)
         coverage[0] = data.pop(text_search.COVERAGE, None)
         return data["results"], data["filters_applied"]
 
@@ -254,7 +249,7 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
         extra["matched"] = matched
     elif used == "exact":
         want = position + capped + 1 - len(named)
-        found, base, complete = _exact(store, current, request, select, ranked, want, entries)
+        found, base, complete = _exact(store, current, request, select, ranked, want)
         found = named + found
         results = found[position:position + capped]
         next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
@@ -270,8 +265,6 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
         results, next_cursor = cursors.page(everything, position, capped, "search",
                                             request.cursor_key(), current)
         extra["matched"] = len(everything)
-    for r in results:
-        _decorate(current, r, entries.get(r["id"]))
     safeguards = text_search.filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
         lifecycle_statuses=statuses,
@@ -290,8 +283,7 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
 
 # -- channels ---------------------------------------------------------------------------------
 def _exact(store: Store, current: Any, request: SearchRequest, select: _Selector,
-           ranked: Any, want: int, entries: dict[str, Any]
-           ) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
+           ranked: Any, want: int) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
     """The pages whose title or text holds the literal, in text-relevance order: at least
     `want` of them when there are so many, and whether every one was found.
 
@@ -335,7 +327,7 @@ def _exact(store: Store, current: Any, request: SearchRequest, select: _Selector
     base["exact_matching"] = ("pages holding its words side by side (the index's positions), "
                               "then the literal text, case-insensitively")
     results = text_search.results_for(
-        store, found, query=phrase, entries=entries,
+        store, found, query=phrase, current=current,
         body_of=lambda pid: _page_text(current, pid).split("\n", 1)[-1])
     for r in results:
         _ext(r)["match_channel"] = "exact"
@@ -446,64 +438,16 @@ def _page_text(current: Any, page_id: str | None) -> str:
         return ""
 
 
-def _entry_result(current: Any, entry: Entry) -> dict[str, Any]:
-    """A search result for a page found without the index (same shape, no score)."""
+def _entry_result(current: Any, entry: Entry,
+                  why: str = "found by its relations or its time, not ranked by relevance"
+                  ) -> dict[str, Any]:
+    """A search result for a page found without the index: built as every result is
+    (query/search.py `_result`), with no score and `why` it has none."""
     assert entry.page_id is not None
     body = _page_text(current, entry.page_id).split("\n", 1)[-1]
-    snippet = " ".join(body.split())[: text_search.SNIPPET_CHARS]
-    result: dict[str, Any] = {
-        "id": entry.page_id, "type": entry.type or "note",
-        "origin": entry.origin if entry.origin in vocab.ORIGINS else "generated",
-        "snippet": snippet,
-    }
-    stamp = entry_observed(entry)  # what a ranked result says too: the observed time
-    if stamp:
-        result["timestamp"] = stamp
-    if entry.sensitivity in vocab.SENSITIVITIES:
-        result["sensitivity"] = entry.sensitivity
-    result.update(source_system=text_search.SOURCE_SYSTEM, source_id=entry.page_id)
-    _ext(result).update({
-        "page_id": entry.page_id, "revision_id": entry.revision_id,
-        "scope": {"namespace": entry.namespace, "owner_id": current.owner_id},
-        "lifecycle_status": entry.lifecycle_status, "matched_fields": [], "highlights": [],
-        "path": entry.path,
-        "score": "absent: found by its relations or its time, not ranked by relevance",
-    })
-    return result
-
-
-def _decorate(current: Any, result: dict[str, Any], entry: Entry | None = None) -> None:
-    """Identity, original scope, facets and the views a client can read on with. `entry`:
-    the page's catalog entry if the caller already has it."""
-    ext = _ext(result)
-    if entry is None:
-        entry = current.head_entry(result["id"])
-    ext.setdefault("observed_at", entry_observed(entry) if entry else None)
-    facets: dict[str, Any] = {}
-    source_refs: tuple[str, ...] = ()
-    visibility = "private"
-    try:
-        revision = current.get(result["id"], ext.get("revision_id"))
-        facets, source_refs = dict(revision.state.facets), revision.state.source_refs
-        visibility = revision.state.visibility
-    except Exception:  # noqa: BLE001 - identity stays; the facets are an aid
-        pass
-    ext["scope"] = {**ext.get("scope", {}), "visibility": visibility}
-    ext["facets"] = facets
-    views = ["manifest", "payload", "relations", "history"]
-    if facets:
-        views.append("facets")
-    if source_refs or facets.get("source_spans"):
-        views.append("source_spans")
-    ext["read_views"] = views
-    if entry is not None:
-        ext.setdefault("tags", list(entry.tags))
-
-
-# What the channels' own reports may not say in the answer: the safeguards are stated once, for
-# the results served, by text_search.filters_report (a channel's candidate search counts other
-# results than those served).
-_SAFEGUARDS_OWN = frozenset({"limit_requested", "capped", "unscored_kept", "min_score_applied_to"})
+    hit = text_search.entry_hit(entry, entry_observed(entry))
+    return text_search._result(current, hit, body, [], False, entry,
+                               current=current, unscored=why)
 
 
 def _unscored_terms(used: str, query: str) -> dict[str, str]:
@@ -541,7 +485,7 @@ def _report(safeguards: dict[str, Any], base: dict[str, Any], f: SearchFilters, 
     for key, value in base.items():
         if key == "relevance_scores" and out[key] == "present" and value != "present":
             out[key] = f"present: {value}"  # what the scores are (semantic: cosine similarity)
-        elif key not in out and key not in _SAFEGUARDS_OWN:
+        elif key not in out:
             out[key] = value
     statuses = out["lifecycle_statuses"]
     out.update(

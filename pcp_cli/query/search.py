@@ -29,6 +29,7 @@ from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
 from pcp_cli.model.search_request import SearchRequest
 from pcp_cli.query import passages, tiebreak
+from pcp_cli.query.observed import entry_observed
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
@@ -94,31 +95,28 @@ def index_filter(store: Store, request: SearchRequest,
 
 def search(store: Store, request: SearchRequest, *, query: str | None = None,
            fetch: int | None = None, offset: int = 0, narrowing: Narrowing | None = None,
-           hits_only: bool = False, rank: bool = True,
-           entries: dict[str, Any] | None = None) -> dict[str, Any]:
+           current: Any = None,
+           hits_only: bool = False, rank: bool = True) -> dict[str, Any]:
     """The text channel of SearchPages (pcp_cli/query/pages.py): the envelope `{schema_version,
     query, count, filters_applied, results}` of the ranked text matches of `request`.
 
     Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
     `request.include_unclassified` or `include_sensitive`, else withheld with `high`.
 
-    `query` replaces the request's query (a mode's rewrite of it); `narrowing` adds
+    `query` replaces the request's query (a mode's rewrite of it); `current` is the store or
+    its view as of a moment (results read their revisions from it); `narrowing` adds
     SearchPages' filters; `offset` skips that many results (a cursor's position); `fetch`
     replaces the limit and its 25 maximum for internal candidate fetches (exact, temporal and
     graph modes read every candidate, then page through their own ordering). `hits_only`: the
     results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search ranks
     many candidates and makes results for the few it serves: query/semantic.py). `rank`
     False: no index search at all, only the filters report (semantic mode reports the filters
-    it shares with text search). `entries`, when given, is filled with each result's catalog
-    entry by page id (the caller decorating the results need not look them up again)."""
+    it shares with text search)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
     query = request.query if query is None else query
-    capped, requested = (request.served, request.limit_requested) if fetch is None \
-        else (fetch, None)
-    types, exclude_types, scopes = request.types, request.exclude_types, request.scopes
-    include_sensitive, min_score = request.include_sensitive, request.min_score
-    include_unclassified, suppressed = request.include_unclassified, request.suppressed
+    capped = request.served if fetch is None else fetch
+    min_score, suppressed = request.min_score, request.suppressed
     check_and_rewrite_query(query)  # a malformed query fails before any index work
     flt = index_filter(store, request, narrowing=narrowing)
     need = offset + capped + len(suppressed)
@@ -185,22 +183,14 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
         if hits_only:
             results.append(hit)
         else:
-            entry = store.head_entry(hit.page_id)
-            if entries is not None:
-                entries[hit.page_id] = entry
-            results.append(_result(store, hit, body, words, scored, entry,
-                                   best.get(hit.page_id)))
+            results.append(_result(store, hit, body, words, scored, _LOOK_UP,
+                                   best.get(hit.page_id), current=current))
         unscored += not scored
         if len(results) >= capped:
             break
-    filters = filters_report(
-        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
-        include_unclassified=include_unclassified, min_score=min_score,
-        unscored=unscored, total=len(results), scopes=scopes,
-        namespaces=flt.namespaces, scope_filtering="before_ranking")
-    if suppressed:
-        filters["suppressed"] = len(suppressed)
+    # What this channel says of itself; the safeguards are stated once, for the results
+    # served, by query/pages.py (filters_report).
+    filters: dict[str, Any] = {}
     if rank:
         filters["tie_break"] = tiebreak.RULE
     if stale:
@@ -251,9 +241,8 @@ def _by_passages(hits: list[IndexHit], words: list[str], body_of: Any,
     return out, scored, None if top is None else pool.coverage(top)
 
 
-def results_for(store: Store, hits: list[IndexHit], *, query: str,
-                entries: dict[str, Any] | None = None, body_of: Any = None
-                ) -> list[dict[str, Any]]:
+def results_for(store: Store, hits: list[IndexHit], *, query: str, current: Any = None,
+                body_of: Any = None) -> list[dict[str, Any]]:
     """The search results of `hits` a mode chose and ordered itself (exact mode's verified
     matches), built as `search` builds its own: snippet at the best passage, source spans,
     provenance. `body_of(page_id)` reads a page's body (default: its head file). A hit whose
@@ -264,10 +253,7 @@ def results_for(store: Store, hits: list[IndexHit], *, query: str,
         body = _body(store, hit) if body_of is None else body_of(hit.page_id)
         if body is None:
             continue
-        entry = store.head_entry(hit.page_id)
-        if entries is not None:
-            entries[hit.page_id] = entry
-        out.append(_result(store, hit, body, words, hit.score_raw > 0, entry))
+        out.append(_result(store, hit, body, words, hit.score_raw > 0, current=current))
     return out
 
 
@@ -453,11 +439,16 @@ _LOOK_UP: Any = object()  # `_result`'s default: find the page's catalog entry i
 
 def _result(store: Store, hit: IndexHit, body: str, words: list[str],
             scored: bool, entry: Any = _LOOK_UP,
-            passage: passages.Scored | None = None) -> dict[str, Any]:
-    """One search result. `entry` is the page's catalog entry when the caller has it (None:
-    there is none to read provenance from), else it is looked up here. `passage`: the page's
-    passages scored in the ranking's pool (else they are scored here, on their own); the
-    snippet is the best one, and `source_spans` locates it."""
+            passage: passages.Scored | None = None, *, current: Any = None,
+            unscored: str = "the query matched only exact fields, which are not ranked"
+            ) -> dict[str, Any]:
+    """One search result, built once, whatever found it. `entry` is the page's catalog entry
+    when the caller has it (None: there is none to read provenance from), else it is looked up
+    here. `passage`: the page's passages scored in the ranking's pool (else they are scored
+    here, on their own); the snippet is the best one, and `source_spans` locates it.
+    `current`: the store or a view of it as of a moment (the revision's facets and visibility
+    are read from it). `unscored`: why a result without a score has none."""
+    current = store if current is None else current
     if passage is None and words:
         passage = passages.score_one(body, hit.type, words)
     chosen = passage.best_passage if passage is not None else None
@@ -466,20 +457,32 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
                                       SNIPPET_CHARS)
     else:
         snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
+    if entry is _LOOK_UP:
+        entry = current.head_entry(hit.page_id)
+    facets, source_refs, visibility = _revision_facts(current, hit)
+    views = ["manifest", "payload", "relations", "history"]
+    if facets:
+        views.append("facets")
+    if source_refs or facets.get("source_spans"):
+        views.append("source_spans")
     ext: dict[str, Any] = {
         "page_id": hit.page_id,
         "revision_id": hit.revision_id,
-        "scope": {"namespace": hit.namespace, "owner_id": store.owner_id},
+        "scope": {"namespace": hit.namespace, "owner_id": store.owner_id,
+                  "visibility": visibility},
         "lifecycle_status": hit.lifecycle_status,
+        "observed_at": entry_observed(entry) if entry is not None else None,
+        "tags": list(entry.tags) if entry is not None else [],
+        "facets": facets,
         "matched_fields": list(hit.matched_fields),
         "highlights": [list(span) for span in spans],
-        "read_views": list(READ_VIEWS),
+        "read_views": views,
         "path": hit.path,
     }
     if chosen is not None and (chosen.kind == "message" or len(passage.passages) > 1):
         ext["source_spans"] = [chosen.locator()]
     if not scored:
-        ext["score"] = "absent: the query matched only exact fields, which are not ranked"
+        ext["score"] = f"absent: {unscored}"
     result: dict[str, Any] = {
         "id": hit.page_id,
         "type": hit.type,
@@ -494,9 +497,31 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         result["sensitivity"] = hit.sensitivity
     else:  # v1 §3.4: sensitivity only "where the record is classified"
         ext["sensitivity"] = vocab.UNCLASSIFIED
-    if entry is _LOOK_UP:
-        entry = store.head_entry(hit.page_id)
     ext.update(_provenance(entry.record if entry is not None else None))
     result.update(source_system=SOURCE_SYSTEM, source_id=hit.page_id,
                   extensions={vocab.EXT_NS: ext})
     return result
+
+
+def _revision_facts(current: Any, hit: IndexHit) -> tuple[dict[str, Any], tuple[str, ...], str]:
+    """(facets, source_refs, visibility) of the revision a result is: what `read_views` offers
+    and the original scope's visibility."""
+    try:
+        revision = current.get(hit.page_id, hit.revision_id or None)
+    except Exception:  # noqa: BLE001 - identity stays; the facets are an aid
+        return {}, (), "private"
+    state = revision.state
+    return dict(state.facets), tuple(state.source_refs), state.visibility
+
+
+def entry_hit(entry: Any, observed: str | None) -> IndexHit:
+    """An `IndexHit` for a page found without the index (by its id, its relations or its time):
+    what `_result` builds every result from."""
+    return IndexHit(
+        page_id=entry.page_id, path=entry.path, revision_id=entry.revision_id or "",
+        type=entry.type or "note", namespace=entry.namespace or "",
+        origin=entry.origin or "generated",
+        sensitivity=entry.sensitivity or vocab.UNCLASSIFIED,
+        lifecycle_status=entry.lifecycle_status or "active",
+        review_status=entry.review_status or "affirmed", timestamp=observed or "",
+        mtime_ns=entry.mtime_ns, score_raw=0.0, score=0.0)
