@@ -304,17 +304,22 @@ def run(locomo_path: str | Path | None, args: Any = None) -> str:
         totals = {name: Score() for name in (*modes, "bm25 sessions", "bm25 turns")}
         per_person: list[str] = []
         skipped = 0
+        cost = {"conversations": 0, "import": 0.0, "index": 0.0}
         for history in histories:
             root = folder / history.key
+            started = time.perf_counter()
             _import(api, root, history)
+            cost["import"] += time.perf_counter() - started
+            cost["conversations"] += len(history.sessions)
             session_of = {page: key for key, page in history.page_of.items()}
             bm25 = Bm25(history)
             skipped += history.skipped
             mine = {name: Score() for name in totals}
             with api.open_store(root) as store:
-                if any(m in ("hybrid", "semantic", "auto") for m in modes):
-                    api.search(store, "warm up", mode="semantic" if "semantic" in modes
-                               else "text", limit=1)  # build the index and the vectors
+                started = time.perf_counter()
+                api.search(store, "warm up", mode="semantic" if "semantic" in modes
+                           else "text", limit=1)  # build the index (and the vectors)
+                cost["index"] += time.perf_counter() - started
                 for q in history.questions:
                     answering = {a.session for a in q.answers}
                     for mode in modes:
@@ -338,11 +343,11 @@ def run(locomo_path: str | Path | None, args: Any = None) -> str:
                         score.add(ranked, answering, shown, spent)
             per_person.append(f"| {history.key} | {len(history.questions)} | " + " | ".join(
                 f"{100 * mine[m].hits[5] / max(1, mine[m].asked):.1f}" for m in totals) + " |")
-        return _report(split, totals, per_person, skipped, modes, api)
+        return _report(split, totals, per_person, skipped, modes, api, cost)
 
 
 def _report(split: str, totals: dict[str, Score], per_person: list[str], skipped: int,
-            modes: tuple[str, ...], api: Any) -> str:
+            modes: tuple[str, ...], api: Any, cost: dict[str, float]) -> str:
     import platform
 
     from pcp_cli import __version__
@@ -362,6 +367,15 @@ def _report(split: str, totals: dict[str, Score], per_person: list[str], skipped
     for name, score in totals.items():
         label = name if name.startswith("bm25") else f"pcp {name}"
         lines.append(score.row(label))
+    per = 1000 / max(1, cost["conversations"])
+    asked_ms = statistics.median(sum((s.seconds for n, s in totals.items()
+                                      if not n.startswith("bm25")), [])) * 1000
+    lines += ["", f"Cost: {cost['conversations']:.0f} conversations imported in "
+              f"{cost['import']:.1f} s and indexed (text index"
+              f"{' and vectors' if 'semantic' in modes else ''}) in {cost['index']:.1f} s: "
+              f"{cost['import'] * per:.0f} s and {cost['index'] * per:.0f} s per 1,000 "
+              f"conversations (in process, wall time); a question "
+              f"{asked_ms:.0f} ms (median over the modes above)."]
     auto = totals.get("auto")
     if auto is not None and auto.asked:
         ran = ", ".join(f"{m} {100 * n / auto.asked:.0f}%" for m, n in sorted(auto.why.items()))

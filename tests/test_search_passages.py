@@ -178,3 +178,12 @@ def test_a_timeline_events_timestamp_is_the_same_whatever_mode_found_it(example)
         data = run(example, "search", *args, "--limit", "25")
         stamps |= {r.get("timestamp") for r in data["results"] if r["id"] == "tl-003"}
     assert stamps == {"2021-08"}
+
+
+def test_auto_never_reads_every_page_for_a_phrase_of_punctuation(store):
+    add(store, "An arrow -> points right.")
+    data = run(store, "search", '"->"', "--mode", "auto")
+    assert data["filters_applied"]["mode"] == "text" and data["results"] == []
+    # asked for by name, exact mode still reads the pages for it (it cannot use the index)
+    with api.open_store(store) as opened:
+        assert api.search(opened, "->", mode="exact")["count"] == 1

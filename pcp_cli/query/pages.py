@@ -58,7 +58,8 @@ def choose_mode(query: str, filters: SearchFilters) -> tuple[str, str]:
     text = query.strip()
     if text == ALL_PAGES:
         return "temporal", "the query * lists pages by observed time"
-    if len(text) > 2 and text.startswith('"') and text.endswith('"') and text.count('"') == 2:
+    if len(text) > 2 and text.startswith('"') and text.endswith('"') and text.count('"') == 2 \
+            and _WORD.search(text):  # (punctuation alone is not looked up: read as text)
         return "exact", "the query is one quoted phrase"
     if _IDENTIFIER.match(text) and ":" not in text:
         return "exact", "the query looks like an identifier"
