@@ -38,6 +38,7 @@ def commands(store: Path, page_id: str, word: str) -> dict[str, list[str]]:
     s = ["--store", str(store)]
     return {
         "python -c pass": ["-c", "pass"],
+        "--help": ["-m", "pcp_cli", "--help"],
         "ls --limit 10": ["-m", "pcp_cli", "ls", "--limit", "10", *s],
         "show ID": ["-m", "pcp_cli", "show", page_id, *s],
         "status": ["-m", "pcp_cli", "status", *s],

@@ -179,7 +179,7 @@ def own_histories() -> list[History]:
                 sessions[title] = [Turn(title, t) for t in _conversation_turns(conv)]
         questions = []
         for q in asked:
-            turns = [t for t in sessions.get(q["conversation"], []) if q["quote"] in t]
+            turns = [t for t in sessions.get(q["conversation"], []) if q["quote"] in t.text]
             if not turns:
                 raise SystemExit(f"{persona}: no turn of {q['conversation']!r} holds "
                                  f"{q['quote']!r}")

@@ -9,7 +9,7 @@ or this one:
 - in-process `api.search` p50/p95 over the 50 fixed queries of search_bench.py, index current
   (results now look up each hit's record for `source`/`confidence`);
 - `pcp export --format micro_prompt`'s library call, p50 of 21 runs;
-- 300 `Store.link` calls (100 new relations, each repeated twice) on a store that already holds
+- 300 `lifecycle.link` calls (100 new relations, each repeated twice) on a store that already holds
   2,000 relations (links are idempotent now: each call looks the edge up).
 Wall and CPU time (`time.process_time`) of each call are both reported: on a shared machine
 the CPU time is the steadier figure. `--reuse DIR` keeps the copy (catalog and index built once,

@@ -1,7 +1,27 @@
-"""Every error pcp reports on purpose, and the exit status each one maps to.
+"""The errors pcp reports on purpose, and the exit status each one maps to.
 
 The library raises these and never prints or exits; the CLI's single error funnel and the MCP
 server turn them into messages. This module imports nothing from the package.
+
+Most live here. The others live in the module that raises them, each a subclass of one here
+(whose exit status it keeps unless it says otherwise); tests/test_layers.py checks this list,
+and that each module raises what it defines:
+
+- model/jsonlimit.py: DepthError (InvalidInput)
+- store/refs.py: AmbiguousPage (UsageError)
+- index/__init__.py: EngineUnavailable (IndexUnavailable)
+- query/cursor.py: StaleCursor, BadCursor (UsageError)
+- sync/git.py: GitError, NoGitIdentity (UsageError)
+- sync/sync.py: GitBusy (exit 4), RemoteFailed (exit 10)
+- sync/driver.py: NotMerged
+- mcp/session.py: NotPermitted, UnknownTool (InvalidInput), InternalError, TimedOut
+- mcp/store_backend.py: GrantViolation
+- mcp/audit.py: AuditUnavailable
+
+Exceptions that never reach a person are caught where they are raised, beside the code that
+raises them (model/check.py's FieldError, store/peek.py's CatalogNeeded, adapters/markdown.py's
+FrontmatterError, mcp/fanout.py's SourceFailed, mcp/oauth.py's ConsentRefused, the parsers'
+_Unusual).
 """
 
 from __future__ import annotations
@@ -126,6 +146,30 @@ class StoreLocked(PcpError):
 class IndexUnavailable(PcpError):
     exit_status = ExitStatus.INDEX_UNAVAILABLE
     code = "index_unavailable"
+
+
+class IndexNeedsRebuild(IndexUnavailable):
+    """The search index on disk cannot be trusted (corrupt, incomplete, other format, out of step).
+
+    The caller should call `SearchIndex.rebuild(...)` from the store and retry. If it does not,
+    this still surfaces as exit status 7 with a hint, because it is an `IndexUnavailable`.
+    """
+
+    code = "index_needs_rebuild"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"The search index needs to be rebuilt: {reason}",
+            hint="Run `pcp index --rebuild`; the index is a cache rebuilt from the store's files.",
+        )
+        self.reason = reason
+
+
+class SemanticUnavailable(UsageError):
+    """`mode: semantic | hybrid` asked for, and the semantic extra is not installed (or its
+    model would not load)."""
+
+    code = "semantic_unavailable"
 
 
 class StoreDamaged(PcpError):

@@ -21,6 +21,7 @@ from pcp_cli.cli.output import (
     print_json,
     text,
 )
+from pcp_cli.cli.shared import one_line
 from pcp_cli.errors import ImportFailed
 
 MAX_PROBLEM_LINES = 50
@@ -137,8 +138,6 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _print_problems(summary: dict[str, Any]) -> None:
-    from pcp_cli.cli.main import one_line
-
     entries = list(summary.get("problems") or []) + list(summary.get("warnings") or [])
     for entry in entries[:MAX_PROBLEM_LINES]:
         outcome = entry.get("outcome") or "problem"

@@ -15,65 +15,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli import __version__
+from pcp_cli.cli.shared import (
+    BUILDING_NOTE,
+    COMMAND_MODULE,
+    COMMAND_MODULES,
+    SCAN_NOTE,
+    STATE,
+    one_line,
+)
 from pcp_cli.errors import ExitStatus, PcpError
 
 if TYPE_CHECKING:
     import typer
 
-# Command modules, each with a `register(app)`; imported when the app is built. They keep heavy
-# imports (whoosh, jsonschema, mcp) inside the command functions.
-COMMAND_MODULES = (
-    "pcp_cli.cli.pages",
-    "pcp_cli.cli.keystones",
-    "pcp_cli.cli.timeline",
-    "pcp_cli.cli.profile",
-    "pcp_cli.cli.maintenance",
-    "pcp_cli.cli.sync",
-    "pcp_cli.cli.serve",
-    "pcp_cli.cli.grant",
-    "pcp_cli.cli.mcp_config",
-    "pcp_cli.cli.sources",
-    "pcp_cli.cli.imports",
-    "pcp_cli.cli.ingest",
-    "pcp_cli.cli.export",
-    "pcp_cli.cli.review",
-    "pcp_cli.cli.search",
-    "pcp_cli.cli.hooks",
-    "pcp_cli.cli.monitor",
-    "pcp_cli.cli.propose",
-    "pcp_cli.cli.console",
-)
-
-# The module that registers each top-level command or group. Running one command builds the app
-# with its module alone: importing and registering all fourteen (typer builds a pydantic adapter
-# per parameter) cost ~70 ms of CPU per run. A name missing here still works through the whole
-# app; tests/test_cli_lazy_commands.py checks the table against what each module registers.
-COMMAND_MODULE = {
-    **dict.fromkeys(("init", "add", "edit", "revise", "show", "history", "ls", "related", "diff",
-                     "link", "archive", "tombstone", "delete"), "pcp_cli.cli.pages"),
-    "keystone": "pcp_cli.cli.keystones",
-    "timeline": "pcp_cli.cli.timeline",
-    "profile": "pcp_cli.cli.profile",
-    "validate": "pcp_cli.cli.maintenance",
-    "doctor": "pcp_cli.cli.maintenance",
-    **dict.fromkeys(("status", "resolve", "sync", "merge-file"), "pcp_cli.cli.sync"),
-    "serve": "pcp_cli.cli.serve",
-    "audit": "pcp_cli.cli.serve",
-    "grant": "pcp_cli.cli.grant",
-    "mcp-config": "pcp_cli.cli.mcp_config",
-    **dict.fromkeys(("register", "unregister", "sources"), "pcp_cli.cli.sources"),
-    "import": "pcp_cli.cli.imports",
-    "ingest": "pcp_cli.cli.ingest",
-    "export": "pcp_cli.cli.export",
-    "review": "pcp_cli.cli.review",
-    "propose": "pcp_cli.cli.propose",
-    **dict.fromkeys(("search", "index", "stats", "scopes", "capabilities"), "pcp_cli.cli.search"),
-    **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
-    "monitor": "pcp_cli.cli.monitor",
-    "console": "pcp_cli.cli.console",
-}
-
-STATE: dict[str, Any] = {"traceback": False, "no_pager": False}
 
 # Options taken before the command, like git's: `pcp --store PATH ls`, `pcp -C DIR ls`.
 # name -> takes a value. `run` applies them before anything else (the typer-free fast paths
@@ -522,9 +476,6 @@ def _fast_command(args: list[str]) -> int | None:
     return guarded(work, False)
 
 
-BUILDING_NOTE = "Building the search index for {} pages (once; later searches catch up).\n"
-SCAN_NOTE = ("The search index is being built in the background (once; .pcp/index-build.log). "
-             "Until it is, these results come from a scan of the files and are not ranked.\n")
 
 
 def _fast_search(rest: list[str]) -> int | None:
@@ -627,16 +578,6 @@ def _usage_hint(exc: Exception) -> str:
     ctx = getattr(exc, "ctx", None)
     name = ctx.command_path if ctx is not None else "pcp"
     return f"Hint: run `{name} --help` for usage.\n"
-
-
-def one_line(message: str) -> str:
-    """A parser's multi-line error text (YAML's "in <unicode string>, line 3…", JSON's
-    positions, yajl's "(right here) ------^" pointer) as one line: the pointer line dropped,
-    every run of whitespace, newlines included, made one space."""
-    import re
-
-    message = re.sub(r"\(right here\) -*\^", "", message)
-    return " ".join(message.split()).replace("( ", "(").replace(" )", ")")
 
 
 def _report(exc: PcpError, want_json: bool) -> None:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from pcp_cli import api
+from pcp_cli.cli.shared import STATE
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (the documented shape).")]
 StoreOpt = Annotated[
@@ -74,8 +75,6 @@ def pager_command() -> str | None:
 
 
 def paging_wanted() -> bool:
-    from pcp_cli.cli.main import STATE
-
     return sys.stdout.isatty() and not STATE.get("no_pager") and pager_command() is not None
 
 

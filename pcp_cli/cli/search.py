@@ -26,6 +26,7 @@ from pcp_cli.cli.output import (
     table,
     text,
 )
+from pcp_cli.cli.shared import BUILDING_NOTE, COMMAND_MODULE, SCAN_NOTE
 from pcp_cli.cli.sources import (
     DEFAULT_SOURCE_TIMEOUT,
     SourcesOpt,
@@ -112,14 +113,10 @@ def register(app: typer.Typer) -> None:
             data = api.search_before_index(store, request)
             if data is not None:
                 if not as_json:
-                    from pcp_cli.cli.main import SCAN_NOTE
-
                     note(SCAN_NOTE.rstrip("\n"))
             else:
                 store.refresh()
                 if not as_json and api.index_missing(store):  # stderr stays JSON under --json
-                    from pcp_cli.cli.main import BUILDING_NOTE
-
                     total = api.index_pages_count(store)
                     note(BUILDING_NOTE.format(total).rstrip("\n"))
                     with progress_bar(total) as progress:  # the first build, with its progress
@@ -241,12 +238,7 @@ def register(app: typer.Typer) -> None:
 
 def _cli_operations() -> list[str]:
     """The protocol operations this CLI really has a command for (from its command table)."""
-    from pcp_cli.cli.main import build_app
-
-    app = build_app()
-    names = [c.name or (c.callback.__name__ if c.callback else "") for c in
-             app.registered_commands]
-    return api.offered_operations(names, front_end="cli")
+    return api.offered_operations(list(COMMAND_MODULE), front_end="cli")
 
 
 def _index_line(report: dict[str, Any]) -> str:

@@ -17,13 +17,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import IndexUnavailable, UsageError
+from pcp_cli.errors import IndexNeedsRebuild, IndexUnavailable, UsageError
 from pcp_cli.index.types import (
     FORMAT_VERSION,
     IndexDoc,
     IndexFilter,
     IndexHit,
-    IndexNeedsRebuild,
     IndexStamp,
 )
 

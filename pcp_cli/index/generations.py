@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pcp_cli.errors import IndexUnavailable, PcpError, UsageError
-from pcp_cli.index.types import IndexDoc, IndexNeedsRebuild
+from pcp_cli.errors import IndexNeedsRebuild, IndexUnavailable, PcpError, UsageError
+from pcp_cli.index.types import IndexDoc
 
 META = "meta.json"
 LOCK = "WRITELOCK"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pcp_cli.errors import IndexUnavailable
-
 # Bump when the schema, the analyzer or the meaning of a field changes: an index written with
 # another version is rebuilt instead of read.
 FORMAT_VERSION = 2  # 2: `timestamp` is the observed time, unclassified sensitivity
@@ -25,23 +23,6 @@ def normalize_score(raw: float) -> float:
     if raw <= 0:
         return 0.0
     return raw / (raw + NORM_K)
-
-
-class IndexNeedsRebuild(IndexUnavailable):
-    """The index on disk cannot be trusted (corrupt, incomplete, other format, out of step).
-
-    The caller should call `SearchIndex.rebuild(...)` from the store and retry. If it does not,
-    this still surfaces as exit status 7 with a hint, because it is an `IndexUnavailable`.
-    """
-
-    code = "index_needs_rebuild"
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(
-            f"The search index needs to be rebuilt: {reason}",
-            hint="Run `pcp index --rebuild`; the index is a cache rebuilt from the store's files.",
-        )
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ def question_like(query: str) -> bool:
 
 
 def require_extra() -> None:
-    from pcp_cli.semantic import INSTALL_HINT, SemanticUnavailable, installed
+    from pcp_cli.errors import SemanticUnavailable
+    from pcp_cli.semantic import INSTALL_HINT, installed
 
     if not installed():
         raise SemanticUnavailable(

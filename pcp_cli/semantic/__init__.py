@@ -11,19 +11,10 @@ from __future__ import annotations
 
 import importlib.util
 
-from pcp_cli.errors import UsageError
-
 INSTALL_HINT = "install the extra: pip install 'pcp-cli[semantic]' (about 40 MB, no network " \
     "needed after that); or search with --mode text"
 # The modules the extra brings; all must import for the semantic channel to work.
 EXTRA_MODULES = ("numpy", "wordllama")
-
-
-class SemanticUnavailable(UsageError):
-    """`mode: semantic | hybrid` asked for, and the semantic extra is not installed (or its
-    model would not load)."""
-
-    code = "semantic_unavailable"
 
 
 def installed() -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from pcp_cli.semantic import SemanticUnavailable
+from pcp_cli.errors import SemanticUnavailable
 
 if TYPE_CHECKING:
     import numpy as np

@@ -4,8 +4,8 @@ The copy (a *draft*, under `.pcp/edits/`) is what the editor opens, so a half-ty
 file never sits in `pages/` where another pcp process would try to record it. When the editor
 exits, the draft is checked like a head file (errors name the head file's path and line, which
 the draft shares), then written over the head file and recorded through the same path as any
-hand edit (`Store.check_head_file`: provenance "hand edit recorded from pages/…"). A draft that
-was not recorded stays where it is, and the next `pcp edit` of that page resumes from it.
+hand edit (`refresh.record_pending_edit`: provenance "hand edit recorded from pages/…"). A
+draft that was not recorded stays where it is, and the next `pcp edit` of that page resumes from it.
 """
 
 from __future__ import annotations

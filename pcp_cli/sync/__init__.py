@@ -12,6 +12,6 @@ whose graph has two heads.
 
 from __future__ import annotations
 
-from pcp_cli.sync.git import GitBusy, GitError, RemoteFailed, Repo, find_repo
+from pcp_cli.sync.git import GitError, Repo, find_repo
 
-__all__ = ["GitBusy", "GitError", "RemoteFailed", "Repo", "find_repo"]
+__all__ = ["GitError", "Repo", "find_repo"]

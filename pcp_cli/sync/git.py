@@ -18,20 +18,6 @@ class GitError(PcpError):
     code = "git_failed"
 
 
-class GitBusy(PcpError):
-    """The repository is in the middle of a merge or rebase that a person has to finish."""
-
-    exit_status = ExitStatus.CONFLICT
-    code = "git_busy"
-
-
-class RemoteFailed(PcpError):
-    """The remote could not be reached, or refused the push."""
-
-    exit_status = ExitStatus.REMOTE_FAILED
-    code = "remote_failed"
-
-
 class NoGitIdentity(UsageError):
     """git has no author name and email to commit with (a fresh machine): an expected
     condition the person fixes with two `git config` lines, never a crash."""

@@ -5,12 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from pcp_cli.audit_anchor import read_anchor
-from pcp_cli.errors import UsageError
+from pcp_cli.errors import ExitStatus, PcpError, UsageError
 from pcp_cli.store.graph import summaries
 from pcp_cli.store.store import Store
-from pcp_cli.sync.git import GitBusy, GitError, RemoteFailed, Repo, find_repo, require_repo
+from pcp_cli.sync.git import GitError, Repo, find_repo, require_repo
 from pcp_cli.sync.heads import divergences, head_file_report, record_unmerged_sides, repair
 from pcp_cli.sync.setup import driver_registered
+
+
+class GitBusy(PcpError):
+    """The repository is in the middle of a merge or rebase that a person has to finish."""
+
+    exit_status = ExitStatus.CONFLICT
+    code = "git_busy"
+
+
+class RemoteFailed(PcpError):
+    """The remote could not be reached, or refused the push."""
+
+    exit_status = ExitStatus.REMOTE_FAILED
+    code = "remote_failed"
 
 
 def status(store: Store) -> dict[str, Any]:
