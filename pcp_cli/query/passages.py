@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pcp_cli.extract.segments import HEADING
 from pcp_cli.index.text import match_terms
+from pcp_cli.model.transcript import HEADING
 from pcp_cli.semantic.chunks import split as chunk_split
 
 POOL = 30  # how many of the best text matches are re-ranked by their best passage
