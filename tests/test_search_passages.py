@@ -187,3 +187,17 @@ def test_auto_never_reads_every_page_for_a_phrase_of_punctuation(store):
     # asked for by name, exact mode still reads the pages for it (it cannot use the index)
     with api.open_store(store) as opened:
         assert api.search(opened, "->", mode="exact")["count"] == 1
+
+
+def test_the_snippet_is_cut_from_the_passage_source_spans_names(store):
+    long_reply = ("Here is a longer answer about kayak storage, kayak racks, kayak trailers and "
+                  "every kayak accessory you might want for the lake, " * 3)
+    body = transcript([("User", "Should I buy a kayak rack?"), ("Assistant", long_reply),
+                       ("User", "Thanks, noted.")])
+    page = add(store, body, "--type", "conversation", "--title", "Racks")
+    with api.open_store(store) as opened:
+        (hit,) = api.search(opened, "kayak rack buy", mode="text")["results"]
+        text = api.read_page(opened, page)["page"]["payload"]["content"]
+    (span,) = ext(hit)["source_spans"]
+    shown = hit["snippet"].lstrip("…").split(" — ")[0].rstrip("…")
+    assert shown and shown in " ".join(text[span["start"]:span["end"]].split())

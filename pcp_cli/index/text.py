@@ -536,6 +536,11 @@ def match_terms(text: str, query_terms: Sequence[str]) -> list[tuple[int, int, s
     return _find(pattern, stems, text) if pattern is not None else []
 
 
+def highlights(text: str, query_terms: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) of each match of the query's words in `text` (a snippet's highlights)."""
+    return [(start, end) for start, end, _ in match_terms(text, query_terms)]
+
+
 @lru_cache(maxsize=64)
 def _matcher_of(query_terms: tuple[str, ...]) -> tuple[re.Pattern[str] | None, set[str]]:
     return _matcher(query_terms)

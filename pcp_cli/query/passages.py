@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pcp_cli.index.text import match_terms
+from pcp_cli.index.text import highlights, make_snippet, match_terms
 from pcp_cli.model.transcript import HEADING
 from pcp_cli.semantic.chunks import split as chunk_split
 
@@ -205,20 +205,28 @@ class Pool:
 TURN_SEPARATOR = " — "
 
 
-def snippet_text(body: str, scored: Scored, room: int = 240) -> str:
-    """What a result's snippet is cut from: its best passage and, in a conversation when that
-    is short, the turns after it (the reply to a short question), up to `room` characters."""
-    best = scored.best
-    assert best is not None
-    chosen = [scored.passages[best]]
-    if chosen[0].kind == "message":
-        size = chosen[0].end - chosen[0].start
-        for p in scored.passages[best + 1:best + 3]:
-            if size >= room:
-                break
-            chosen.append(p)
-            size += p.end - p.start + len(TURN_SEPARATOR)
-    return TURN_SEPARATOR.join(body[p.start:p.end] for p in chosen)
+def snippet(body: str, scored: Scored, words: Sequence[str],
+            room: int = 240) -> tuple[str, list[tuple[int, int]]]:
+    """A result's snippet and its highlights: the window of its best passage around the
+    query's words and, in a conversation when that turn is short, the start of the turns after
+    it (the reply to a short question), up to `room` characters."""
+    assert scored.best is not None
+    best = scored.passages[scored.best]
+    text, spans = make_snippet(body[best.start:best.end], words, room)
+    if best.kind != "message" or text.endswith("…") or len(text) > room - 40:
+        return text, spans
+    after = " ".join(" ".join(body[p.start:p.end].split())
+                     for p in scored.passages[scored.best + 1:scored.best + 3])
+    if not after:
+        return text, spans
+    tail = TURN_SEPARATOR + after
+    space = room - len(text)
+    if len(tail) > space:
+        cut = tail[:space - 1]
+        at = cut.rfind(" ")
+        tail = (cut[:at] if at > len(TURN_SEPARATOR) else cut).rstrip() + "…"
+    spans += [(len(text) + a, len(text) + b) for a, b in highlights(tail, words)]
+    return text + tail, spans
 
 
 def score_one(body: str, page_type: str | None, words: Sequence[str]) -> Scored:

@@ -453,8 +453,7 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         passage = passages.score_one(body, hit.type, words)
     chosen = passage.best_passage if passage is not None else None
     if chosen is not None:
-        snippet, spans = make_snippet(passages.snippet_text(body, passage), words,
-                                      SNIPPET_CHARS)
+        snippet, spans = passages.snippet(body, passage, words, SNIPPET_CHARS)
     else:
         snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
     if entry is _LOOK_UP:
