@@ -10,30 +10,12 @@ import pytest
 
 from pcp_cli import api
 from tests.conftest import cli
+from tests.test_search_pages import add, ext, ids, run
 
 pytestmark = pytest.mark.usefixtures("engine")
 
-EXT = "org.pcp-cli"
 FILLER = ("We talked about the weather, the week ahead, what to cook tonight and whether the "
           "train would be late again. ")
-
-
-def run(store, *args, code=0):
-    out = cli(*args, "--store", str(store), "--json")
-    assert out.code == code, (args, out.stdout, out.stderr)
-    return out.json if code == 0 else out
-
-
-def add(store, text, *extra):
-    return run(store, "add", text, *extra)["page_id"]
-
-
-def ids(data):
-    return [r["id"] for r in data["results"]]
-
-
-def ext(result):
-    return result["extensions"][EXT]
 
 
 def transcript(turns: list[tuple[str, str]]) -> str:

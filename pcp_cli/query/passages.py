@@ -7,14 +7,18 @@ semantic search embeds). Each has its character span in the body and, in a conve
 message index (0 for the first turn) and role.
 
 Ranking: the best `POOL` text matches are re-ranked by their best passage. Every passage of
-those pages is scored with BM25 against the query's words (the passage's length against the
-pool's mean; each word's rarity among the pool's passages), and a page's rank is
+those pages is scored with BM25 against the query's words that say what it is about (not
+`FUNCTION_WORDS`): the passage's length against the pool's mean (a very short one counted as
+`SHORT` of the mean), each word's rarity among the pool's passages, and a conversation's turn
+together with the `WINDOW - 1` turns after it (a question and its answer). A page's rank is
 `(1 - PASSAGE_WEIGHT) * page score / best page score + PASSAGE_WEIGHT * best passage score /
-best passage score of the pool`. A 15,000-word transcript with the one turn that answers is
-then ranked for that turn rather than diluted by the other 14,900 words (what BM25F's length
+best passage score of the pool`, and for a page of several passages never less than its best
+passage's share alone. A 15,000-word transcript with the one turn that answers is then ranked
+for that turn rather than diluted by the other 14,900 words (what BM25F's length
 normalisation does to it). Pages below the pool keep the engine's order after it. The snippet
-of every result is its best passage (the window of it with most of the query's words), and
-`source_spans` locates that passage so a client can read it back (`read_around`).
+of every result is cut from its best passage (the window of it with most of the query's
+words), and `source_spans` locates that passage so a client can read it back (`read_around`).
+The constants were chosen on LoCoMo's development conversations (bench/memory_search.py).
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ POOL = 30  # how many of the best text matches are re-ranked by their best passa
 PASSAGE_WEIGHT = 0.5  # how much the best passage counts beside the page's own score
 K1, B = 1.2, 0.75  # BM25's constants
 WINDOW = 2  # a conversation's turns are scored with the (WINDOW - 1) turns after them
-FLOOR = True
 SHORT = 0.5  # a passage shorter than this share of the mean is scored as if this long
 MAX_NEIGHBOURS = 5
 # Words that say what kind of question it is, not what it is about: they choose no passage
@@ -250,7 +253,7 @@ def rerank(raw: dict[str, float], scored: dict[str, Scored],
     for key, score in raw.items():
         passage = scored[key].best_score / best if best > 0 and key in scored else 0.0
         combined = (1 - weight) * score / top + weight * passage
-        if FLOOR and key in scored and len(scored[key].passages) > 1:
+        if key in scored and len(scored[key].passages) > 1:
             # a page of many passages scores at least what its best one would alone
             combined = max(combined, passage)
         out[key] = top * combined
