@@ -16,7 +16,8 @@ Two measures, each for this checkout and the one named by --versus (BASE), takin
   defaults (mode auto) over a mix of what assistants
   send: the held-out keyword queries (bench/holdout_queries.json), questions made of their
   words ("What did Ada say about year and people?"), quoted phrases (`"way area"`, `"context
-  window"`: auto runs exact mode for them), identifiers (`token01234`, `pcp_cli.query`) and bare
+  window"`, `"year people"` — two words on most pages —: auto runs exact mode for them),
+  identifiers (`token01234`, `pcp_cli.query`) and bare
   page ids of the store. Median, p95, p99 and max of each call's wall time and of its CPU time
   (the thread's), per kind of query.
 - **whole commands**: `pcp search QUERY --json` as a new process, COMMANDS times per query for
@@ -82,7 +83,8 @@ def mix(store: Path, calls: int, seed: int = 35) -> list[tuple[str, str]]:
         "question": lambda: f"What did Ada say about {rng.choice(words)} and "
                             f"{rng.choice(words)}?",
         "phrase": lambda: rng.choice(['"context window"', f'"{rng.choice(words)} '
-                                      f'{rng.choice(words)}"', '"way area"']),
+                                      f'{rng.choice(words)}"', '"way area"',
+                                      '"year people"']),
         "identifier": lambda: rng.choice(["token01234", "pcp_cli.query", "rev_0123-a"]),
         "page id": lambda: rng.choice(ids),
     }
@@ -102,8 +104,10 @@ def calls(checkout: Path, store: Path, queries: list[tuple[str, str]],
           work: Path) -> list[dict[str, Any]]:
     path = work / "queries.json"
     path.write_text(json.dumps(queries))
+    # cwd: `python -c` and `-m` put the current folder first on sys.path
     out = subprocess.run([sys.executable, "-c", CALLS_SCRIPT, str(store), str(path)],
-                         env=_env(checkout), capture_output=True, text=True, check=True)
+                         env=_env(checkout), cwd=checkout, capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -112,7 +116,7 @@ def command(checkout: Path, store: Path, query: str) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pcp_cli", "search", query, "--store", str(store),
-                    "--json"], env=_env(checkout), capture_output=True, check=True)
+                    "--json"], env=_env(checkout), cwd=checkout, capture_output=True, check=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall)

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import UsageError
+from pcp_cli.index import IndexHit
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
 from pcp_cli.model.search_request import SEMANTIC_MODES, SearchFilters, SearchRequest
@@ -257,12 +258,15 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
                                      current) if len(found) > position + capped else None
         extra["matched"] = len(found)
         extra["matched_complete"] = complete
+    elif used == "temporal":
+        results, base, matched = _temporal(store, current, query, select, ranked, every,
+                                           position, capped)
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if matched > position + capped else None
+        extra["matched"] = matched
     elif used != "text":
-        if used == "temporal":
-            everything, base = _temporal(current, query, select, ranked, every)
-        else:
-            everything, base, extra = _graph(current, f, select, ranked, capped,
-                                             depth or GRAPH_DEFAULT_DEPTH)
+        everything, base, extra = _graph(current, f, select, ranked, capped,
+                                         depth or GRAPH_DEFAULT_DEPTH)
         results, next_cursor = cursors.page(everything, position, capped, "search",
                                             request.cursor_key(), current)
         extra["matched"] = len(everything)
@@ -335,23 +339,41 @@ def _exact(store: Store, current: Any, request: SearchRequest, select: _Selector
     return results, base, complete and len(found) < want
 
 
-def _temporal(current: Any, query: str, select: _Selector, ranked: Any,
-              every: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The matches (or, for `*`, every page the filters admit) by observed time, oldest first."""
+def _temporal(store: Store, current: Any, query: str, select: _Selector, ranked: Any,
+              every: int, position: int, limit: int
+              ) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
+    """The matches (or, for `*`, every page the filters admit) by observed time, oldest first
+    (pages without one last, then by page id): the results at `position`..`position + limit`,
+    the channel's report, and how many matched. Every match is ordered, from the catalog or
+    the index's hits; only the results served are read and built."""
+    items: list[tuple[str | None, str, Any]]
     if query.strip() == ALL_PAGES:
         base: dict[str, Any] = {}
-        results = [_entry_result(current, e) for e in current.entries(statuses=None)
-                   if select(e)]
+        items = [(entry_observed(e), e.page_id, e) for e in current.entries(statuses=None)
+                 if e.page_id and select(e)]
     else:
-        results, base = ranked(every + 1)
-    for r in results:
-        entry = current.head_entry(r["id"])
-        _ext(r)["match_channel"] = "temporal"
-        _ext(r)["observed_at"] = entry_observed(entry) if entry else None
-    results.sort(key=lambda r: (_ext(r)["observed_at"] is None, _ext(r)["observed_at"] or "",
-                                r["id"]))
+        hits, base = ranked(every + 1, hits_only=True)
+        past = isinstance(current, AsOf)
+        items = [(entry_observed(current.head_entry(h.page_id)) if past else
+                  h.timestamp or None, h.page_id, h) for h in hits]
+    items.sort(key=lambda item: (item[0] is None, item[0] or "", item[1]))
+    results = []
+    for observed, _page_id, item in items[position:position + limit]:
+        if isinstance(item, IndexHit):
+            built = text_search.results_for(
+                store, [item], query=query, current=current,
+                body_of=lambda pid: _page_text(current, pid).split("\n", 1)[-1])
+            if not built:
+                continue
+            result = built[0]
+        else:
+            result = _entry_result(current, item)
+        _ext(result)["match_channel"] = "temporal"
+        _ext(result)["observed_at"] = observed
+        results.append(result)
+    base = dict(base)
     base["temporal_order"] = "observed_time_oldest_first"
-    return results, base
+    return results, base, len(items)
 
 
 def _graph(current: Any, f: SearchFilters, select: _Selector, ranked: Any, seeds: int,
