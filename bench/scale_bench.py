@@ -10,10 +10,15 @@ tantivy`). Each case runs `rounds` times, the commands taking turns within a rou
 per run: wall time and the child's CPU time (user + system, `os.wait4`). On a shared machine
 compare the CPU medians: wall time there mostly says how busy the machine was.
 
-`--monitor on` runs `pcp monitor start` on the store first (and waits until it answers);
-`off` runs `pcp monitor stop`, which also removes the mark that makes commands start one.
-The first output of every command is checked to be the same with and without the monitor.
-Prints one JSON object (and, with --markdown, a table for bench/RESULTS.md).
+`--monitor default` measures what a person gets with no opt-in, in a fresh shell (issue #35):
+any monitor is stopped and every mark removed (`.pcp/monitor/off`, `auto`), then the commands
+run as they come: the first one on a big store scans and starts the monitor, and the time
+until the monitor answers is measured apart (`first_command`, `monitor_ready_s`); `on` runs
+`pcp monitor start` on the store first (and waits until it answers); `off` runs `pcp monitor
+stop`, which keeps commands from starting one (every command scans: the fallback where no
+monitor can run). `both` is default and off. The first output of every command is checked to
+be the same in every mode. Prints one JSON object (and, with --markdown, a table for
+bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -61,19 +66,37 @@ def run(argv: list[str], cwd: Path = ROOT,
     return wall, usage.ru_utime + usage.ru_stime, out
 
 
-def monitor(store: Path, on: bool) -> None:
-    argv = [sys.executable, "-m", "pcp_cli", "monitor", "start" if on else "stop",
-            "--store", str(store)]
-    subprocess.run(argv, cwd=ROOT, check=False, capture_output=True)
-    if on:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            out = subprocess.run([*argv[:4], "status", "--store", str(store), "--json"],
-                                 cwd=ROOT, capture_output=True, text=True)
-            if out.returncode == 0 and json.loads(out.stdout).get("running"):
-                return
-            time.sleep(0.2)
-        raise SystemExit(f"the monitor did not start on {store}")
+def monitor(store: Path, mode: str) -> dict[str, float] | None:
+    """Put the store's monitor in `mode` (on, off, default); for default, run the first
+    command and time it and the monitor's start."""
+    pcp = [sys.executable, "-m", "pcp_cli", "monitor"]
+    subprocess.run([*pcp, "start" if mode == "on" else "stop", "--store", str(store)],
+                   cwd=ROOT, check=False, capture_output=True)
+    if mode == "on":
+        if not wait_running(store):
+            raise SystemExit(f"the monitor did not start on {store}")
+        return None
+    if mode == "default":
+        for mark in ("off", "auto"):
+            (store / ".pcp" / "monitor" / mark).unlink(missing_ok=True)
+        began = time.perf_counter()
+        wall, cpu, _ = run([sys.executable, "-m", "pcp_cli", "ls", "--limit", "10", "--store",
+                            str(store)])
+        running = wait_running(store, 120)
+        return {"first_command_wall_s": round(wall, 3), "first_command_cpu_s": round(cpu, 3),
+                "monitor_ready_s": round(time.perf_counter() - began, 3) if running else None}
+    return None
+
+
+def wait_running(store: Path, seconds: float = 60) -> bool:
+    argv = [sys.executable, "-m", "pcp_cli", "monitor", "status", "--store", str(store), "--json"]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+        if out.returncode == 0 and json.loads(out.stdout).get("running"):
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def pages(store: Path) -> int:
@@ -92,7 +115,8 @@ def main() -> None:
     ap.add_argument("--store", type=Path, action="append", required=True)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--word", default="garden")
-    ap.add_argument("--monitor", choices=("both", "on", "off"), default="both")
+    ap.add_argument("--monitor", choices=("both", "default", "on", "off", "all"),
+                    default="both")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--only", action="append", metavar="WORDS",
                     help="measure only the commands whose name holds WORDS (repeatable), e.g. "
@@ -101,7 +125,8 @@ def main() -> None:
     if shutil.which("rg") is None:
         raise SystemExit("needs ripgrep (rg) on PATH")
     compileall.compile_dir(ROOT / "pcp_cli", quiet=1)  # as an installed pcp has it
-    modes = {"both": (False, True), "on": (True,), "off": (False,)}[args.monitor]
+    modes = {"both": ("default", "off"), "all": ("default", "on", "off"), "default": ("default",),
+             "on": ("on",), "off": ("off",)}[args.monitor]
     result: dict[str, object] = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                  "load_before": os.getloadavg(), "rounds": args.rounds,
                                  "cpus": os.cpu_count(), "stores": {}}
@@ -110,7 +135,9 @@ def main() -> None:
         per_store: dict[str, object] = {"pages": pages(store), "page_id": page_id}
         outputs: dict[str, bytes] = {}
         for on in modes:
-            monitor(store, on)
+            first = monitor(store, on)
+            if first:
+                per_store["default_start"] = first
             cmds = {name: argv for name, argv in commands(store, page_id, args.word).items()
                     if not args.only or any(words in name for words in args.only)}
             for argv in cmds.values():  # warm the page cache and the catalog
@@ -124,13 +151,15 @@ def main() -> None:
                     runs[name].append((wall, cpu))
                     if name in outputs and outputs[name] != out and name != "status":
                         print(f"warning: {name} printed something else with the monitor "
-                              f"{'on' if on else 'off'}", file=sys.stderr)
+                              f"{on}", file=sys.stderr)
                     outputs.setdefault(name, out)
-            per_store["monitor_on" if on else "monitor_off"] = {
+            per_store[f"monitor_{on}"] = {
                 name: {"wall_s": round(statistics.median(r[0] for r in rs), 3),
                        "cpu_s": round(statistics.median(r[1] for r in rs), 3)}
                 for name, rs in runs.items()}
-        monitor(store, False)
+        monitor(store, "off")
+        for mark in ("off", "auto"):  # as it was: no mark
+            (store / ".pcp" / "monitor" / mark).unlink(missing_ok=True)
         result["stores"][str(store)] = per_store  # type: ignore[index]
     result["load_after"] = os.getloadavg()
     print(json.dumps(result, indent=1))
@@ -138,16 +167,19 @@ def main() -> None:
         print(table(result))
 
 
+MODES = ("monitor_default", "monitor_on", "monitor_off")
+
+
 def table(result: dict) -> str:
     stores = list(result["stores"].values())
     head = ["command"] + [f"{s['pages']:,} pages, {mode.replace('_', ' ')}: CPU / wall"
-                          for s in stores for mode in ("monitor_off", "monitor_on") if mode in s]
+                          for s in stores for mode in MODES if mode in s]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    names = list(next(iter(stores))[next(k for k in stores[0] if k.startswith("monitor"))])
+    names = list(next(iter(stores))[next(k for k in MODES if k in stores[0])])
     for name in names:
         cells = [f"`{name}`"]
         for s in stores:
-            for mode in ("monitor_off", "monitor_on"):
+            for mode in MODES:
                 if mode in s:
                     m = s[mode][name]
                     cells.append(f"{m['cpu_s']:.2f} s / {m['wall_s']:.2f} s")

@@ -48,6 +48,11 @@ class PcpWarning(UserWarning):
     """Something pcp repaired on its own and the person should know about (stderr, once)."""
 
 
+class PcpNotice(UserWarning):
+    """Something about how pcp runs here the person should know once (stderr, `Note: …`): a
+    store that falls back to a slower way, and why."""
+
+
 class PcpError(Exception):
     """Base class: a message for the person, an optional hint, and an exit status."""
 

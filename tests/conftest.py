@@ -7,12 +7,15 @@ for tests about processes.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,9 +34,17 @@ EXAMPLE = ROOT / "store_layout" / "example"
 # outside the repository (it must pass from a clone with nothing beside it).
 V1_SCHEMAS = ROOT / "pcp_cli" / "model" / "schemas" / "v1"
 V1_EXAMPLES = ROOT / "tests" / "data" / "pcp-v1" / "examples"
-# The developers' workplace keeps the published originals beside the project; only the test that
-# compares our copies with them reads this, and skips when it is absent.
-SHARED_V1 = ROOT.parent / "shared" / "pcp-v1"
+# ... and of the v1.2 draft's, which is what pcp emits by default (the v1.1 ones are for a reader
+# that asks for v1.1).
+V12_SCHEMAS = ROOT / "pcp_cli" / "model" / "schemas" / "v1.2"
+V12_EXAMPLES = ROOT / "tests" / "data" / "pcp-v1.2" / "examples"
+# The developers' workplace keeps the published originals beside the project (or beside the
+# folder of worktrees it is checked out in); only the tests that compare our copies with them
+# read these, and skip when they are absent.
+SHARED = next((folder for folder in (ROOT.parent / "shared", ROOT.parent.parent / "shared")
+               if folder.is_dir()), ROOT.parent / "shared")
+SHARED_V1 = SHARED / "pcp-v1"
+SHARED_V12 = SHARED / "pcp-v1.2"
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +56,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(name)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("PCP_LOCK_TIMEOUT", "60")
+    # No command of a test starts a store monitor by itself (a background process that would
+    # outlive the test): the monitor's own tests take this away and stop what they start.
+    monkeypatch.setenv("PCP_MONITOR", "off")
 
 
 @pytest.fixture(params=["whoosh", "tantivy"])
@@ -125,6 +139,22 @@ def example(tmp_path: Path) -> Path:
     return root
 
 
+@contextmanager
+def holding_the_lock(store: Path) -> Iterator[None]:
+    """Another process holds the store's writer lock (tests/helpers/hold_lock.py) from when
+    it says so until the block ends."""
+    holder = subprocess.Popen([sys.executable, str(ROOT / "tests" / "helpers" / "hold_lock.py"),
+                               str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+
+
 def snapshot(root: Path, *, skip_local: bool = True) -> dict[str, bytes]:
     """Every file under `root` (but .pcp/ and .git/) and its bytes."""
     files = {}
@@ -135,3 +165,28 @@ def snapshot(root: Path, *, skip_local: bool = True) -> dict[str, bytes]:
         if path.is_file():
             files[rel.as_posix()] = path.read_bytes()
     return files
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No store monitor started by a test may outlive the run: any still running on a store
+    under this run's temporary folders is stopped, and the run fails."""
+    try:
+        base = str(session.config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return
+    left = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"monitor" in argv and b"run" in argv and any(
+                a.decode(errors="replace").startswith(base) for a in argv):
+            left.append(int(proc.name))
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, 15)
+    if left:
+        sys.stderr.write(f"\n{len(left)} store monitor(s) outlived the tests that started "
+                         f"them (pids {left}); stopped now\n")
+        session.exitstatus = 1

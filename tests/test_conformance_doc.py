@@ -1,18 +1,24 @@
-"""docs/conformance.md cannot drift: its table is the project's own checklist of the two seeds'
-normative clauses, each with a status and the tests that show it.
+"""docs/conformance.md cannot drift: its table is the project's own checklist of the normative
+clauses of the specifications pcp implements (the Portable Context Protocol v1.1 and its v1.2
+draft, the Paged Context Protocol v0.4), each with a status and the tests that show it.
 
 (a) every test the table names exists (collected by parsing the test files with `ast`);
-(b) when the seeds are beside the project (`../shared/seeds/`, the developers' workplace), every
-    normative keyword of every normative sentence in them is covered by a clause of the table
-    (its quote is a verbatim part of that sentence, spanning the keyword), and every quote is
-    found in its seed; without the folder this part is skipped (a clone has nothing beside it);
-(c) every clause has a known status, and a met clause names at least one test.
+(b) every normative keyword of every normative sentence of the specifications is covered by a
+    clause of the table (its quote is a verbatim part of that sentence, spanning the keyword).
+    The sentences are the list kept in the project (`tests/data/seed_clauses.json`, written by
+    `tools/seed_clauses.py`), so this runs in every clone; where the specifications are beside
+    the project (`../shared/`, the developers' workplace) the list is checked against them, and
+    every quote against its specification's text;
+(c) every clause has a known status, and a met clause names at least one test;
+(d) the counts the document states are the table's.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,23 +26,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "conformance.md"
-SEED_FILES = {"v1": "000_a12baaca31d0096f.txt", "paged": "001_40f42804021e353a.txt"}
-# Beside the project (or beside the folder of worktrees it is checked out in).
-SEEDS = next((folder for folder in (ROOT.parent / "shared" / "seeds",
-                                    ROOT.parent.parent / "shared" / "seeds")
-              if all((folder / name).is_file() for name in SEED_FILES.values())),
-             ROOT.parent / "shared" / "seeds")
 STATUSES = ("met", "partly", "not met", "not applicable")
 
-# RFC 2119 words (the Portable Context Protocol, in English) and their Chinese counterparts (the
-# Paged Context Protocol): 必须 must, 不能/不得 must not, 要求 requires.
-KEYWORDS = {
-    "v1": re.compile(r"\b(MUST NOT|MUST|SHOULD NOT|SHOULD|SHALL NOT|SHALL|REQUIRED|"
-                     r"RECOMMENDED)\b"),
-    "paged": re.compile(r"必须|不能|不得|要求"),
-}
-# "Freshness (MUST)." labels the sentences after it, which carry the clause itself.
-LABEL = re.compile(r"\((?:MUST|SHOULD|MAY)\)")
+
+def _tool():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("seed_clauses", ROOT / "tools/seed_clauses.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("seed_clauses", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+TOOL = _tool()
+SEEDS = tuple(TOOL.SOURCES)
+SHARED = TOOL.shared_folder(ROOT)
+KEYWORDS = TOOL.KEYWORDS
+LABEL = TOOL.LABEL
+normalize = TOOL.normalize
 
 
 @dataclass(frozen=True)
@@ -49,15 +56,11 @@ class Clause:
     tests: tuple[str, ...]
 
 
-def normalize(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
 def clauses() -> list[Clause]:
     """The rows of the table: `| id | seed | § | "quote" | status … | tests |`."""
     found = []
     for line in DOC.read_text("utf-8").splitlines():
-        if not re.match(r"^\| (V1|PG)-", line):
+        if not re.match(r"^\| (V1|V12|PG)-", line):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         assert len(cells) == 6, f"docs/conformance.md: a row needs 6 cells: {line}"
@@ -73,7 +76,7 @@ def test_the_table_is_there_and_ids_are_unique() -> None:
     assert len(rows) > 50
     ids = [c.id for c in rows]
     assert len(ids) == len(set(ids)), "a clause id is used twice"
-    assert {c.seed for c in rows} == set(SEED_FILES)
+    assert {c.seed for c in rows} == set(SEEDS)
 
 
 def _test_ids() -> set[str]:
@@ -106,37 +109,17 @@ def test_every_clause_has_a_status_and_met_ones_name_a_test() -> None:
             assert len(c.status) > len(status) + 5, f"{c.id}: say why it is {status}"
 
 
-def normative_sentences(seed: str, text: str) -> list[tuple[str, str]]:
-    """(section, sentence) of every sentence of a seed holding a normative keyword. Sections:
-    `3.2`-style headings (v1) or `## ` headings (paged); sentences end at . ! ? (v1) or 。；
-    (paged), and each line (a table row, a bullet) ends one too."""
-    section = "preamble"
-    out = []
-    for line in text.splitlines():
-        heading = (re.match(r"^([1-9](?:\.[1-9])?)\.?\s+[A-Za-z]", line) if seed == "v1"
-                   else re.match(r"^##\s+(.+)$", line))
-        if heading:
-            section = heading.group(1).strip()
-            continue
-        parts = (re.split(r"(?<=[.!?])\s+(?=[A-Z])", line) if seed == "v1"
-                 else re.split(r"(?<=[。；])", line))
-        for part in parts:
-            sentence = normalize(part)
-            if KEYWORDS[seed].search(LABEL.sub("", sentence)):
-                out.append((section, sentence))
-    return out
-
-
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seeds are not beside the project")
-@pytest.mark.parametrize("seed", sorted(SEED_FILES))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_every_normative_sentence_of_the_seeds_is_in_the_table(seed: str) -> None:
-    text = (SEEDS / SEED_FILES[seed]).read_text("utf-8")
     rows = [c for c in clauses() if c.seed == seed]
-    flat = normalize(text)
-    unknown = [c.id for c in rows if c.quote not in flat]
-    assert not unknown, f"quotes not found in the {seed} seed: {unknown}"
+    sentences = TOOL.stored()[seed]
+    assert sentences, f"no clauses of {seed} in tests/data/seed_clauses.json"
+    # a row quoting a normative sentence quotes a part of one (extra rows quote other text)
+    loose = [c.id for c in rows if "(extra)" not in c.id and c.status != "not applicable"
+             and not any(c.quote in sentence for _section, sentence in sentences)]
+    assert not loose, f"quotes not inside a normative sentence of {seed}: {loose}"
     uncovered = []
-    for section, sentence in normative_sentences(seed, text):
+    for section, sentence in sentences:
         masked = LABEL.sub(lambda m: " " * len(m.group()), sentence)
         spans = [(m.start(), m.end()) for row in rows if row.section == section
                  for m in re.finditer(re.escape(row.quote), sentence)]
@@ -145,3 +128,39 @@ def test_every_normative_sentence_of_the_seeds_is_in_the_table(seed: str) -> Non
                 uncovered.append(f"§{section}: {word.group()} in {sentence!r}")
     assert not uncovered, "normative clauses missing from docs/conformance.md:\n" + \
         "\n".join(uncovered)
+
+
+@pytest.mark.skipif(SHARED is None, reason="the specifications are not beside the project")
+def test_the_clause_list_is_what_the_specifications_say() -> None:
+    assert SHARED is not None
+    assert TOOL.clauses(SHARED) == TOOL.stored(), \
+        "run python tools/seed_clauses.py --write (and read the diff)"
+
+
+@pytest.mark.skipif(SHARED is None, reason="the specifications are not beside the project")
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_quote_is_in_its_specification(seed: str) -> None:
+    assert SHARED is not None
+    sub, name, _kind = TOOL.SOURCES[seed]
+    flat = normalize(TOOL.text_of(seed, (SHARED / sub / name).read_text("utf-8")))
+    unknown = [c.id for c in clauses() if c.seed == seed and c.quote not in flat]
+    assert not unknown, f"quotes not found in the {seed} specification: {unknown}"
+
+
+def test_the_counts_the_document_states_are_the_tables() -> None:
+    """docs/conformance.md says how many clauses it lists and how many are met: the sentence
+    must match the table (it once said 66 when the table held 67)."""
+    rows = clauses()
+    counts = {status: sum(c.status.startswith(status) for c in rows) for status in STATUSES}
+    text = normalize(DOC.read_text("utf-8"))
+    stated = re.search(r"(\d+) clauses: (\d+) met, (\d+) partly, (\d+) not met, (\d+) not "
+                       r"applicable", text)
+    assert stated, "docs/conformance.md must state its counts"
+    assert tuple(int(n) for n in stated.groups()) == (
+        len(rows), counts["met"], counts["partly"], counts["not met"], counts["not applicable"])
+    for seed in SEEDS:
+        of_seed = [c for c in rows if c.seed == seed]
+        said = re.search(rf"`{re.escape(seed)}`: (\d+) clauses, (\d+) met", text)
+        assert said, f"docs/conformance.md must state the counts of {seed}"
+        assert (int(said.group(1)), int(said.group(2))) == (
+            len(of_seed), sum(c.status.startswith("met") for c in of_seed)), seed

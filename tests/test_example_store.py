@@ -1,4 +1,5 @@
-"""The bundled example store is valid, and what it renders conforms to the published v1 schemas."""
+"""The bundled example store is valid, and what it renders conforms to the published v1.2 schemas
+(and, as a v1.1 reader gets it, to the v1.1 ones)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,23 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from pcp_cli.render.portable import portable_object
+from pcp_cli.render.versions import as_version
 from pcp_cli.store.store import Store
-from tests.conftest import EXAMPLE, ROOT, SHARED_V1, V1_EXAMPLES, V1_SCHEMAS, cli
+from tests.conftest import (
+    EXAMPLE,
+    ROOT,
+    SHARED_V1,
+    SHARED_V12,
+    V1_EXAMPLES,
+    V1_SCHEMAS,
+    V12_EXAMPLES,
+    V12_SCHEMAS,
+    cli,
+)
 
 
-def v1(name: str) -> Draft202012Validator:
-    schema = json.loads((V1_SCHEMAS / f"{name}.schema.json").read_text())
+def v1(name: str, folder: Path = V1_SCHEMAS) -> Draft202012Validator:
+    schema = json.loads((folder / f"{name}.schema.json").read_text())
     return Draft202012Validator(schema, format_checker=FormatChecker())
 
 
@@ -37,7 +49,10 @@ def test_every_portable_object_of_the_example_validates_against_v1(example: Path
             if portable is None:
                 continue
             obj, schema = portable
-            errors = [e.message for e in v1(schema).iter_errors(obj)]
+            errors = [e.message for e in v1(schema, V12_SCHEMAS).iter_errors(obj)]
+            assert not errors, (page_dir.name, revision.revision_id, errors)
+            older = as_version(obj, schema, "1.1")  # what a reader asking for v1.1 gets
+            errors = [e.message for e in v1(schema).iter_errors(older)]
             assert not errors, (page_dir.name, revision.revision_id, errors)
             checked[revision.state.type] += 1
     assert checked["keystone"] >= 9 and checked["timeline_event"] == 6
@@ -58,9 +73,10 @@ def test_the_example_has_what_the_format_promises(example: Path) -> None:
     assert store.current("ks-008").state.extensions["com.example.mood"]["energy"] == "calm"
 
 
-@pytest.mark.parametrize("ours, folder", [(V1_SCHEMAS, "schemas"), (V1_EXAMPLES, "examples")])
-def test_our_v1_copies_are_the_published_ones_unchanged(ours: Path, folder: str) -> None:
-    published = SHARED_V1 / folder
+@pytest.mark.parametrize("ours, published", [
+    (V1_SCHEMAS, SHARED_V1 / "schemas"), (V1_EXAMPLES, SHARED_V1 / "examples"),
+    (V12_SCHEMAS, SHARED_V12 / "schemas"), (V12_EXAMPLES, SHARED_V12 / "examples")])
+def test_our_v1_copies_are_the_published_ones_unchanged(ours: Path, published: Path) -> None:
     if not published.is_dir():
         pytest.skip(f"no published originals beside the project ({published} is absent)")
     copies = sorted(ours.glob("*.*"))

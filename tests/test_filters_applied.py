@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.conftest import V1_SCHEMAS, cli
+from tests.conftest import V12_SCHEMAS, cli
 
 
 def _validator(name: str) -> Draft202012Validator:
     import json
 
-    return Draft202012Validator(json.loads((V1_SCHEMAS / name).read_text(encoding="utf-8")))
+    return Draft202012Validator(json.loads((V12_SCHEMAS / name).read_text(encoding="utf-8")))
 
 
 RESULT = _validator("search-result.schema.json")

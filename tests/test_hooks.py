@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, holding_the_lock
 
 DATA = Path(__file__).parent / "data" / "sessions"
 CLAUDE_LOG = DATA / "claude" / "projects" / "-home-ada-code-tidewatch" / \
@@ -283,3 +283,112 @@ def test_a_worker_killed_mid_import_loses_no_session(store: Path) -> None:
                 ).returncode == 0
     status = wait_for_queue(store)
     assert status["queued"] == 0 and len(conversations(store)) == 1
+
+
+# -- uninstall for a store, sessions that are gone, a held lock ---------------------------------
+def test_uninstall_takes_the_store_and_leaves_another_stores_hook(home: Path, store: Path,
+                                                                  tmp_path: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    other = tmp_path / "other"
+    assert cli("init", str(other), "--owner", "tester").code == 0
+    assert cli("hooks", "install", "codex", "--store", str(store)).code == 0
+    left = cli("hooks", "uninstall", "codex", "--store", str(other), "--json")
+    assert left.code == 0, left.stderr
+    assert left.json[0]["changed"] is False and left.json[0]["other_store"] == str(
+        store.resolve())
+    assert "run" in tomllib.loads(config.read_text())["notify"]  # still there
+    said = cli("hooks", "uninstall", "codex", "--store", str(other)).stdout
+    assert f"it imports into {store.resolve()}, not {other.resolve()}" in said
+    assert cli("hooks", "uninstall", "codex", "--store", str(store)).code == 0
+    assert config.read_text() == CONFIG_TOML
+
+
+def test_a_session_whose_file_is_gone_is_shown_and_can_be_dropped(store: Path,
+                                                                  tmp_path: Path) -> None:
+    """The worker in this process (the hook's real process is tested above): the session
+    fails, `status` says its file is gone and how to stop retrying it, `drop` does."""
+    from pcp_cli.capture import queue
+
+    gone = tmp_path / "gone" / "4f35e220.jsonl"
+    queue.enqueue(store, queue.parse_payload("claude-code", claude_payload(gone)))
+    queue.enqueue(store, queue.parse_payload("claude-code", claude_payload(
+        CLAUDE_LOG, session="kept")))
+    queue.work(store)
+    status = cli("hooks", "status", "--store", str(store), "--json").json
+    assert status["queued"] == 1
+    [failing] = status["failing"]
+    assert failing["session"] == "4f35e220" and failing["file_exists"] is False
+    human = cli("hooks", "status", "--store", str(store)).stdout
+    assert "its session file is gone: `pcp hooks drop claude-code:4f35e220` stops retrying it" \
+        in human
+
+    assert cli("hooks", "drop", "nothing-like-it", "--store", str(store)).code == 3
+    dropped = cli("hooks", "drop", "--gone", "--store", str(store), "--json")
+    assert dropped.code == 0, dropped.stderr
+    assert dropped.json == {"dropped": ["claude-code:4f35e220"], "unknown": []}
+    status = cli("hooks", "status", "--store", str(store), "--json").json
+    assert (status["queued"], status["failing"]) == (0, [])
+    assert len(conversations(store)) == 1  # what was imported stays
+    assert cli("hooks", "drop", "--store", str(store)).code == 2  # nothing named
+
+
+def test_a_hook_import_that_meets_a_held_lock_waits_for_it(store: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """The worker (here in a thread) meets the store lock held by another process: it says so
+    in the log, waits, and imports once the lock is free, in the same run."""
+    import threading
+
+    from pcp_cli.capture import queue
+
+    monkeypatch.setenv("PCP_LOCK_TIMEOUT", "0.2")
+    monkeypatch.setattr(queue, "LOCKED_RETRY_PAUSES", (0.1,) * 600)
+    worker = threading.Thread(target=queue.work, args=(store,))
+    with holding_the_lock(store):
+        queue.enqueue(store, queue.parse_payload("claude-code", claude_payload(CLAUDE_LOG)))
+        worker.start()
+        deadline = time.monotonic() + 60
+        while "trying again in" not in _log(store) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "import of claude-code:4f35e220 waits: another pcp process has held the store " \
+            "lock" in _log(store)
+    worker.join(timeout=120)
+    status = cli("hooks", "status", "--store", str(store), "--json").json
+    assert (status["queued"], status["failing"]) == (0, [])
+    assert len(conversations(store)) == 1
+
+
+def _log(store: Path) -> str:
+    path = store / ".pcp" / "hooks" / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_the_hook_returns_while_its_import_waits_for_the_store(store: Path) -> None:
+    """The agent never waits for the import: with the store lock held, the hook (a real
+    process, as the agent runs it) exits 0 at once, its worker still waiting; once the lock is
+    free the session is imported."""
+    with holding_the_lock(store):
+        done = hook("claude-code", store, stdin=claude_payload(CLAUDE_LOG),
+                    env={"PCP_LOCK_TIMEOUT": "600"})
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        # the import cannot have run: the lock was held all along
+        assert conversations(store) == []
+        assert len(list((store / ".pcp" / "hooks" / "queue").glob("*.json"))) == 1
+    status = wait_for_queue(store)
+    assert (status["queued"], status["failing"]) == (0, [])
+    assert len(conversations(store)) == 1
+
+
+@pytest.mark.slow
+def test_a_real_hook_run_that_meets_a_held_lock_imports_once_it_is_free(store: Path) -> None:
+    with holding_the_lock(store):
+        done = hook("claude-code", store, stdin=claude_payload(CLAUDE_LOG),
+                    env={"PCP_LOCK_TIMEOUT": "0.5"})
+        assert done.returncode == 0
+        deadline = time.monotonic() + 120
+        while "trying again in" not in _log(store) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "trying again in 1 s" in _log(store)
+    status = wait_for_queue(store)
+    assert (status["queued"], status["failing"]) == (0, [])
+    assert len(conversations(store)) == 1

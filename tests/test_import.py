@@ -446,15 +446,18 @@ def test_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.MonkeyPatc
 
     piped = io.StringIO()
     monkeypatch.setattr("sys.stderr", piped)
-    with imports._progress_bar() as update:
-        assert update is None
+    with imports._progress_bar() as (update, waiting):
+        assert update is None and waiting is None
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    with imports._progress_bar() as update:
-        assert update is not None
+    with imports._progress_bar() as (update, waiting):
+        assert update is not None and waiting is not None
         update(50, 100)
+        waiting(True)  # another pcp process holds the store lock: the bar says so
+        waiting(False)
         update(100, 100)
     assert piped.getvalue() == "" and terminal.getvalue() != ""
+    assert "waiting for another pcp process to release the store lock" in terminal.getvalue()
 
 
 def test_an_unrecorded_hand_edit_is_recorded_before_a_changed_item_revises(

@@ -42,6 +42,7 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "starlette": ("mcp/http.py", "mcp/connections.py", "mcp/oauth_http.py", "console/app.py"),
     "uvicorn": ("mcp/http.py", "mcp/connections.py", "console/commands.py"),
     "jinja2": ("console/app.py",),
+    "markupsafe": ("console/app.py",),
     "typer": ("cli/",),
     "rich": ("cli/",),
     "click": ("cli/",),

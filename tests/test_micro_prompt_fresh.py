@@ -281,3 +281,30 @@ def test_the_report_says_what_was_left_out_and_why(tmp_path) -> None:
     assert "Saltmarsh" in report["text"] and "newer or stronger claim" in reasons["ks-old"]
     assert sum("did not fit" in r for r in reasons.values()) >= 10
     assert "ks-secret" not in reasons and report["sensitive_keystones"] == 1
+
+
+def test_the_report_names_a_few_per_reason_and_is_kept(tmp_path) -> None:
+    """Thousands of keystones leave thousands out: `per_reason` names the first few of each
+    reason and counts them all; the report is kept, as the micro_prompt is, until the store
+    changes (the console's profile page cost ~1.5 s of CPU per load at 9,000 keystones)."""
+    from pcp_cli import api
+
+    root = tmp_path / "store"
+    assert cli("init", str(root), "--owner", "tester").code == 0
+    with api.open_store(root) as store:
+        for number in range(40):
+            api.add_keystone(store, f"Prefers option {number} of many, written out at length "
+                             "so that forty of them cannot fit in fourteen hundred characters.",
+                             category="preference", page_id=f"ks-p{number}")
+        whole = api.micro_prompt_report(store)
+        short = api.micro_prompt_report(store, per_reason=3)
+        kept = root / ".pcp" / "micro-prompt-report.json"
+        assert kept.exists()
+        assert api.micro_prompt_report(store, per_reason=3) == short
+        api.add_keystone(store, "Prefers tea.", category="preference", page_id="ks-tea")
+        assert "Prefers tea." in api.micro_prompt_report(store, per_reason=3)["text"]
+    assert short["text"] == whole["text"]
+    assert short["left_out_counts"] == whole["left_out_counts"]
+    assert sum(whole["left_out_counts"].values()) == len(whole["left_out"]) >= 10
+    for reason, total in whole["left_out_counts"].items():
+        assert sum(i["reason"] == reason for i in short["left_out"]) == min(3, total)

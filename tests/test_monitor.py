@@ -104,7 +104,9 @@ def test_an_edit_with_size_and_mtime_restored_is_seen_by_the_next_command(watche
     assert len(history.json["revisions"]) == 2  # recorded as a hand edit
 
 
-def test_a_killed_monitor_is_not_trusted_and_the_next_command_scans(watched: Path) -> None:
+def test_a_killed_monitor_is_not_trusted_and_the_next_command_scans(
+        watched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PCP_MONITOR")  # commands may start it again, as outside the tests
     assert cli("ls", "--store", str(watched)).code == 0
     old_token = _token(watched)
     os.kill(_pid(watched), signal.SIGKILL)
@@ -173,7 +175,7 @@ def test_status_stop_and_sigterm(watched: Path) -> None:
     assert stopped.code == 0 and stopped.json["stopped"] is False
     assert cli("monitor", "status", "--json", "--store", str(watched)).json == {
         **status, "running": False, "auto": False, "pid": None, "started_at": None,
-        "revisions": None}
+        "revisions": None, "starts": "off"}
 
 
 def test_it_stops_by_itself_when_idle(store: Path) -> None:

@@ -438,14 +438,20 @@ def _two_pages(store: Path) -> tuple[str, str]:
     return first, second
 
 
+@pytest.mark.parametrize("read_first", [False, True], ids=["fresh", "after_a_clean_read"])
 @pytest.mark.parametrize("damage", ["revision_folder", "namespace_folder", "pages"])
-def test_a_folder_replaced_by_a_file_is_damage_to_reads_and_doctor(store: Path,
-                                                                   damage: str) -> None:
+def test_a_folder_replaced_by_a_file_is_damage_to_reads_and_doctor(store: Path, damage: str,
+                                                                   read_first: bool) -> None:
+    """Also after a read found the store clean and remembered it (`.pcp/folder-check`): the
+    next reads look at what changed since, and still see the damage."""
     import shutil
 
     from tests.conftest import snapshot
 
     first, second = _two_pages(store)
+    if read_first:
+        assert cli("search", "words", "--store", str(store)).code == 0
+        assert (store / ".pcp" / "folder-check").exists()
     target = {"revision_folder": store / "revisions" / first,
               "namespace_folder": store / "pages" / "project",
               "pages": store / "pages"}[damage]
@@ -465,6 +471,29 @@ def test_a_folder_replaced_by_a_file_is_damage_to_reads_and_doctor(store: Path,
         found = [(f["kind"], f["path"], f["fixable"]) for f in doctor.json["findings"]]
         assert found == [("not_a_folder", rel, False)], found
     assert snapshot(store) == before
+
+
+def test_a_clean_check_is_not_a_listing_of_every_page_after_an_edit(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a read found no damage, an edit (the catalog changed, `revisions/` did not) costs
+    the next read a look at what the edit removed, not a listing of `revisions/`; a new page
+    (a new folder there) lists it again."""
+    from pcp_cli.upkeep import damage
+
+    first, _ = _two_pages(store)
+    assert cli("ls", "--store", str(store)).code == 0
+    listings: list[int] = []
+    real = damage._listed_damage
+    monkeypatch.setattr(damage, "_listed_damage", lambda s: listings.append(1) or real(s))
+    assert cli("revise", first, "alpha words, revised", "--store", str(store)).code == 0
+    head = next((store / "pages").rglob(f"{first}.md"))
+    head.write_text(head.read_text("utf-8") + "\nA hand edit.\n", "utf-8")
+    assert cli("search", "alpha", "--store", str(store)).code == 0
+    assert cli("ls", "--store", str(store)).code == 0
+    assert listings == []
+    add(store, "# Gamma\n\ngamma words")
+    assert cli("ls", "--store", str(store)).code == 0
+    assert listings == [1]
 
 
 def test_a_garbage_head_file_is_served_from_its_last_revision(store: Path) -> None:

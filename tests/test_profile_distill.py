@@ -91,7 +91,7 @@ def test_human_output(store):
 
     assert cli("keystone", "add", "My name is Bo.", "--category", "identity",
                "--store", store).code == 0
-    assert human() == "created profile: name, summary changed, from 1 keystone revision(s)"
+    assert human() == "created profile: name changed, from 1 keystone revision(s)"
     assert human() == "unchanged profile: nothing changed, from 1 keystone revision(s)"
     assert cli("keystone", "add", "Bo is building a bakery app.", "--category", "objective",
                "--store", store).code == 0

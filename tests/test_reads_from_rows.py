@@ -88,8 +88,11 @@ def test_a_schema_6_catalog_is_upgraded_in_place(example: Path) -> None:
         identity = db.execute("SELECT value FROM meta WHERE key='catalog_id'").fetchone()
         if identity is None:
             api.open_store(example).close()
-        for index in ("pages_observed", "pages_timeline"):
+        for index in ("pages_observed_at", "pages_activity", "pages_timeline"):
             db.execute(f"DROP INDEX {index}")
+        for trigger in ("tally_insert", "tally_delete", "tally_update"):
+            db.execute(f"DROP TRIGGER {trigger}")
+        db.execute("DROP TABLE tally")
         db.execute("ALTER TABLE pages DROP COLUMN observed")
         db.execute("ALTER TABLE pages DROP COLUMN detail")
         db.execute("UPDATE meta SET value = '6' WHERE key = 'schema'")
@@ -98,7 +101,7 @@ def test_a_schema_6_catalog_is_upgraded_in_place(example: Path) -> None:
     assert _json(example, "stats") == stats
     assert _json(example, "timeline", "list") == timeline
     with _catalog(example) as db:
-        assert db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("7",)
+        assert db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("8",)
         # kept, not rebuilt: the search index and the other followers carry on
         assert db.execute("SELECT value FROM meta WHERE key='catalog_id'").fetchone() == identity
         assert db.execute("SELECT value FROM meta WHERE key='seq'").fetchone() == seq

@@ -153,31 +153,25 @@ def test_a_malformed_registry_is_a_clear_error_naming_the_file_and_nothing_is_wr
     assert error["path"] == str(path)
 
 
-def test_sources_merges_the_project_file_over_the_global_one_and_names_bad_entries(
-        store: Path, tmp_path: Path) -> None:
+def test_sources_lists_the_registry_and_names_bad_entries(store: Path) -> None:
     path = registry_file()
     path.parent.mkdir(parents=True)
-    path.write_text(HAND_WRITTEN, "utf-8")
-    project = tmp_path / "project"
-    (project / ".pcp").mkdir(parents=True)
-    (project / ".pcp" / "sources.json").write_text(json.dumps({
-        "pcp_registry_version": "1.0", "sources": [
-            {"id": "yap", "name": "Yap (project)", "transport": "http",
-             "url": "http://localhost:9999/mcp"},
-            {"id": "half", "name": "No command", "transport": "stdio"},
-            {"name": "no id", "transport": "stdio", "command": "x"},
-        ]}), "utf-8")
-    listed = cli("sources", "--json", cwd=project)
+    data = json.loads(HAND_WRITTEN)
+    data["sources"] += [{"id": "half", "name": "No command", "transport": "stdio"},
+                        {"name": "no id", "transport": "stdio", "command": "x"}]
+    path.write_text(json.dumps(data), "utf-8")
+    listed = cli("sources", "--json")
     assert listed.code == 0, listed.stderr
     shown = {s["id"]: s for s in listed.json["sources"]}
     assert list(shown) == ["memorandai", "yap"]
-    assert shown["yap"]["name"] == "Yap (project)" and shown["yap"]["url"].endswith("9999/mcp")
-    assert shown["yap"]["file"] == str((project / ".pcp" / "sources.json").resolve())
+    assert shown["yap"]["url"].endswith("8787/mcp") and shown["yap"]["file"] == str(path)
+    assert shown["yap"]["headers"] == ["Authorization"]  # names, never the token
     problems = listed.json["problems"]
     assert any("'half': a stdio source needs a command" in p for p in problems)
     assert any("an entry without an id" in p for p in problems)
-    human = cli("sources", cwd=project)
+    human = cli("sources")
     assert "memorandai" in human.stdout and "needs a command" in human.stderr
+    assert "yk_secret" not in human.stdout + human.stderr
 
 
 def test_no_registry_and_no_sources_selected(store: Path) -> None:
@@ -213,3 +207,41 @@ def test_stores_registering_at_the_same_time_all_end_up_in_the_file(tmp_path: Pa
     data = json.loads(registry_file().read_text("utf-8"))
     assert sorted(s["id"] for s in data["sources"]) == [f"pcp-store{n}" for n in range(4)]
     assert schema_errors(data) == []
+
+
+def test_the_registry_lock_keeps_a_registration_that_waited_for_it(tmp_path: Path) -> None:
+    """Deterministic: one `pcp register` is paused inside the lock, after it read the file;
+    a second one, started then, must wait for the lock (it says so) rather than write in
+    between, so both entries end up in the file. Without the lock the second one writes
+    in between and the first, resumed, writes over it: every time."""
+    import subprocess
+    import sys
+
+    helper = Path(__file__).parent / "helpers" / "registry_writer.py"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        assert cli("init", str(root), "--owner", root.name).code == 0
+    env = {k: v for k, v in os.environ.items() if k != "PCP_STORE"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    paused = subprocess.Popen([sys.executable, str(helper), "pause", str(first)], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    waiting = None
+    try:
+        assert paused.stdout is not None and paused.stdin is not None
+        assert paused.stdout.readline() == "inside\n"  # it holds the lock, file read
+        waiting = subprocess.Popen([sys.executable, str(helper), "watch", str(second)],
+                                   env=env, stdout=subprocess.PIPE, text=True)
+        assert waiting.stdout is not None
+        # "waiting" once it met the held lock; "" if it ran to its end without meeting it
+        said = waiting.stdout.readline()
+        paused.stdin.write("go\n")
+        paused.stdin.flush()
+        assert paused.wait(timeout=120) == 0
+        assert waiting.wait(timeout=120) == 0
+    finally:
+        for proc in (paused, waiting):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+    assert said == "waiting\n"
+    data = json.loads(registry_file().read_text("utf-8"))
+    assert sorted(s["id"] for s in data["sources"]) == ["pcp-first", "pcp-second"]

@@ -125,3 +125,22 @@ def test_library_propose_by_an_ai_client_records_the_client(store):
         queue = api.review_queue(opened)
     assert queue[0]["page_id"] == result.page_id
     assert queue[0]["proposed_by"] == {"actor_type": "model", "actor_id": "claude-desktop"}
+
+
+def test_a_rejected_proposal_is_kept_not_tombstoned_and_listed_by_review_all(example):
+    """The rejection is one layer (review_status), the lifecycle another: a rejected proposal
+    stays an active page, kept for audit, and `pcp review --all` still lists it."""
+    assert cli("review", "reject", "ks-p01", "--reason", "I like light mode", "--store",
+               example).code == 0
+    page = cli("show", "ks-p01", "--json", "--store", example).json["page"]
+    assert (page["review_status"], page["lifecycle_status"]) == ("rejected", "active")
+    assert cli("review", "--json", "--store", example).json == []
+    for args in (("review", "--all"), ("review", "list", "--all")):
+        listed = cli(*args, "--json", "--store", example)
+        assert listed.code == 0, listed.stderr
+        [item] = listed.json
+        assert (item["page_id"], item["review_status"]) == ("ks-p01", "rejected")
+        assert item["rejection_reason"] == "I like light mode"
+        assert item["rejected_at"] > item["proposed_at"]
+    human = cli("review", "--all", "--store", example).stdout
+    assert "Nothing awaits review." in human and "I like light mode" in human

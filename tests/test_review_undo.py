@@ -112,3 +112,36 @@ def test_accept_with_edited_category_sensitivity_and_date(store: Path) -> None:
             with pytest.raises(UsageError):
                 api.accept_proposal(opened, "ks-coffee", **bad)
     assert _show(store, "ks-coffee")["review_status"] == "proposed"
+
+
+def test_the_last_decisions_are_read_among_many_affirmed_pages(store: Path, monkeypatch) -> None:
+    """`review_decisions` reads only the rows whose record says a decision (in SQL): among
+    hundreds of keystones affirmed otherwise it finds the same decisions, in the same order,
+    as reading every affirmed or rejected row."""
+    from pcp_cli import api
+
+    monkeypatch.setenv("PCP_NOW", "2026-01-01T09:00:00.000Z")
+    _propose(store, "Likes long walks.", "ks-walks")
+    assert cli("review", "accept", "ks-walks", "--store", store).code == 0
+    _propose(store, "Likes loud music.", "ks-loud")
+    assert cli("review", "reject", "ks-loud", "--store", store).code == 0
+    monkeypatch.setenv("PCP_NOW", "2026-02-01T09:00:00.000Z")
+    with api.open_store(store) as opened, opened.batch():
+        for number in range(300):
+            api.add_keystone(opened, f"Fact number {number}.", category="other")
+        api.add_keystone(opened, "Has a note about affirmed_at.", category="other",
+                         page_id="ks-said")
+    monkeypatch.setenv("PCP_NOW", "2026-03-01T09:00:00.000Z")
+    _propose(store, "Likes tea.", "ks-tea")
+    assert cli("review", "accept", "ks-tea", "--store", store).code == 0
+    with api.open_store(store) as opened:
+        every = opened.entries(types=("keystone",), review=("affirmed", "rejected"),
+                               statuses=("active", "superseded", "archived"))
+        assert len(every) > 300
+        decided = [e.page_id for e in sorted(
+            (e for e in every if "affirmed_at" in e.record or "rejected_at" in e.record),
+            key=lambda e: (e.record.get("affirmed_at") or e.record["rejected_at"], e.page_id),
+            reverse=True)]
+        found = api.review_decisions(opened, limit=None)
+        assert [d["page_id"] for d in found] == decided == ["ks-tea", "ks-walks", "ks-loud"]
+        assert api.review_decisions(opened, limit=2) == found[:2]

@@ -99,9 +99,10 @@ def test_pcp_yaml_default_scopes_are_checked_and_narrowed_with_the_grant() -> No
     manifest = {"clients": {"agent": {"scopes": ["user:ada", "project:*"],
                                       "default_scopes": ["project:tide"]}}}
     assert resolve_grant(manifest, "agent").default_scopes == ("project:tide",)
-    # `pcp serve --scope` narrows the defaults with the grant; none left: none (and it says so)
+    # `pcp serve --scope` narrows the defaults with the grant; none left: the implicit rule
+    # picks one of what is served (never all of it), and it says so
     narrowed = resolve_grant(manifest, "agent", ["user:ada"])
-    assert narrowed.default_scopes == ()
+    assert narrowed.default_scopes == ("user:ada",)
     assert any("default scopes" in n for n in narrowed.notices)
     assert resolve_grant(manifest, "agent", ["project:*"]).default_scopes == ("project:tide",)
     bad = {"clients": {"agent": {"scopes": ["user:ada"], "default_scopes": ["project:tide"]}}}

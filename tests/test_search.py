@@ -10,14 +10,14 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from pcp_cli import api
-from tests.conftest import V1_SCHEMAS, cli
+from tests.conftest import V12_SCHEMAS, cli
 
 pytestmark = pytest.mark.usefixtures("engine")
 
 # The v1 envelope, plus the Paged Context Protocol's cursor for the next page of results.
 ENVELOPE = {"schema_version", "query", "count", "filters_applied", "results", "next_cursor"}
 RESULT_VALIDATOR = Draft202012Validator(
-    json.loads((V1_SCHEMAS / "search-result.schema.json").read_text(encoding="utf-8")))
+    json.loads((V12_SCHEMAS / "search-result.schema.json").read_text(encoding="utf-8")))
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,8 @@ def test_stats_counts_and_time_range(example):
     data = run(example, "stats", "--include-sensitive")
     assert set(data) == {"schema_version", "total", "by_type", "by_origin", "by_namespace",
                          "by_lifecycle", "time_range", "counted",
-                         "filters_applied"}
+                         "filters_applied", "protocols"}
+    assert data["protocols"]["portable_context_protocol"]["served"] == "1.2"
     # 23 readable pages, but the proposal ks-p01 is not part of the read surface.
     assert data["total"] == 22
     assert data["by_type"] == {"conversation": 2, "keystone": 8, "note": 5, "profile": 1,

@@ -333,7 +333,8 @@ def test_json_shapes_of_every_command(tmp_path: Path) -> None:
     assert set(ok("archive", b["page_id"], "--store", s)) == WRITE
     assert set(ok("tombstone", b["page_id"], "--store", s)) == WRITE
     deleted = ok("delete", b["page_id"], "--yes", "--store", s)
-    assert set(deleted) == {"page_id", "revisions_removed", "relations_removed", "event_id"}
+    assert set(deleted) == {"page_id", "revisions_removed", "relations_removed", "event_id",
+                            "overridden"}
     doctor = ok("doctor", "--store", s)
     assert set(doctor) == {"clean", "fixed", "findings"} and doctor["clean"]
     validate = ok("validate", s)

@@ -5,6 +5,8 @@ pages agree with one long page (pcp_cli/query/tiebreak.py)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pcp_cli.query import tiebreak
 from tests.conftest import cli
@@ -88,3 +90,17 @@ def test_bands_and_settled():
                              observed=lambda i: i[3])
     assert [i[0] for i in ordered] == ["c", "b", "a", "d", "e"]
     assert tiebreak.authority("nonsense") == tiebreak.authority("generated")
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet="0123456789-:TZ.+é😀\ud7ff\U0010fffe",
+                                             max_size=10)), max_size=30))
+def test_the_newest_first_key_orders_as_negated_code_points(stamps):
+    """The key that orders a band by observed time (a string of mirrored characters) sorts
+    exactly as the tuple of negated code points it replaced: later first, a prefix before
+    what extends it, a missing time last."""
+    def plain(stamp):
+        return (1, ()) if not stamp else (0, tuple(-ord(c) for c in stamp))
+
+    by_key = sorted(range(len(stamps)), key=lambda i: tiebreak._newest_first(stamps[i]))
+    by_plain = sorted(range(len(stamps)), key=lambda i: plain(stamps[i]))
+    assert by_key == by_plain

@@ -9,10 +9,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from pcp_cli import api
-from tests.conftest import V1_SCHEMAS, cli
+from tests.conftest import V12_SCHEMAS, cli
 
 EVENT = Draft202012Validator(
-    json.loads((V1_SCHEMAS / "timeline-event.schema.json").read_text(encoding="utf-8")))
+    json.loads((V12_SCHEMAS / "timeline-event.schema.json").read_text(encoding="utf-8")))
 
 
 def listing(root: Path, *args: str) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 from tests.adapters.adapter_builders import gpt_branching, write_folder
-from tests.conftest import V1_EXAMPLES, V1_SCHEMAS, cli
+from tests.conftest import V1_EXAMPLES, V12_SCHEMAS, cli
 from tests.test_archive_import import export_archive as export
 from tests.test_archive_import import new_store
 
@@ -24,7 +24,7 @@ def ok(*args: object) -> object:
 
 
 def keystone_validator() -> Draft202012Validator:
-    return Draft202012Validator(json.loads((V1_SCHEMAS / "keystone.schema.json").read_text()))
+    return Draft202012Validator(json.loads((V12_SCHEMAS / "keystone.schema.json").read_text()))
 
 
 def test_unclassified_keystones_stay_unclassified_through_round_trips(tmp_path: Path) -> None:

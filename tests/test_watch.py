@@ -180,3 +180,42 @@ def test_after_a_long_full_scan_the_safety_net_waits_longer(example, monkeypatch
         watched.scanned_at = now - watched.max_age() - 1
         store.refresh()
         assert counted == [1, 1, 1]
+
+
+def test_a_call_never_waits_for_the_safety_net_scan(example, monkeypatch):
+    """While the background full scan is under way (held here at its start), a call's own
+    refresh returns at once and still sees the edit its events named."""
+    import hashlib
+    import threading
+
+    monkeypatch.setattr(watch, "MAX_AGE_S", 0.4)  # the thread wakes every 0.1 s
+    entered, release = threading.Event(), threading.Event()
+    with api.open_store(example, readonly=True) as store:
+        assert api.watch_files(store, background_scan=True)
+        real = type(store.catalog)._scan_files
+
+        def held(self, **kwargs):
+            if threading.current_thread().name == "pcp-safety-net-scan":
+                entered.set()
+                release.wait(60)
+            return real(self, **kwargs)
+
+        monkeypatch.setattr(type(store.catalog), "_scan_files", held)
+        store.refresh()  # the first refresh scans everything, in this thread
+        try:
+            assert entered.wait(60), "the safety net never ran"
+            path = example / HEAD
+            path.write_text(path.read_text() + "\nWritten while the safety net scans.\n")
+            done, seen = threading.Event(), []
+
+            def call() -> None:  # a call of the server: a store of its own, in its own thread
+                with api.open_store(example, readonly=True, refresh=False) as mine:
+                    mine.refresh()
+                    seen.append(digest_row(mine, HEAD))
+                done.set()
+
+            threading.Thread(target=call, daemon=True).start()
+            assert done.wait(60), "the call waited for the safety net's scan"
+            assert seen == [hashlib.sha256(path.read_bytes()).hexdigest()]
+        finally:
+            release.set()

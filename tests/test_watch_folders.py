@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pcp_cli.store.store import page_id_for_key
 from tests.conftest import cli
 
 DATA = Path(__file__).parent / "data" / "sessions"
@@ -141,3 +142,164 @@ def test_ctrl_c_stops_it_cleanly(store: Path, tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and err.rstrip().endswith("stopped")
     assert "Traceback" not in err
+
+
+# -- a rename storm: every renamed note's new page supersedes its old one ---------------------
+def lifecycles(store: Path) -> dict[str, str]:
+    """page id -> lifecycle status, for every page."""
+    listed = cli("ls", "--store", str(store), "--json", "--status", "active", "--status",
+                 "archived", "--status", "superseded").json
+    return {p["page_id"]: p["lifecycle_status"] for p in listed}
+
+
+def supersedes(store: Path) -> set[tuple[str, str]]:
+    from pcp_cli.store.store import Store
+
+    with Store.open(store, readonly=True) as opened:
+        return {(r.from_page_id, r.to_page_id) for r in opened.relations()
+                if r.relation_type == "supersedes"}
+
+
+def storm_vault(folder: Path, count: int) -> Path:
+    folder.mkdir()
+    for n in range(count):
+        (folder / f"n{n}.md").write_text(f"# N{n}\n\nnote {n}\n")
+    for name in ("chain", "back", "hide", "gone"):
+        (folder / f"{name}.md").write_text(f"# {name.title()}\n\n{name}\n")
+    (folder / "sub").mkdir()
+    for name in ("s1", "s2"):
+        (folder / "sub" / f"{name}.md").write_text(f"# {name.upper()}\n\n{name}\n")
+    return folder
+
+
+def storm(folder: Path, count: int, note=None) -> None:
+    """Rename notes as a person or a sync tool does, all at once; `note(src, dest)` is told
+    each move (and `note(path, None)` each deletion) as watchdog would tell the watcher."""
+    def move(src: Path, dest: Path) -> None:
+        src.rename(dest)
+        if note is not None:
+            note(src, dest)
+
+    for n in range(count):
+        move(folder / f"n{n}.md", folder / f"renamed-{n}.md")
+    move(folder / "chain.md", folder / "chain2.md")
+    move(folder / "chain2.md", folder / "chain3.md")  # renamed again before it settled
+    move(folder / "back.md", folder / "back2.md")
+    move(folder / "back2.md", folder / "back.md")  # and back: just a note
+    move(folder / "hide.md", folder / ".hide.md")  # to a name no import takes: archived
+    move(folder / "gone.md", folder / "gone2.md")
+    (folder / "gone2.md").unlink()  # renamed, then deleted
+    if note is not None:
+        note(folder / "gone2.md", None)
+    (folder / "sub").rename(folder / "sub2")  # a folder: watchdog sends each file's move too
+    if note is not None:
+        for name in ("s1", "s2"):
+            note(folder / "sub" / f"{name}.md", folder / "sub2" / f"{name}.md")
+
+
+def assert_storm_linked(store: Path, count: int) -> None:
+    ids = {name: page_id_for_key(f"markdown:{name}") for name in (
+        *(f"n{n}.md" for n in range(count)), *(f"renamed-{n}.md" for n in range(count)),
+        "chain.md", "chain2.md", "chain3.md", "back.md", "back2.md", "hide.md", "gone.md",
+        "gone2.md", "sub/s1.md", "sub/s2.md", "sub2/s1.md", "sub2/s2.md")}
+    status = lifecycles(store)
+    linked = supersedes(store)
+    for old, new in [*((f"n{n}.md", f"renamed-{n}.md") for n in range(count)),
+                     ("chain.md", "chain3.md"), ("sub/s1.md", "sub2/s1.md"),
+                     ("sub/s2.md", "sub2/s2.md")]:
+        assert (status.get(ids[old]), status.get(ids[new])) == ("superseded", "active"), old
+        assert (ids[new], ids[old]) in linked, old
+    # a name a note held only in passing has no page, or one retired (never one left active)
+    assert status[ids["back.md"]] == "active"
+    assert status.get(ids["back2.md"]) != "active"
+    assert status.get(ids["chain2.md"]) != "active"
+    assert status[ids["hide.md"]] == "archived" and status[ids["gone.md"]] == "archived"
+    assert ids["gone2.md"] not in status
+
+
+def test_a_rename_storm_links_every_renamed_note_to_its_old_page(store: Path,
+                                                                 tmp_path: Path) -> None:
+    """The watcher's own logic in this process, told the events watchdog sends, looking as
+    its loop does (the real watch is below, in the slow set)."""
+    from pcp_cli.capture.watch import Watcher
+
+    folder = storm_vault(tmp_path / "vault", 12)
+    said: list[str] = []
+    watcher = Watcher(store, {folder: "markdown"}, settle=0, say=said.append)
+    watcher.import_paths([folder])
+
+    def note(src: Path, dest: Path | None) -> None:
+        watcher.note([src] if dest is None else [src, dest], moved=dest is not None)
+        if watcher.pending:  # the loop looks between events too
+            watcher.import_paths(watcher.ready())
+
+    storm(folder, 12, note)
+    for _ in range(10):
+        watcher.import_paths(watcher.ready())
+    assert not watcher.pending and not watcher.moves
+    assert_storm_linked(store, 12)
+
+
+@pytest.mark.slow
+def test_a_real_watch_links_a_rename_storm(store: Path, tmp_path: Path) -> None:
+    folder = storm_vault(tmp_path / "vault", 40)
+    proc = start(store, str(folder))
+    try:
+        until(lambda: "N39" in pages(store), "catch up with the vault")
+        storm(folder, 40)
+        until(lambda: len(supersedes(store)) >= 43, "link the renamed notes")
+        until(lambda: lifecycles(store).get(page_id_for_key("markdown:gone.md")) == "archived",
+              "archive the deleted note")
+    finally:
+        stop(proc)
+    assert_storm_linked(store, 40)
+
+
+def test_a_note_back_in_the_vault_makes_the_page_the_watch_retired_active_again(
+        store: Path, tmp_path: Path) -> None:
+    from pcp_cli.capture.watch import Watcher
+
+    folder = tmp_path / "vault"
+    folder.mkdir()
+    note, mine = folder / "tide.md", folder / "mine.md"
+    note.write_text("# Tide\n\nhigh\n")
+    mine.write_text("# Mine\n\nkept as I left it\n")
+    watcher = Watcher(store, {folder: "markdown"}, settle=0, say=lambda line: None)
+    watcher.import_paths([folder])
+    tide, own = (page_id_for_key(f"markdown:{name}") for name in ("tide.md", "mine.md"))
+    assert cli("archive", own, "--store", str(store)).code == 0  # the person's own act
+
+    trash = tmp_path / "trash.md"
+    note.rename(trash)  # to the trash, out of the vault
+    watcher.note([note, trash], moved=True)
+    watcher.import_paths(watcher.ready())
+    assert lifecycles(store)[tide] == "archived"
+    trash.write_text("# Tide\n\nlow, now\n")
+    trash.rename(note)  # restored, and changed meanwhile
+    watcher.note([trash, note], moved=True)
+    mine.write_text("# Mine\n\nedited, still archived\n")
+    watcher.note([mine])
+    for _ in range(3):
+        watcher.import_paths(watcher.ready())
+    assert lifecycles(store)[tide] == "active"
+    assert lifecycles(store)[own] == "archived"  # an edit in the vault does not undo that
+    assert "edited, still archived" in cli("show", own, "--store", str(store)).stdout
+
+
+def test_a_session_log_written_by_rename_is_imported(store: Path, tmp_path: Path) -> None:
+    """A session log saved the atomic way (written beside, then renamed into place)."""
+    from pcp_cli.capture.watch import Watcher
+
+    folder = tmp_path / "projects"
+    (folder / "-home-ada-code-tidewatch").mkdir(parents=True)
+    source = DATA / "claude" / "projects" / "-home-ada-code-tidewatch" / \
+        "4f35e220-c435-4cf7-b9b9-f40426042847.jsonl"
+    temp = folder / "-home-ada-code-tidewatch" / "4f35e220.jsonl.tmp"
+    final = folder / "-home-ada-code-tidewatch" / source.name
+    temp.write_text(source.read_text())
+    watcher = Watcher(store, {folder: "claude_code"}, settle=0, say=lambda line: None)
+    temp.rename(final)
+    watcher.note([temp, final], moved=True)
+    for _ in range(3):
+        watcher.import_paths(watcher.ready())
+    assert len(cli("ls", "--type", "conversation", "--store", str(store), "--json").json) == 1

@@ -47,6 +47,11 @@ KEYSTONE_RECORD = {
         "source": enum(vocab.KEYSTONE_SOURCES),
         "created_at": {"type": "string"},
         "last_confirmed_at": {"type": "string"},
+        # Portable Context Protocol v1.2: who wrote the claim, who last stood behind it (actor
+        # strings, model/actors.py), and the day it goes stale (model/staleness.py).
+        "generated_by": {"type": "string", "minLength": 1},
+        "last_confirmed_by": {"type": "string", "minLength": 1},
+        "stale_after": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
         "supersedes": {"type": "string"},
         "superseded_by": {"type": "string"},
     },
@@ -233,6 +238,9 @@ SCHEMAS = {
             "created_at": {"type": "string", "format": "date-time"},
             "created_by": ACTOR,
             "note": {"type": "string"},
+            # the ends named by a revision id (`pcp link rev_… depends_on rev_…`): the relation
+            # is to that revision, whichever revision is the page's head later
+            "pinned": {"type": "array", "items": {"enum": ["from", "to"]}, "uniqueItems": True},
             "extensions": EXTENSIONS,
         },
     },
@@ -281,10 +289,20 @@ SCHEMAS = {
                         "allow_sensitive": {"type": "boolean"},
                         "allow_write": {"type": "boolean"},
                         "description": {"type": "string"},
+                        # the Portable Context Protocol version the client is served
+                        "pcp_version": {"enum": ["1.2", "1.1"]},
                     },
                 },
             },
             "settings": {"type": "object"},
+            # how long tombstoned pages and replaced revisions are kept (store/retention.py)
+            "retention": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {rule: {"type": "string",
+                                      "pattern": r"^(forever|[1-9][0-9]{0,4}[dwy])$"}
+                               for rule in ("tombstoned_pages", "superseded_revisions")},
+            },
         },
     },
 }

@@ -2,7 +2,8 @@
 
 An example is a line `$ pcp …` inside a ```text block, followed by its output up to the next `$ `
 line or the end of the block. Only examples that read the bundled example store
-(`--store store_layout/example`) are run, on a private copy of it, through bash so that pipes
+(`--store store_layout/example`) are run, on a private copy of it (one of its own for an example
+of several commands joined with `&&`, which may write), through bash so that pipes
 (`| column -t -s $'\t'`, `| jq …`) work as a reader would type them. A command whose stdout is
 not piped runs on a pseudo-terminal 100 columns wide, so it prints what a terminal shows.
 
@@ -112,6 +113,16 @@ def run(command: str, workdir: Path) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n")).rstrip("\n")
 
 
+def _own_copy(workdir: Path) -> Path:
+    """A fresh copy of the example store for an example of several commands joined with `&&`
+    (they change the store: `pcp propose && pcp review accept …`), so no other example sees
+    what it wrote."""
+    own = Path(tempfile.mkdtemp(dir=workdir))
+    shutil.copytree(ROOT / EXAMPLE_STORE, own / EXAMPLE_STORE,
+                    ignore=shutil.ignore_patterns(".pcp"))
+    return own
+
+
 def check(write: bool = False) -> list[str]:
     """Every example whose output differs from pcp's, as `file:line: command` lines."""
     problems: list[str] = []
@@ -123,7 +134,8 @@ def check(write: bool = False) -> list[str]:
             found = examples(path)
             lines = path.read_text(encoding="utf-8").split("\n")
             for ex in reversed(found):
-                actual = run(ex.command, workdir)
+                actual = run(ex.command, _own_copy(workdir) if " && " in ex.command
+                             else workdir)
                 if actual.rstrip() == ex.expected.rstrip():
                     continue
                 where = f"{path.relative_to(ROOT)}:{ex.line + 1}"

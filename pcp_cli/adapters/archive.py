@@ -1,10 +1,12 @@
 """Import Portable Context Protocol v1 files: a `pcp.full-archive`, a bare profile, a keystone
-list or a timeline list.
+list or a timeline list, v1.1 or v1.2.
 
-The whole file is checked before anything is written: every object against the published v1
-schemas, plus what the store itself requires (ids unique in the file, namespaced extension
-keys, values the store can hold). An invalid file is refused as a whole with every error listed
-as `path/inside/json: reason`, and nothing is written.
+The whole file is checked before anything is written: every object against the published v1.2
+schemas (a v1.1 object is a valid v1.2 one; the v1.2 fields a v1.1 export of pcp's kept under
+`extensions["org.pcp-cli.v1.2"]` are put back first, render/versions.py), plus what the store
+itself requires (ids unique in the file, namespaced extension keys, values the store can hold).
+An invalid file is refused as a whole with every error listed as `path/inside/json: reason`,
+and nothing is written.
 
 Then each object becomes one page, written with `Store.upsert_page` under the importer actor:
 - the v1 id is kept as the page id when it is a safe id (and not already taken by a page of
@@ -31,6 +33,7 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model import jsonlimit, vocab
+from pcp_cli.model.filenames import shown
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import (
     ARCHIVE_EXTENSIONS,
@@ -43,6 +46,7 @@ from pcp_cli.model.page import (
     canonical_json,
     title_from,
 )
+from pcp_cli.render.versions import restore
 from pcp_cli.store.store import Store, page_id_for_key
 
 ACTOR = Actor("tool", "pcp-import-archive")
@@ -183,7 +187,7 @@ def source_of(store: Store, data: Any, path: str | Path) -> str:
         store_id = ours.get("store_id") if isinstance(ours, dict) else None
         if isinstance(store_id, str) and store_id.strip():
             return f"store:{store_id.strip()}"
-    return f"file:{Path(path).name}"
+    return f"file:{shown(Path(path).name)}"  # a name that is not UTF-8, escaped
 
 
 class _Claims:
@@ -244,10 +248,12 @@ def plan_import(store: Store, data: Any, *, namespace: str | None = None,
                 source: str = "") -> _Plan:
     """Check everything and build every page state; raise InvalidInput listing every error."""
     profile, keystones, events, kind, errors = split_parts(data)
+    # v1.2 fields a v1.1 export kept under pcp's extension key go back where they belong
+    keystones = [restore(obj, "keystone") if isinstance(obj, dict) else obj for obj in keystones]
     if profile is not None:
-        errors += _schema_errors("v1/profile", profile, _prefix(kind, "profile"))
-    for part, items, schema in (("keystone", keystones, "v1/keystone"),
-                                ("timeline", events, "v1/timeline-event")):
+        errors += _schema_errors("v1.2/profile", profile, _prefix(kind, "profile"))
+    for part, items, schema in (("keystone", keystones, "v1.2/keystone"),
+                                ("timeline", events, "v1.2/timeline-event")):
         prefix = _prefix(kind, part)
         seen: dict[str, str] = {}
         for index, obj in enumerate(items):
@@ -344,8 +350,9 @@ def _keystone_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
     page_id = ids[obj["id"]]
     category = obj.get("category", "other")
     record: dict[str, Any] = {"category": category}
-    for key in ("source", "confidence", "importance", "created_at", "last_confirmed_at"):
-        if key in obj:
+    for key in ("source", "confidence", "importance", "created_at", "last_confirmed_at",
+                "generated_by", "last_confirmed_by", "stale_after"):
+        if key in obj:  # v1.2's actors and staleness as the archive says them; absent: absent
             record[key] = obj[key]
     if "supersedes" in obj:
         target = obj["supersedes"]
@@ -387,12 +394,13 @@ def _lifecycle(obj: dict[str, Any]) -> str:
 
 
 def _extensions(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object's extensions, less the lifecycle pcp's export put there (the page's own
-    lifecycle now holds it)."""
-    extensions = dict(obj.get("extensions") or {})
+    """The object's extensions, less the lifecycle and sensitivity pcp's export put there (the
+    page's own fields now hold them)."""
+    extensions = vocab.stored_extensions(dict(obj.get("extensions") or {}))
     ours = extensions.get(vocab.EXT_NS)
-    if isinstance(ours, dict) and "lifecycle_status" in ours and "status" not in obj:
-        rest = {k: v for k, v in ours.items() if k != "lifecycle_status"}
+    held = {"sensitivity"} | ({"lifecycle_status"} if "status" not in obj else set())
+    if isinstance(ours, dict) and held & set(ours):
+        rest = {k: v for k, v in ours.items() if k not in held}
         if rest:
             extensions[vocab.EXT_NS] = rest
         else:
@@ -400,15 +408,20 @@ def _extensions(obj: dict[str, Any]) -> dict[str, Any]:
     return extensions
 
 
-def _sensitivity(store: Store, page_id: str, obj: dict[str, Any]) -> str | None:
-    """What the file says; a file that says nothing keeps what the store says (the person may
-    have classified the page since), and a keystone never classified stays unclassified: it is
-    not made `low` on the way in (under-claim, never over-claim)."""
-    if "sensitivity" in obj:
-        return str(obj["sensitivity"])
+def _sensitivity(store: Store, page_id: str, obj: dict[str, Any],
+                 default: str | None = None) -> str | None:
+    """What the file says (a keystone's v1 `sensitivity`; for a timeline event or profile, which
+    v1 gives none, what pcp's export put in its `org.pcp-cli` extension); a file that says
+    nothing keeps what the store says (the person may have classified the page since), and a
+    keystone never classified stays unclassified: it is not made `low` on the way in
+    (under-claim, never over-claim). `Store.upsert_page` never lowers a page's sensitivity."""
+    ours = (obj.get("extensions") or {}).get(vocab.EXT_NS)
+    said = obj.get("sensitivity", ours.get("sensitivity") if isinstance(ours, dict) else None)
+    if said is not None:
+        return str(said)
     if store.page_exists(page_id):
         return store.current(page_id).state.sensitivity
-    return None
+    return default
 
 
 def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
@@ -429,11 +442,12 @@ def _timeline_state(store: Store, obj: dict[str, Any], ids: dict[str, str],
         type="timeline_event",
         title=title_from(obj["summary"]),
         namespace=_namespace_for(store, page_id, namespace),
+        sensitivity=_sensitivity(store, page_id, obj, "low"),
         origin=vocab.ORIGIN_FOR_SOURCE.get(source, "imported") if source else "imported",
         integrity="verbatim",
         epistemic_status="affirmed",
         record=record,
-        extensions=dict(obj.get("extensions") or {}),
+        extensions=_extensions(obj),
     )
 
 
@@ -472,11 +486,12 @@ def _profile_state(store: Store, obj: dict[str, Any], namespace: str | None,
         type="profile",
         title="Profile",
         namespace=_namespace_for(store, PROFILE_PAGE_ID, namespace),
+        sensitivity=_sensitivity(store, PROFILE_PAGE_ID, obj, "low"),
         origin="imported",
         integrity="verbatim",
         epistemic_status="affirmed",
         record=record,
-        extensions=dict(obj.get("extensions") or {}),
+        extensions=_extensions(obj),
     )
 
 
@@ -500,6 +515,7 @@ def import_archive(store: Store, path: str | Path, *, dry_run: bool = False,
         for item in plan.items:
             _count(summary, source, item, _would(store, item[3]))
         return summary
+    name = Path(source).name
     with store.batch():  # the pages are published in batches, all before this returns
         plan = plan_import(store, data, namespace=namespace, source=source)
         for item in plan.items:
@@ -512,7 +528,7 @@ def import_archive(store: Store, path: str | Path, *, dry_run: bool = False,
                 try:
                     status = store.upsert_page(state, key=f"pcp-v1:{plan.source}:{part}:{original}",
                                                actor=ACTOR, operation="import",
-                                               source_note=f"imported from {Path(source).name}"
+                                               source_note=f"imported from {shown(name)}"
                                                ).status
                 except InvalidInput as exc:
                     _count(summary, source, item, "failed", exc.message)

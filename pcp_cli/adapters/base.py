@@ -22,6 +22,7 @@ from typing import IO, Any, Literal
 import ijson
 
 from pcp_cli.errors import InvalidInput
+from pcp_cli.model.filenames import NOT_TEXT, is_text, shown
 from pcp_cli.model.jsonlimit import TapReader, guarded_stream
 
 Format = Literal["archive", "chatgpt", "claude", "markdown", "claude_code", "codex"]
@@ -62,6 +63,10 @@ class ImportItem:
     links: tuple[str, ...] = ()
     # ISO 8601 (UTC, or a bare date) of the item's last change in the source, when known.
     timestamp: str | None = None
+    # True when `timestamp` is only its file's modification time (a note whose frontmatter
+    # gives no date): a re-import that differs by that time alone changes nothing
+    # (store/reimport.py).
+    weak_timestamp: bool = False
     # "medium" for anything that identifies the person (name, remembered facts).
     sensitivity: str = "low"
 
@@ -193,15 +198,12 @@ class Source:
         self.path = path
         self._zip: zipfile.ZipFile | None = None
         self.sizes: dict[str, int] = {}
+        # files left out because their names are not text (filenames.is_text), to report
+        self.not_text: list[Path] = []
         if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not _hidden(d))
-                for name in sorted(files):
-                    full = Path(root) / name
-                    if _hidden(name) or full.is_symlink():
-                        continue
-                    rel = full.relative_to(path).as_posix()
-                    self.sizes[rel] = full.stat().st_size
+            files, self.not_text = walk_folder(path, lambda name: True, hidden=_hidden)
+            for full in files:
+                self.sizes[full.relative_to(path).as_posix()] = full.stat().st_size
         elif zipfile.is_zipfile(path):
             self._zip = zipfile.ZipFile(path)
             for info in self._zip.infolist():
@@ -218,6 +220,12 @@ class Source:
                     "export", path=str(path), hint=_ZIP_HINT)
         else:
             self.sizes[path.name] = path.stat().st_size
+
+    def not_text_problems(self) -> Iterator[ItemProblem]:
+        """A skipped problem for each JSON file left out for its name (the only files an
+        export's parser reads), named escaped."""
+        yield from not_text_problems(self.path, [f for f in self.not_text
+                                                 if f.name.lower().endswith(".json")])
 
     @property
     def is_zip(self) -> bool:
@@ -275,6 +283,38 @@ def _check_expansion(path: Path, info: zipfile.ZipInfo) -> None:
 
 def _hidden(name: str) -> bool:
     return name.startswith(".") or name == "__MACOSX"
+
+
+def _dot(name: str) -> bool:
+    return name.startswith(".")
+
+
+def walk_folder(root: Path, wanted: Callable[[str], bool], *,
+                hidden: Callable[[str], bool] = _dot) -> tuple[list[Path], list[Path]]:
+    """The files under the folder `root` whose names `wanted` takes, in name order, leaving
+    out hidden folders and files (`.obsidian`, `.git`, editors' swap files) and symlinks; and,
+    apart, the wanted files whose path below `root` is not text (a name that is not UTF-8:
+    model/filenames.py), which no importer can key, for the caller to report as skipped."""
+    found: list[Path] = []
+    not_text: list[Path] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not hidden(d))
+        for name in sorted(names):
+            full = Path(folder) / name
+            if hidden(name) or not wanted(name) or full.is_symlink():
+                continue
+            if is_text(str(full.relative_to(root))):
+                found.append(full)
+            else:
+                not_text.append(full)
+    return found, not_text
+
+
+def not_text_problems(root: Path, files: list[Path]) -> Iterator[ItemProblem]:
+    """A skipped problem for each file `walk_folder` set aside for its name, named escaped."""
+    base = root if root.is_dir() else root.parent
+    for file in files:
+        yield ItemProblem(shown(file), shown(file.relative_to(base).as_posix()), NOT_TEXT)
 
 
 class ProgressTracker:

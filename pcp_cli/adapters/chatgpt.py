@@ -54,6 +54,7 @@ _PLACEHOLDERS = {
 def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None) -> ParseResult:
     """Yield one conversation page per ChatGPT conversation, or a problem for each bad one."""
     with Source(Path(path)) as source:
+        yield from source.not_text_problems()
         names = _conversation_files(source)
         if not names:
             yield ItemProblem(str(path), None, "no conversations.json in this export")

@@ -46,6 +46,7 @@ _SENDERS = {"human": "User", "user": "User", "assistant": "Assistant"}
 def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None) -> ParseResult:
     """Yield the profile proposal, project pages, memory proposals and conversations."""
     with Source(Path(path)) as source:
+        yield from source.not_text_problems()
         plan = _plan(source)
         if not any(plan.values()):
             yield ItemProblem(str(path), None, "no Claude export files found here")

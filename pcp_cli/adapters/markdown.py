@@ -6,8 +6,8 @@ Each `.md` file becomes one page, keyed by its path relative to the folder:
   reference (at any depth), or its body is longer than DOCUMENT_CHARS characters; else `note`;
 - YAML frontmatter (the store's hardened safe loader: no anchors, aliases or tags; dates stay
   strings) gives `title`,
-  `tags`, `aliases`, `created`/`date` and `updated`/`modified`; every other key is kept under
-  the `org.pcp-cli.frontmatter` extension;
+  `tags`, `aliases`, `created`/`date`, `updated`/`modified` and `sensitivity`; every other key
+  is kept under the `org.pcp-cli.frontmatter` extension;
 - the title falls back to the first `# heading`, then to the file name;
 - `[[wikilinks]]` (`[[Target]]`, `[[Target|shown]]`, `[[Target#heading]]`) that name another
   imported file (by path, file name or alias) become keys in `links`;
@@ -31,15 +31,20 @@ from pcp_cli.adapters.base import (
     Progress,
     ProgressTracker,
     iso_from_text,
+    not_text_problems,
+    walk_folder,
 )
 from pcp_cli.errors import InvalidInput
-from pcp_cli.store.frontmatter import load_mapping
+from pcp_cli.model.filenames import is_text
+from pcp_cli.model.vocab import SENSITIVITIES
+from pcp_cli.store.frontmatter import MAX_BODY_BYTES, load_mapping
 
 EXT_KEY = "org.pcp-cli.markdown"
 DOCUMENT_CHARS = 20_000
 DOCUMENT_FOLDERS = frozenset({"docs", "documents", "documentation", "reference"})
 _SUFFIXES = (".md", ".markdown")
-_KNOWN_KEYS = {"title", "tags", "tag", "aliases", "alias", "created", "date", "updated", "modified"}
+_KNOWN_KEYS = {"title", "tags", "tag", "aliases", "alias", "created", "date", "updated", "modified",
+               "sensitivity"}
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(\|[^\[\]\n]*)?\]\]")
 _CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$|`[^`\n]+`", re.MULTILINE | re.DOTALL)
 _FRONTMATTER = "frontmatter"
@@ -62,16 +67,21 @@ class _Parsed:
 def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None) -> ParseResult:
     """Yield one note/document page per Markdown file, or a problem for each unreadable one."""
     root = Path(path)
-    files = _markdown_files(root)
+    files, not_text = _markdown_files(root)
+    yield from not_text_problems(root, not_text)
     base = root if root.is_dir() else root.parent
-    tracker = ProgressTracker(progress, sum(f.stat().st_size for f in files))
+    sizes = {f: f.stat().st_size for f in files}
+    for file in [f for f in files if sizes[f] > MAX_BODY_BYTES]:  # never read: memory stays flat
+        yield _too_big(file, base, sizes[file])
+    files = [f for f in files if sizes[f] <= MAX_BODY_BYTES]
+    tracker = ProgressTracker(progress, sum(sizes[f] for f in files))
     rels = [f.relative_to(base).as_posix() for f in files]
     resolver = _Resolver(rels)
     # First pass: aliases, so a link may name a note by any of its aliases. Only a note whose
     # frontmatter could name one is parsed here (the YAML parse is most of an import's CPU).
     for file, rel in zip(files, rels, strict=True):
         try:
-            text = file.read_bytes().decode("utf-8-sig")
+            text = _read(file).decode("utf-8-sig")
             if not _may_have_aliases(text):
                 continue
             parsed = parse_note(text)
@@ -80,8 +90,11 @@ def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None
         for alias in _strings(parsed.meta.get("aliases", parsed.meta.get("alias"))):
             resolver.add_alias(alias, rel)
     for file, rel in zip(files, rels, strict=True):
-        data = file.read_bytes()
+        data = _read(file)
         tracker.add(len(data))
+        if len(data) > MAX_BODY_BYTES:  # grew since it was listed
+            yield _too_big(file, base, None)
+            continue
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -89,10 +102,26 @@ def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None
             continue
         try:
             parsed = parse_note(text)
+            sensitivity = note_sensitivity(parsed.meta, text)
         except FrontmatterError as exc:
             yield ItemProblem(str(file), rel, f"bad frontmatter: {exc}", line=exc.line)
             continue
-        yield _item(file, rel, parsed, resolver)
+        yield _item(file, rel, parsed, resolver, sensitivity)
+
+
+def _read(file: Path) -> bytes:
+    """The note's bytes, at most one past the limit (a note that grew is never read whole)."""
+    with file.open("rb") as handle:
+        return handle.read(MAX_BODY_BYTES + 1)
+
+
+def _too_big(file: Path, base: Path, size: int | None) -> ItemProblem:
+    """`size` None: the note grew past the limit while it was read."""
+    said = f"{size:,} bytes" if size is not None else "it grew while being read"
+    return ItemProblem(str(file), file.relative_to(base).as_posix(),
+                       f"over the {MAX_BODY_BYTES:,}-byte limit for a note ({said}; a page's "
+                       "file holds at most 16 MiB); skipped: split it into smaller notes to "
+                       "import it")
 
 
 def _may_have_aliases(text: str) -> bool:
@@ -107,19 +136,11 @@ def _may_have_aliases(text: str) -> bool:
     return "alias" in head or "\\" in head
 
 
-def _markdown_files(root: Path) -> list[Path]:
+def _markdown_files(root: Path) -> tuple[list[Path], list[Path]]:
+    """The notes to import, and those left out because their names are not text."""
     if root.is_file():
-        return [root]
-    found = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            full = Path(folder) / name
-            if name.startswith(".") or full.is_symlink():
-                continue
-            if name.lower().endswith(_SUFFIXES):
-                found.append(full)
-    return found
+        return ([root], []) if is_text(root.name) else ([], [root])
+    return walk_folder(root, lambda name: name.lower().endswith(_SUFFIXES))
 
 
 # --- frontmatter ----------------------------------------------------------------------------
@@ -145,6 +166,23 @@ def parse_note(text: str) -> _Parsed:
     if not isinstance(meta, dict):
         raise FrontmatterError("frontmatter is not a mapping of keys to values", 2)
     return _Parsed({str(k): v for k, v in meta.items()}, body)
+
+
+def note_sensitivity(meta: dict[str, Any], text: str) -> str:
+    """The note's `sensitivity` (low, medium or high; any case), `low` when it says none.
+    FrontmatterError (with the key's line) for any other value: a note the person marked in a
+    way pcp cannot read is skipped, never served as `low`."""
+    value = meta.get("sensitivity")
+    if value is None:
+        return "low"
+    said = value.strip().lower() if isinstance(value, str) else None
+    if said in SENSITIVITIES:
+        return said
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as parse_note counts lines
+    found = re.search(r"^sensitivity[ \t]*:", text, re.MULTILINE)
+    raise FrontmatterError(f"sensitivity: {value!r} is not one of {', '.join(SENSITIVITIES)}; "
+                           "the note is not imported until it is",
+                           text.count("\n", 0, found.start()) + 1 if found else None)
 
 
 def _strings(value: Any) -> list[str]:
@@ -240,7 +278,8 @@ def wikilink_targets(body: str) -> list[str]:
 # --- building the item ----------------------------------------------------------------------
 
 
-def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportItem:
+def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver,
+          sensitivity: str) -> ImportItem:
     meta, body = parsed.meta, parsed.body
     key = f"markdown:{rel}"
     title = meta.get("title")
@@ -269,6 +308,7 @@ def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportI
     if updated:
         record["updated_at"] = updated
     timestamp = updated or created
+    weak = timestamp is None  # dated by the file's mtime only: touching it is no change
     if timestamp is None:
         timestamp = iso_from_text(datetime.fromtimestamp(file.stat().st_mtime, UTC))
     extensions: dict[str, Any] = {}
@@ -291,6 +331,8 @@ def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver) -> ImportI
         extensions=extensions,
         links=tuple(links),
         timestamp=timestamp,
+        weak_timestamp=weak,
+        sensitivity=sensitivity,
     )
 
 

@@ -27,16 +27,23 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from pcp_cli.adapters.base import Format, ItemProblem, Progress, slugify
-from pcp_cli.errors import InvalidInput, UsageError
+from pcp_cli.adapters.base import (
+    Format,
+    ItemProblem,
+    Progress,
+    not_text_problems,
+    slugify,
+    walk_folder,
+)
+from pcp_cli.errors import InvalidInput, StoreLocked, UsageError
 from pcp_cli.model import jsonlimit, vocab
+from pcp_cli.model.filenames import is_text, shown
 from pcp_cli.model.ingest import EventInput, normalize_event, parse_timestamp
 
 SESSION_FORMATS = ("claude_code", "codex")
@@ -121,17 +128,15 @@ def sniff(path: Path) -> Format | None:
     return None
 
 
-def session_files(path: Path) -> list[Path]:
-    """The `.jsonl` files under a folder (or the file itself), hidden folders left out."""
+def session_files(path: Path, not_text: list[Path] | None = None) -> list[Path]:
+    """The `.jsonl` files under a folder (or the file itself), hidden folders left out; those
+    whose names are not text are left out too, and added to `not_text` when it is given."""
     if path.is_file():
-        return [path]
-    found: list[Path] = []
-    for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            full = Path(root) / name
-            if name.endswith(".jsonl") and not name.startswith(".") and not full.is_symlink():
-                found.append(full)
+        found, odd = ([path], []) if is_text(path.name) else ([], [path])
+    else:
+        found, odd = walk_folder(path, lambda name: name.endswith(".jsonl"))
+    if not_text is not None:
+        not_text.extend(odd)
     return found
 
 
@@ -223,7 +228,7 @@ def _event(session: Session, kind: str, key: str, timestamp: Any, fields: dict[s
 
 def _ref(path: Path) -> str:
     """Where an event came from, without the machine's folders: `<project>/<file>`."""
-    return f"{path.parent.name}/{path.name}"
+    return shown(f"{path.parent.name}/{path.name}")
 
 
 def _text_of(content: Any) -> str:
@@ -476,14 +481,17 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
                     dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:
     """`pcp import` of a session file or a folder of them: the import summary, plus `events`
     (stored, unchanged, conflicts) and `sessions` (how many files were read)."""
-    from pcp_cli.adapters.writer import ImportSummary
+    from pcp_cli.adapters.writer import ImportSummary, stopped_by_lock
     from pcp_cli.model.page import Actor
     from pcp_cli.store.events import ImportedFiles, ingest
 
     summary = ImportSummary(format=fmt, dry_run=dry_run, source=str(path),
                             namespace=namespace or store.default_namespace)
     actor = Actor("tool", f"pcp-import-{fmt}")
-    files = [p for p in session_files(path) if path.is_file() or sniff(p) == fmt]
+    not_text: list[Path] = []
+    files = [p for p in session_files(path, not_text) if path.is_file() or sniff(p) == fmt]
+    for problem in not_text_problems(path, not_text):
+        summary.problem(problem.source, problem.item, problem.reason, "skipped")
     total = sum(p.stat().st_size for p in files) or None
     done = 0
     stored = unchanged = conflicts = not_read = 0
@@ -516,6 +524,9 @@ def import_sessions(store: Any, path: Path, *, fmt: str, namespace: str | None =
             except (InvalidInput, UsageError) as exc:  # e.g. its page's head file is broken
                 summary.problem(label, None, f"not imported: {exc.message}", "failed")
                 continue
+            except StoreLocked as exc:
+                seen.save()
+                raise stopped_by_lock(exc, summary) from None
             stored += report.stored
             unchanged += report.unchanged
             conflicts += len(report.conflicts)

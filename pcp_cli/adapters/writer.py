@@ -29,9 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.adapters.base import ImportItem, ItemProblem
-from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, UsageError
+from pcp_cli.errors import InvalidInput, PcpError, RevisionConflict, StoreLocked, UsageError
+from pcp_cli.model.actors import actor_string
+from pcp_cli.model.filenames import is_text, shown
 from pcp_cli.model.page import OBSERVED_AT, Actor, PageState, source_time
 from pcp_cli.store import lifecycle
+from pcp_cli.store.frontmatter import MAX_BODY_BYTES
 from pcp_cli.store.store import Store, page_id_for_key
 
 RELATION_TYPE = "related_to"
@@ -70,7 +73,9 @@ class ImportSummary:
         bucket[status] += 1
 
     def problem(self, source: str, item: str | None, reason: str, outcome: str) -> None:
-        entry = {"source": source, "item": item, "reason": reason, "outcome": outcome}
+        # Named as a person can read them (a file name that is not UTF-8, escaped).
+        entry = {"source": shown(source), "item": None if item is None else shown(item),
+                 "reason": reason if is_text(reason) else shown(reason), "outcome": outcome}
         if outcome == "warning":
             self.warnings.append(entry)
             return
@@ -87,7 +92,7 @@ class ImportSummary:
             "skipped": self.skipped,
             "failed": self.failed,
             "problems": self.problems,
-            "source": self.source,
+            "source": shown(self.source),
             "namespace": self.namespace,
             "by_type": {key: self.by_type[key] for key in sorted(self.by_type)},
             "proposals": self.proposals,
@@ -147,7 +152,7 @@ class _Writer:
         self.namespace = namespace or store.default_namespace
         self.actor = actor or Actor("tool", f"pcp-import-{fmt}")
         name = Path(source).name if source else fmt
-        self.note = f"imported from {name}"
+        self.note = f"imported from {shown(name)}"
         self.summary = ImportSummary(format=fmt, dry_run=dry_run, source=source,
                                      namespace=self.namespace)
         self.batches = _Batches(store, enabled=not dry_run)
@@ -173,6 +178,8 @@ class _Writer:
                                    path=self.summary.source or None, details=file_failures)
             self.batches.release()  # every page published before the links name them
             self._link()
+        except StoreLocked as exc:
+            raise stopped_by_lock(exc, self.summary) from None
         finally:
             self.batches.release()
         return self.summary
@@ -190,6 +197,11 @@ class _Writer:
         self.summary.problem(problem.source, problem.item, reason, outcome)
 
     def _item(self, item: ImportItem) -> None:
+        size = len(item.content) if item.content.isascii() else len(item.content.encode())
+        if size > MAX_BODY_BYTES:  # its head file would be over the store's limit
+            self._item_problem(item, f"too large for one page ({size:,} bytes of text, over "
+                               f"the {MAX_BODY_BYTES:,}-byte limit); skipped", "skipped")
+            return
         try:
             state = self._state(item)
         except ITEM_WRITE_ERRORS as exc:
@@ -199,12 +211,13 @@ class _Writer:
             self._item_problem(item, "appears more than once in this export; the last one "
                                "is kept", "warning")
         if self.dry_run:
-            status = self._plan(item.key, state)
+            status = self._plan(item, state)
         else:
             self.batches.before_write()
             try:
                 status = self.store.upsert_page(state, key=item.key, actor=self.actor,
-                                                operation="import", source_note=self.note).status
+                                                operation="import", source_note=self.note,
+                                                weak_observed=item.weak_timestamp).status
             except ITEM_WRITE_ERRORS as exc:
                 self._item_problem(item, f"could not be written: {exc.message}", "failed")
                 return
@@ -244,15 +257,17 @@ class _Writer:
         if item.kind == "keystone_proposal":
             record.setdefault("category", "other")
             record.setdefault("source", "imported")
+            # v1.2 §3.2.1: the importer wrote this claim (from what the source remembered)
+            record.setdefault("generated_by", actor_string(self.actor))
             if record["category"] in ("rule", "preference"):
                 fields["instruction_policy"] = "advisory"
         return self.store.new_state(item.content, **fields)
 
-    def _plan(self, key: str, state: PageState) -> str:
+    def _plan(self, item: ImportItem, state: PageState) -> str:
         """What upsert_page would answer, without writing (dry run)."""
-        if key in self.written:
-            return "unchanged" if self.written[key] == state.content_hash else "revised"
-        return self.store.plan_upsert(state, key=key)
+        if item.key in self.written:
+            return "unchanged" if self.written[item.key] == state.content_hash else "revised"
+        return self.store.plan_upsert(state, key=item.key, weak_observed=item.weak_timestamp)
 
     # -- links --------------------------------------------------------------------------------
     def _link(self) -> None:
@@ -292,6 +307,19 @@ class _Writer:
         if key in self.written and self.dry_run:
             return True
         return self.store.page_exists(page_id_for_key(key))
+
+
+def stopped_by_lock(exc: StoreLocked, summary: ImportSummary) -> StoreLocked:
+    """The lock timed out part way: say exactly what is in the store, and how to finish."""
+    done = summary.created + summary.revised
+    if not done and not summary.unchanged:
+        return exc  # nothing was written: the plain message says it all
+    return StoreLocked(
+        f"{exc.message}; this import stopped part way: {summary.created} page(s) created, "
+        f"{summary.revised} revised and {summary.unchanged} unchanged are in the store, the "
+        "rest of the export is not imported yet",
+        hint="run the same import again to finish it (what is already imported comes back "
+        "unchanged); PCP_LOCK_TIMEOUT sets how long a write waits for the lock")
 
 
 # Errors reading the export itself (a damaged zip member, an unreadable file). Raised inside the

@@ -67,10 +67,20 @@ _TABLE: dict[str, str] = {
     "add_page": "pcp_cli.api.pages",
     "revise_page": "pcp_cli.api.pages",
     "link_pages": "pcp_cli.api.pages",
+    "link_end": "pcp_cli.api.pages",
+    "link_ref": "pcp_cli.api.pages",
     "link": "pcp_cli.api.pages",
     "set_lifecycle": "pcp_cli.api.pages",
     "require_page": "pcp_cli.api.pages",
     "delete_page": "pcp_cli.store.lifecycle:delete",
+    # -- retention: the policy, leases, the plan and its collection (api/retention.py) --
+    "retention_policy": "pcp_cli.api.retention",
+    "set_retention_policy": "pcp_cli.api.retention",
+    "retention_plan": "pcp_cli.api.retention",
+    "retention_collect": "pcp_cli.api.retention",
+    "add_lease": "pcp_cli.api.retention",
+    "release_lease": "pcp_cli.api.retention",
+    "delete_overrides": "pcp_cli.api.retention",
     "record_edit": "pcp_cli.api.pages",
     "find_page": "pcp_cli.store.refs:resolve",
     "short_page_ids": "pcp_cli.store.refs:short_ids",
@@ -81,6 +91,8 @@ _TABLE: dict[str, str] = {
     # -- keystones (api/keystones.py); accepting a proposed one: api/review.py --
     "add_keystone": "pcp_cli.api.keystones",
     "confirm_keystone": "pcp_cli.api.keystones",
+    "edit_keystone": "pcp_cli.api.keystones",
+    "is_stale": "pcp_cli.api.keystones",
     "keystone_entries": "pcp_cli.api.keystones",
     "propose_keystone": "pcp_cli.api.keystones",
     # -- timeline events and the timeline (api/timeline_events.py) --
@@ -105,6 +117,7 @@ _TABLE: dict[str, str] = {
     "distill_profile": "pcp_cli.api.profile",
     # -- the review queue: accept, reject, take back (api/review.py) --
     "review_queue": "pcp_cli.api.review",
+    "rejected_proposals": "pcp_cli.api.review",
     "accept_proposal": "pcp_cli.api.review",
     "reject_proposal": "pcp_cli.api.review",
     "review_decisions": "pcp_cli.api.review",
@@ -112,6 +125,10 @@ _TABLE: dict[str, str] = {
     "undo_decision": "pcp_cli.api.review",
     "queue_groups": "pcp_cli.api.review",
     "evidence_sources": "pcp_cli.api.review",
+    # -- a model's change to the person's material, proposed (api/changes.py) --
+    "persons_page": "pcp_cli.api.changes",
+    "propose_change": "pcp_cli.api.changes",
+    "RETIRING_RELATIONS": "pcp_cli.api.changes",
     # -- proposals from the person's own words (api/proposals.py) --
     "propose": "pcp_cli.api.proposals",
     "llm_extractor": "pcp_cli.api.proposals",
@@ -156,7 +173,8 @@ _TABLE: dict[str, str] = {
     # -- the device registry, ~/.pcp/sources.json (api/devices.py) --
     "register_source": "pcp_cli.api.devices",
     "unregister_source": "pcp_cli.api.devices",
-    "registered_sources": "pcp_cli.api.devices:read_sources",
+    "registered_sources": "pcp_cli.api.devices",
+    "approve_source": "pcp_cli.api.devices",
     "source_store_id": "pcp_cli.api.devices:store_of",
     "REGISTRY_PLACEHOLDER": "pcp_cli.api.devices:PLACEHOLDER",
     # -- what changed: the file watch and the store monitor (api/monitor.py) --

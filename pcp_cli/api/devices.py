@@ -4,8 +4,11 @@ query across them.
 
 The format is the Portable Context Protocol's device-registry extension (`spec/registry-v1.md`
 of wearywas/portable-context-protocol; its schema ships as `model/schemas/v1/registry.schema.json`).
-A project's `./.pcp/sources.json` extends the user-global file: an entry with the same id there
-wins. Nothing is ever discovered: a source is listed only because someone wrote it in.
+Only the person's own registry is read: `~/.pcp/sources.json`, or the file `PCP_REGISTRY`
+names. A `./.pcp/sources.json` in the current folder (a cloned repository, say) is never read:
+whoever wrote it is not the person. Nothing is ever discovered: a source is listed only because
+someone wrote it in, and a stdio source runs only once the person approved its command
+(`pcp_cli.api.device_approvals`).
 
 The file belongs to the person and to every app that registers itself in it, so pcp changes
 only its own entry: other entries, unknown keys and top-level content are kept as they were
@@ -23,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcp_cli.api import device_approvals
 from pcp_cli.errors import InvalidInput, NotFound, UsageError
 
 if TYPE_CHECKING:
@@ -38,13 +42,10 @@ PLACEHOLDER = "<token from:"
 
 
 def global_path() -> Path:
-    """`~/.pcp/sources.json` (`%USERPROFILE%\\.pcp\\sources.json` on Windows)."""
-    return Path.home() / ".pcp" / FILE_NAME
-
-
-def project_path(cwd: Path | None = None) -> Path:
-    """The project-local registry, `./.pcp/sources.json` of the current folder."""
-    return (cwd or Path.cwd()) / ".pcp" / FILE_NAME
+    """The person's registry: the file `PCP_REGISTRY` names, else `~/.pcp/sources.json`
+    (`%USERPROFILE%\\.pcp\\sources.json` on Windows)."""
+    named = os.environ.get("PCP_REGISTRY")
+    return Path(named).expanduser() if named else Path.home() / ".pcp" / FILE_NAME
 
 
 def read_file(path: Path) -> dict[str, Any] | None:
@@ -91,17 +92,27 @@ def usable(entry: Any) -> str | None:
     need = "command" if transport == "stdio" else "url"
     if not isinstance(entry.get(need), str) or not entry[need]:
         return f"source {entry['id']!r}: a {transport} source needs a {need}"
+    # what decides how it is launched or called must be what the schema says: a guess at a
+    # malformed `args` would run something else (anything else unknown is no reason: PCP
+    # v1.2 §7.2, a reader tolerates the fields and values it does not know)
+    args = entry.get("args")
+    if args is not None and not (isinstance(args, list)
+                                 and all(isinstance(a, str) for a in args)):
+        return f"source {entry['id']!r}: args must be a list of strings"
+    for key in ("env", "headers"):
+        value = entry.get(key)
+        if value is not None and not (isinstance(value, dict)
+                                      and all(isinstance(v, str) for v in value.values())):
+            return f"source {entry['id']!r}: {key} must map names to strings"
     return None
 
 
-def read_sources(cwd: Path | None = None) -> dict[str, Any]:
-    """Every registered source, the global file's then the project's (an id the project file
-    repeats replaces the global entry): `{files, sources, problems}`. Each source is the entry
-    as written plus `file`, the registry it came from; entries that cannot be queried are left
-    out and named in `problems`."""
+def read_sources() -> dict[str, Any]:
+    """Every source of the person's registry (`global_path`): `{files, sources, problems}`.
+    Each source is the entry as written plus `file`, the registry it came from; entries that
+    cannot be queried are left out and named in `problems` (an id repeated: the last wins)."""
     files, by_id, problems = [], {}, []
-    paths = [global_path(), project_path(cwd)]
-    for path in dict.fromkeys(p.resolve() if p.exists() else p for p in paths):
+    for path in (global_path(),):
         data = read_file(path)
         files.append({"path": str(path), "exists": data is not None,
                       "sources": len(data.get("sources", [])) if data else 0})
@@ -116,7 +127,8 @@ def read_sources(cwd: Path | None = None) -> dict[str, Any]:
 
 def store_of(entry: dict[str, Any]) -> str | None:
     """The store_id of the pcp store an entry serves, if pcp wrote it."""
-    ours = (entry.get("extensions") or {}).get(EXT) if isinstance(entry, dict) else None
+    extensions = entry.get("extensions") if isinstance(entry, dict) else None
+    ours = extensions.get(EXT) if isinstance(extensions, dict) else None
     store_id = ours.get("store_id") if isinstance(ours, dict) else None
     return store_id if isinstance(store_id, str) else None
 
@@ -229,13 +241,43 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
+# -- what `pcp sources` lists, and which stdio sources may run --------------------------------
+def registered_sources() -> dict[str, Any]:
+    """`pcp sources`: `read_sources`, each stdio source with `approval`: approved, changed or
+    not_approved (`pcp_cli.api.device_approvals`)."""
+    data = read_sources()
+    approvals = device_approvals.read()
+    for entry in data["sources"]:
+        if entry["transport"] == "stdio":
+            entry["approval"] = device_approvals.status(entry, approvals)
+    return data
+
+
+def approve_source(source_id: str) -> dict[str, Any]:
+    """`pcp sources approve ID`: the person approves what the stdio source `source_id` runs
+    now (its command, arguments and environment); a later change needs approving again."""
+    known = {e["id"]: e for e in read_sources()["sources"]}
+    entry = known.get(source_id)
+    if entry is None:
+        raise NotFound(f"{global_path()} has no source {source_id!r}",
+                       hint=f"registered: {', '.join(known) or 'none'} (`pcp sources`)")
+    if entry["transport"] != "stdio":
+        raise UsageError(f"source {source_id!r} is reached over {entry['transport']}: pcp runs "
+                         "no command for it, so there is nothing to approve")
+    return device_approvals.approve(entry)
+
+
 # -- this store in the registry (pcp register / unregister) ----------------------------------
 def register_source(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
-    """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept)."""
+    """`pcp register`: write this store's entry into `~/.pcp/sources.json` (others kept); a
+    stdio entry is approved to run (the person ran `pcp register`)."""
     ours = {**entry, "extensions": {**(entry.get("extensions") or {}),
                                     EXT: {"store_id": store.manifest.store_id,
                                           "store": str(store.root.resolve())}}}
-    return register(global_path(), ours)
+    out = register(global_path(), ours)
+    if out["entry"]["transport"] == "stdio":
+        device_approvals.approve(out["entry"])
+    return out
 
 
 def unregister_source(store: Store, source_id: str | None = None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ catches up (`api.index.after_import`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from pcp_cli.api.checks import check_enum
@@ -28,6 +29,7 @@ def import_path(
     namespace: str | None = None,
     dry_run: bool = False,
     progress: Any = None,
+    waiting: Callable[[bool], None] | None = None,
 ) -> dict[str, Any]:
     """`pcp import`: import an export into `store` and return the summary (the --json shape).
 
@@ -35,14 +37,21 @@ def import_path(
      "problems": [{"source", "item", "reason", "outcome"}], "source", "namespace", "by_type",
      "proposals", "relations": {"created", "unchanged"}, "warnings"}
 
-    `progress(bytes_done, bytes_total)` is called as the export is read. Raises InvalidInput
-    when the path cannot be recognised or read at all; failed items are in the summary.
+    `progress(bytes_done, bytes_total)` is called as the export is read; `waiting(True)` when
+    a write starts waiting for another process's store lock, `waiting(False)` when it stops.
+    Raises InvalidInput when the path cannot be recognised or read at all; failed items are in
+    the summary. StoreLocked when the lock stayed held past PCP_LOCK_TIMEOUT, saying what was
+    imported before it.
     """
     check_enum("format", format, IMPORT_FORMATS)
     from pcp_cli.adapters.importer import import_source
 
-    summary = import_source(store, path, format=format, namespace=namespace, dry_run=dry_run,
-                            progress=progress)
+    before, store.lock_waiting = store.lock_waiting, waiting
+    try:
+        summary = import_source(store, path, format=format, namespace=namespace,
+                                dry_run=dry_run, progress=progress)
+    finally:
+        store.lock_waiting = before
     if not dry_run:
         from pcp_cli.store import sources
 

@@ -12,7 +12,8 @@ from pcp_cli.store.store import Store
 
 def search_engine(store: Store) -> dict[str, Any]:
     """Which search engine this device uses for the store: `{engine, chosen_by, index}`, where
-    `chosen_by` is "default", "PCP_INDEX_ENGINE" or the choice file's store-relative path, and
+    `chosen_by` is "default", "PCP_INDEX_ENGINE", "the index it built" (an index of the other
+    engine, built before tantivy was the default) or the choice file's store-relative path, and
     `index` is what the index folder holds (`index.index_state`: which engine built it, and
     whether this one can read it), and `build` the build running now (`{running, pid,
     engine, started_at, phase, documents_done, documents_total, percent}`) or None."""
@@ -21,7 +22,7 @@ def search_engine(store: Store) -> dict[str, Any]:
     from pcp_cli.query.index_sync import index_dir
 
     name, where = chosen_engine(index_dir(store))
-    if where not in ("default", "PCP_INDEX_ENGINE"):
+    if where not in ("default", "PCP_INDEX_ENGINE", "the index it built"):
         where = os.path.relpath(where, store.root).replace(os.sep, "/")
     return {"engine": name, "chosen_by": where, "index": index_state(index_dir(store)),
             "build": current_build(store)}

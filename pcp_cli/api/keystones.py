@@ -1,4 +1,6 @@
-"""Keystones: how one is added (and supersedes another), confirmed, proposed and listed.
+"""Keystones: how one is added (and supersedes another), confirmed, edited, proposed and listed;
+who wrote and who stands behind each (PCP v1.2 actors, model/actors.py), and when it goes stale
+(model/staleness.py).
 
 How a proposed keystone is accepted or rejected: `pcp_cli.api.review`.
 """
@@ -9,7 +11,7 @@ from typing import Any
 
 from pcp_cli.api.checks import check_enum, given_id
 from pcp_cli.errors import UsageError
-from pcp_cli.model import vocab
+from pcp_cli.model import actors, staleness, vocab
 from pcp_cli.model.page import Actor, Revision, now_iso, title_from
 from pcp_cli.store import lifecycle
 from pcp_cli.store.catalog import Entry
@@ -36,8 +38,14 @@ def add_keystone(
     created_at: str | None = None,
     last_confirmed_at: str | None = None,
     idempotency_key: str | None = None,
+    stale_after: str | None = None,
 ) -> WriteResult:
-    """A keystone page; with `supersedes`, the old keystone becomes superseded and is linked."""
+    """A keystone page; with `supersedes`, the old keystone becomes superseded and is linked.
+
+    `stale_after` (YYYY-MM-DD): the day the claim goes stale (v1.2 §3.2.2). The record says who
+    wrote it (`generated_by`: `actor`, else the person) and, unless it is a proposal, who
+    stands behind it (`last_confirmed_by`): model/actors.py.
+    """
     check_enum("category", category, vocab.KEYSTONE_CATEGORIES)
     check_enum("source", source, vocab.KEYSTONE_SOURCES)
     check_enum("sensitivity", sensitivity, vocab.SENSITIVITIES)
@@ -46,6 +54,10 @@ def add_keystone(
             raise UsageError(f"{name} must be between 0 and 1, not {value}")
     if not content.strip():
         raise UsageError("a keystone needs content")
+    if not proposed and actor is not None and actor.actor_type != "user":
+        # v1.2 §3.2.1: reaching the read surface needs the person's affirmation
+        raise UsageError(f"a {actor.actor_type} cannot publish a keystone",
+                         hint="propose it instead; the person accepts it in `pcp review`")
     record: dict[str, Any] = {"category": category, "source": source}
     if confidence is not None:
         record["confidence"] = confidence
@@ -57,8 +69,14 @@ def add_keystone(
         record["created_at"] = created_at
     if last_confirmed_at:
         record["last_confirmed_at"] = last_confirmed_at
+    if stale_after is not None:
+        record["stale_after"] = staleness.check(stale_after)
     origin = origin or vocab.ORIGIN_FOR_SOURCE[source]
     with store.locked():
+        writer = actors.actor_string(actor or store.user)
+        record["generated_by"] = writer
+        if not proposed:
+            record["last_confirmed_by"] = writer
         old: Revision | None = None
         if supersedes is not None:
             record_pending_edit(store, supersedes)
@@ -94,15 +112,53 @@ def add_keystone(
 
 
 def confirm_keystone(store: Store, page_id: str, *, actor: Actor | None = None) -> WriteResult:
-    revision = store.current(page_id)
-    if revision.state.type != "keystone":
-        raise UsageError(f"{page_id} is a {revision.state.type}, not a keystone")
-    return store.revise(
-        page_id,
-        changes={"record": {"last_confirmed_at": now_iso()}, "epistemic_status": "affirmed"},
-        actor=actor,
-        note="re-affirmed",
-    )
+    """Re-affirm a published keystone: `last_confirmed_at` now, `last_confirmed_by` the actor.
+
+    Only the person publishes (v1.2 §3.2.1): a keystone awaiting review is accepted in review,
+    never confirmed; a machine's re-affirmation refreshes a published keystone (its time and
+    actor) without making it the person's affirmation (the epistemic status is left as it is).
+    """
+    actor = actor or store.user
+    with store.locked():
+        revision = store.current(page_id)
+        state = revision.state
+        if state.type != "keystone":
+            raise UsageError(f"{page_id} is a {state.type}, not a keystone")
+        if state.review_status != "affirmed":
+            raise UsageError(
+                f"keystone {page_id} is {state.review_status}, not published: confirming "
+                "refreshes a published keystone and never publishes one",
+                hint=f"the person accepts a proposal: `pcp review accept {page_id}`")
+        changes: dict[str, Any] = {"record": {
+            "last_confirmed_at": now_iso(), "last_confirmed_by": actors.actor_string(actor)}}
+        if actor.actor_type == "user":
+            changes["epistemic_status"] = "affirmed"
+        return store.revise(page_id, changes=changes, actor=actor, note="re-affirmed",
+                            expected_revision_id=revision.revision_id)
+
+
+def edit_keystone(store: Store, page_id: str, *, stale_after: str | None = None,
+                  expected_revision_id: str | None = None,
+                  actor: Actor | None = None) -> WriteResult:
+    """Set (or, with "never", clear) a keystone's `stale_after` date (v1.2 §3.2.2). Editing
+    is not re-affirming: who last stood behind the claim, and when, stay as they were."""
+    if stale_after is None:
+        raise UsageError("nothing to edit", hint="pass --stale-after DATE (or never)")
+    value = staleness.setting(stale_after)
+    with store.locked():
+        revision = store.current(page_id)
+        if revision.state.type != "keystone":
+            raise UsageError(f"{page_id} is a {revision.state.type}, not a keystone")
+        return store.revise(page_id, changes={"record": {"stale_after": value}},
+                            expected_revision_id=expected_revision_id, actor=actor,
+                            note="stale_after cleared" if value is None
+                            else f"stale after {value}")
+
+
+def is_stale(record: dict[str, Any], on: str | None = None) -> bool:
+    """Is a keystone record (or v1.2 keystone object) past its `stale_after` on day `on`
+    (default today)?"""
+    return staleness.is_stale(record, on)
 
 
 def keystone_entries(store: Store, *, include_all: bool = False) -> list[Entry]:

@@ -72,8 +72,11 @@ def list_page_window(
     include_proposed: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    sensitivities: Sequence[str | None] | None = None,
 ) -> tuple[list[Entry], str | None]:
-    """`pcp ls --limit N [--cursor C]`: one window of `list_pages`, and the next cursor."""
+    """`pcp ls --limit N [--cursor C]`: one window of `list_pages`, and the next cursor.
+    `sensitivities`: the values let through (None: unclassified pages), before the window is
+    cut (the console's newest pages leave high sensitivity out and still show `limit`)."""
     from pcp_cli.query import cursor as cursors
 
     if limit is not None and (isinstance(limit, bool) or limit < 1):
@@ -81,6 +84,8 @@ def list_page_window(
     request = {"types": list(types), "namespaces": list(namespaces), "statuses": list(statuses),
                "include_proposed": include_proposed, "limit": limit,
                "as_of": getattr(store, "as_of", None)}
+    if sensitivities is not None:  # (absent otherwise: `pcp ls` cursors stay as they were)
+        request["sensitivities"] = list(sensitivities)
     position = cursors.decode(cursor, "ls", request, store)
     if limit is not None and isinstance(store, Store):
         # The window alone, in SQL (one row more tells whether there is a next page): the
@@ -90,12 +95,14 @@ def list_page_window(
         rows = store.entry_window(
             limit=limit + 1, offset=position, types=types or None,
             namespaces=namespaces or None, statuses=statuses or None,
-            review=None if include_proposed else ("affirmed",))
+            review=None if include_proposed else ("affirmed",), sensitivities=sensitivities)
         more = len(rows) > limit
         return rows[:limit], (cursors.encode("ls", request, position + limit, store)
                               if more else None)
     entries = list_pages(store, types=types, namespaces=namespaces, statuses=statuses,
                          include_proposed=include_proposed)
+    if sensitivities is not None:
+        entries = [e for e in entries if e.sensitivity in sensitivities]
     return cursors.page(entries, position, limit or len(entries) or 1, "ls", request, store)
 
 
@@ -223,7 +230,7 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
     elif view == "payload":
         data["payload"] = revision.to_dict()["payload"]
     elif view == "relations":
-        data["relations"] = [rel.to_dict() for rel in store.relations(page_id)]
+        data["relations"] = [relation_view(store, rel) for rel in store.relations(page_id)]
     elif view == "history":
         data["history"] = [revision_summary(rev) for rev in store.revisions(page_id)]
     elif view == "facets":
@@ -370,31 +377,98 @@ def revise_page(
 
 def link_pages(store: Store, from_id: str, relation_type: str, to_id: str, *,
                note: str | None = None, actor: Actor | None = None) -> dict[str, Any]:
-    """LinkPages between the current revisions of two pages; returns the relation object."""
+    """LinkPages between two pages' current revisions, or the revisions named by their ids
+    (`rev_…`, pinned); returns the relation object."""
     return link(store, from_id, relation_type, to_id, note=note, actor=actor)[0].to_dict()
+
+
+def relation_view(store: Any, relation: Relation) -> dict[str, Any]:
+    """A relation as the relations view shows it: the stored object, and for each end pinned
+    to a revision, whether that revision is its page's head now (`pinned_now`)."""
+    data = relation.to_dict()
+    for end in relation.pinned:
+        page_id, revision_id = (relation.from_page_id, relation.from_revision_id) if \
+            end == "from" else (relation.to_page_id, relation.to_revision_id)
+        head = store.head_entry(page_id)
+        now = head.revision_id if head is not None else None
+        data.setdefault("pinned_now", {})[end] = {"revision_id": revision_id,
+                                                  "is_head": now == revision_id,
+                                                  "head_revision_id": now}
+    return data
+
+
+def link_end(store: Store, ref: str) -> tuple[str, str | None]:
+    """(page id, revision id or None) of one end of a link: a page id names the page's head
+    now; a revision id (`rev_…`, as relations and history name them) names that revision, to
+    which the relation is then pinned. NotFound when it is neither."""
+    if ref.startswith("rev_") and not store.page_exists(ref):
+        owner = store.page_of_revision(ref)
+        if owner is None:
+            raise NotFound(f"revision {ref} does not exist",
+                           hint="`pcp history PAGE` lists a page's revisions")
+        return owner, ref
+    return ref, None
+
+
+def link_ref(store: Store, ref: str) -> str:
+    """What `pcp link` takes for an end: a revision id as it is, else a page reference (an id,
+    a unique prefix of one, a unique title) resolved to its page id."""
+    from pcp_cli.store.refs import resolve
+
+    if not ref.startswith("rev_") or store.page_exists(ref):
+        return resolve(store, ref)
+    if store.page_of_revision(ref):
+        return ref
+    try:
+        return resolve(store, ref)  # a page titled so, however unlikely
+    except NotFound:
+        raise NotFound(f"no revision or page {ref}",
+                       hint="`pcp history PAGE` lists a page's revisions") from None
 
 
 def link(store: Store, from_id: str, relation_type: str, to_id: str, *,
          note: str | None = None, actor: Actor | None = None) -> tuple[Relation, bool]:
     """LinkPages; returns the relation and whether it is new.
 
+    Each end is a page id (its current revision) or a revision id, which pins the relation to
+    that revision: `pcp link rev_A depends_on rev_B` says A as it was then depends on B as it
+    was then, whatever either page says later (`Relation.pinned`).
+
     A `supersedes` relation that takes effect now (model/lifecycle.supersedes_now) supersedes
     its target as `keystone add --supersedes` does: a new revision of the target, superseded
     by the source, then the relation (model/lifecycle.py says why that is the one notion).
+    Supersession acts on pages: a revision id there must be its page's head.
     """
     with store.locked():
-        source, target = store.get(from_id), store.get(to_id)
+        (from_page, from_rev), (to_page, to_rev) = link_end(store, from_id), link_end(store,
+                                                                                 to_id)
+        source, target = store.get(from_page, from_rev), store.get(to_page, to_rev)
+        pinned = tuple(end for end, rev in (("from", from_rev), ("to", to_rev)) if rev)
+        if relation_type == "supersedes" and pinned:
+            heads = {"from": store.current(from_page).revision_id,
+                     "to": store.current(to_page).revision_id}
+            named = {"from": from_rev, "to": to_rev}
+            older = [end for end in pinned if named[end] != heads[end]]
+            if older:
+                raise UsageError(
+                    f"supersedes acts on a page's current revision, and "
+                    f"{named[older[0]]} is not the head of "
+                    f"{from_page if older[0] == 'from' else to_page}",
+                    hint="name the pages (or their head revisions) to supersede; link an "
+                    "older revision with another relation type")
+            pinned = ()
         if relation_type == "supersedes" and supersedes_now(source, target):
             # the relation names the revision that was superseded (the parent, if done before)
             old = target.revision_id if target.state.lifecycle_status == "active" else \
                 target.parent_revision_id or target.revision_id
             before = store.find_relation(relation_type, source.revision_id, old)
             relation = lifecycle.finish_supersede(store, source.page_id, target.page_id,
-                                              note=note)
+                                                  actor=actor, note=note)
             return relation, before is None
         before = store.find_relation(relation_type, source.revision_id, target.revision_id)
-        relation = lifecycle.link(store, from_id, relation_type, to_id, note=note,
-                                  actor=actor)
+        relation = lifecycle.link(store, source.page_id, relation_type, target.page_id,
+                                  note=note, actor=actor, from_revision_id=source.revision_id,
+                                  to_revision_id=target.revision_id, pinned=pinned)
         return relation, before is None
 
 

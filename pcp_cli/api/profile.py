@@ -16,7 +16,7 @@ micro_prompt or the Markdown profile, and enter `json` and the archive only with
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +132,15 @@ def current_keystones(store: Store, *, scopes: Sequence[str] = ()) -> list[Revis
     return [_load(store, e) for e in _entries(store, "keystone", scopes=scopes)]
 
 
+def _say_sensitivity(obj: dict[str, Any], level: str | None) -> None:
+    """A timeline event's or profile's sensitivity (v1 has no field for it) in pcp's own
+    extension, when it is above `low`: importing the archive keeps it (adapters/archive.py)."""
+    if level in ("medium", "high"):
+        ours = obj["extensions"].get(vocab.EXT_NS)
+        obj["extensions"][vocab.EXT_NS] = {**(ours if isinstance(ours, dict) else {}),
+                                           "sensitivity": level}
+
+
 def _timeline(store: Store, *, scopes: Sequence[str] = (),
               include_sensitive: bool = False) -> list[PageState]:
     entries = _entries(store, "timeline_event", scopes=scopes, include_sensitive=include_sensitive)
@@ -147,42 +156,64 @@ def micro_prompt_text(store: Store, *, scopes: Sequence[str] = ()) -> str:
     ~1 s at 9,000 keystones, and the text depends only on the catalog's rows and the
     immutable revision files they name. Kept only when every page was read from the revision
     its row names (no hand edit pending, no missing revision file)."""
-    from pcp_cli.render import select  # noqa: F401 - its code is part of the key
     from pcp_cli.render.micro_prompt import micro_prompt
+
+    return str(_kept_micro(store, scopes, _KEPT_MICRO_PROMPT, str, micro_prompt))
+
+
+_KEPT_MICRO_PROMPT = "micro-prompt.json"
+_KEPT_MICRO_REPORT = "micro-prompt-report.json"
+
+
+def _kept_micro(store: Store, scopes: Sequence[str], name: str, kind: type,
+                make: Callable[[Revision | None, list[Revision]], Any],
+                variant: str = "") -> Any:
+    """What `make(profile, keystones)` gives, kept in `.pcp/<name>` as `micro_prompt_text`
+    says (the micro_prompt's material and code unchanged, every page read as its row names)."""
+    from pcp_cli.render import micro_prompt, select  # noqa: F401 - their code is in the key
 
     key = _micro_prompt_key(store, scopes)
     if key is not None:
-        cached = kept.read(store.layout.local / _KEPT_MICRO_PROMPT, key)
-        if isinstance(cached, str):
+        key += variant
+        cached = kept.read(store.layout.local / name, key)
+        if isinstance(cached, kind):
             return cached
     entries = _entries(store, "keystone", scopes=scopes)
     keystones = [_load(store, e) for e in entries]
     profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
-    text = micro_prompt(profile, keystones)
+    value = make(profile, keystones)
     named = {e.page_id: e.revision_id for e in entries + _entries(store, "profile", scopes=scopes)
              if not e.edited}
     if key is not None and all(named.get(r.page_id) == r.revision_id
                                for r in [*keystones, *([profile] if profile else [])]):
-        kept.keep(store.layout.local / _KEPT_MICRO_PROMPT, key, text)
-    return text
+        kept.keep(store.layout.local / name, key, value)
+    return value
 
 
-_KEPT_MICRO_PROMPT = "micro-prompt.json"
-
-
-def micro_prompt_report(store: Store, *, scopes: Sequence[str] = ()) -> dict[str, Any]:
+def micro_prompt_report(store: Store, *, scopes: Sequence[str] = (),
+                        per_reason: int | None = None) -> dict[str, Any]:
     """The micro_prompt with what was left out of it and why (`pcp console`'s profile page):
-    `{text, length, limit, left_out: [{page_id, what, text, reason}], sensitive_keystones}`
-    (high-sensitivity keystones never enter it: counted, not named)."""
+    `{text, length, limit, left_out: [{page_id, what, text, reason}], left_out_counts:
+    {reason: how many}, sensitive_keystones}` (high-sensitivity keystones never enter it:
+    counted, not named). `per_reason`: name at most that many per reason (thousands of
+    keystones leave thousands out); kept as the micro_prompt is."""
     from pcp_cli.render.micro_prompt import LIMIT, micro_prompt_explained
 
-    keystones = current_keystones(store, scopes=scopes)
-    profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
-    text, left_out = micro_prompt_explained(profile, keystones)
-    sensitive = len(_entries(store, "keystone", scopes=scopes, include_sensitive=True)) \
-        - len(keystones)
-    return {"text": text, "length": len(text), "limit": LIMIT, "left_out": left_out,
-            "sensitive_keystones": sensitive}
+    def make(profile: Revision | None, keystones: list[Revision]) -> dict[str, Any]:
+        text, left_out = micro_prompt_explained(profile, keystones)
+        counts: dict[str, int] = {}
+        named = []
+        for item in left_out:
+            reason = str(item["reason"])
+            counts[reason] = counts.get(reason, 0) + 1
+            if per_reason is None or counts[reason] <= per_reason:
+                named.append(item)
+        sensitive = len(_entries(store, "keystone", scopes=scopes, include_sensitive=True)) \
+            - len(keystones)
+        return {"text": text, "length": len(text), "limit": LIMIT, "left_out": named,
+                "left_out_counts": counts, "sensitive_keystones": sensitive}
+
+    return _kept_micro(store, scopes, _KEPT_MICRO_REPORT, dict, make, f"|{per_reason}")
 
 
 def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
@@ -198,8 +229,11 @@ def _micro_prompt_key(store: Store, scopes: Sequence[str]) -> str | None:
     if stamps is None:
         return None
     catalog = store.catalog
+    from pcp_cli.model.staleness import today
+
+    # today: a keystone may go stale overnight without any file changing
     return "|".join([catalog.identity(), str(catalog.seq()), ",".join(sorted(scopes)),
-                     __version__, *stamps])
+                     __version__, today(), *stamps])
 
 
 # What the micro_prompt is made of: the only pages its fresh-clone path reads.
@@ -342,16 +376,17 @@ def export_archive(
         key=lambda o: (instant(o.get("created_at")) or float("-inf"), o["id"])
     )
     if data["timeline_events"]:
-        event_records = {
-            e.page_id: e.record
-            for e in _entries(store, "timeline_event", scopes=scopes,
-                              include_sensitive=include_sensitive)
-            if e.page_id
-        }
+        event_entries = [e for e in _entries(store, "timeline_event", scopes=scopes,
+                                             include_sensitive=include_sensitive) if e.page_id]
+        event_records = {e.page_id: e.record for e in event_entries}
         given = _given_back_ids([obj["id"] for obj in data["timeline_events"]], event_records)
+        levels = {e.page_id: e.sensitivity for e in event_entries}
         for obj in data["timeline_events"]:
+            _say_sensitivity(obj, levels.get(obj["id"]))
             obj["id"] = given[obj["id"]]
         data["timeline_events"].sort(key=lambda o: (o["date"], o["id"]))
+    if profile is not None and data["profile"].get("extensions") is not None:
+        _say_sensitivity(data["profile"], profile.state.sensitivity)
     # Who these ids belong to: importing this file elsewhere maps them per source, and
     # importing it back here finds the same pages (adapters/archive.py).
     kept = profile.state.record.get(ARCHIVE_EXTENSIONS) if profile is not None else None
@@ -391,9 +426,18 @@ def export_text(
     *,
     scopes: Sequence[str] = (),
     include_sensitive: bool = False,
+    pcp_version: str | None = None,
 ) -> str:
-    """`pcp export --format FMT` as the exact text written (JSON formats end with a newline)."""
+    """`pcp export --format FMT` as the exact text written (JSON formats end with a newline).
+    `pcp_version` "1.1": objects valid against the v1.1 schemas (render/versions.py)."""
     import json
+
+    from pcp_cli.render import versions
+
+    try:
+        version = versions.check(pcp_version)
+    except ValueError as exc:
+        raise UsageError(str(exc), hint="--pcp-version 1.2 (the default) or 1.1") from None
 
     if fmt == "micro_prompt":
         return micro_prompt_text(store, scopes=scopes) + "\n"
@@ -402,7 +446,8 @@ def export_text(
     if fmt == "json":
         obj = profile_object(store, scopes=scopes, include_sensitive=include_sensitive)
     elif fmt == "archive":
-        obj = export_archive(store, scopes=scopes, include_sensitive=include_sensitive)
+        obj = versions.archive_as(export_archive(store, scopes=scopes,
+                                                 include_sensitive=include_sensitive), version)
     else:
         raise UsageError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(EXPORT_FORMATS)}")
     return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"

@@ -30,8 +30,9 @@ from typing import Any
 from pcp_cli.errors import UsageError
 from pcp_cli.extract import EXTRACTOR_ID, Candidate, extract_sentences, person_sentences
 from pcp_cli.extract.fingerprint import fingerprint, normalize, same_fact, slot_of, words
-from pcp_cli.extract.segments import HEADING, Sentence
+from pcp_cli.extract.segments import HEADING, READ_LIMIT, Sentence, over_limit
 from pcp_cli.model import vocab
+from pcp_cli.model.actors import actor_string
 from pcp_cli.model.page import Actor, title_from
 from pcp_cli.store.store import Store
 
@@ -72,6 +73,20 @@ class Proposal:
     supersedes: str | None = None
     id: str | None = None
     status: str = "new"  # new | evidence_added
+    special: str | None = None  # the special category it states (extract/sensitive.py)
+    decay: Any = None  # how long it stays fresh, from its newest sentence (extract/decay.py)
+
+    @property
+    def said_at(self) -> str | None:
+        """The day its newest sentence was written (YYYY-MM-DD), when known."""
+        day = self.newest[:10]
+        return day if len(day) == 10 and day[4] == "-" else None
+
+    @property
+    def stale_after(self) -> str | None:
+        from pcp_cli.extract.decay import stale_after
+
+        return stale_after(self.decay, self.said_at)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +94,7 @@ class Proposal:
             "content": self.content, "date": self.date, "confidence": self.confidence,
             "supersedes": self.supersedes, "evidence": self.evidence, "status": self.status,
             "sensitivity": self.sensitivity, "fingerprint": self.fingerprint,
+            "said_at": self.said_at, "stale_after": self.stale_after,
         }
 
 
@@ -162,10 +178,15 @@ def merge(found: Sequence[tuple[Source, Candidate]]) -> list[Proposal]:
             proposal = by_key[key] = Proposal(
                 candidate.kind, candidate.category, candidate.content, candidate.confidence,
                 key, candidate.slot, candidate.value, candidate.date,
-                _raise(candidate.sensitivity, source.sensitivity), newest=when)
+                _raise(candidate.sensitivity, source.sensitivity), newest=when,
+                special=candidate.special, decay=candidate.decay)
         else:
             proposal.confidence = max(proposal.confidence, candidate.confidence)
-            proposal.sensitivity = _raise(proposal.sensitivity, source.sensitivity)
+            proposal.sensitivity = _raise(_raise(proposal.sensitivity, source.sensitivity),
+                                          candidate.sensitivity)
+            proposal.special = proposal.special or candidate.special
+            if when > proposal.newest:  # said again: fresh from the newest sentence
+                proposal.decay = candidate.decay
             proposal.newest = max(proposal.newest, when)
         if not any(_same_span(evidence, e) for e in proposal.evidence):
             proposal.evidence.append(evidence)
@@ -286,6 +307,9 @@ def propose(store: Store, pages: Sequence[str] = (), *, types: Sequence[str] = P
             extra: dict[str, int] = {}
         else:
             found, extra = extractor(read)
+        cut = sum(over_limit(source.body, source.type) for source in read)
+        if cut:
+            extra = {**extra, "turns_cut": cut, "read_limit": READ_LIMIT}
         if since is not None:  # what was said before `since` (a turn's date, else the page's)
             found = [(source, c) for source, c in found
                      if _since_ok(_when(source, c.sentence), since)]
@@ -328,9 +352,32 @@ def propose(store: Store, pages: Sequence[str] = (), *, types: Sequence[str] = P
                 for proposal in kept:
                     if proposal.status == "new":
                         proposal.id = _write(store, proposal)
+        raised = _classify_sources(store, kept, dry_run=dry_run)
         counts["proposals"] = sum(1 for p in kept if p.status == "new")
         return {"proposals": [p.to_dict() for p in kept], "counts": counts,
-                "dry_run": dry_run}
+                "dry_run": dry_run, "sensitivity": raised}
+
+
+def _classify_sources(store: Store, kept: Sequence[Proposal], *, dry_run: bool,
+                      ) -> list[dict[str, Any]]:
+    """Each page a special-category proposal came from, raised to `high` (store/sensitivity.py):
+    what became of it, for the notice `pcp propose` prints."""
+    from pcp_cli.store.sensitivity import raise_to
+
+    done: dict[str, dict[str, Any]] = {}
+    for proposal in kept:
+        if not proposal.special or proposal.sensitivity != "high":
+            continue
+        for page_id in dict.fromkeys(e["page_id"] for e in proposal.evidence):
+            if page_id in done:
+                continue
+            why = f"it holds a passage about {proposal.special}" + (
+                f" (proposal {proposal.id})" if proposal.id else "")
+            result = raise_to(store, page_id, "high", why=why, actor=PROPOSE_ACTOR,
+                              dry_run=dry_run)
+            if result.status != "already":
+                done[page_id] = result.to_dict()
+    return list(done.values())
 
 
 def _add_evidence(store: Store, page_id: str, proposal: Proposal, *, dry_run: bool) -> bool:
@@ -349,6 +396,11 @@ def _add_evidence(store: Store, page_id: str, proposal: Proposal, *, dry_run: bo
                                "record": {PROPOSAL_KEY: {
                                    **(revision.state.record.get(PROPOSAL_KEY) or {}),
                                    "evidence_count": total}}}
+    said = revision.state.record.get("observed_at")
+    if proposal.said_at and (not isinstance(said, str) or proposal.said_at > said[:10]):
+        changes["record"]["observed_at"] = proposal.said_at  # said again since
+        if proposal.kind == "keystone" and proposal.stale_after:
+            changes["record"]["stale_after"] = proposal.stale_after
     if isinstance(confidence, (int, float)):
         changes["record"]["confidence"] = round(min(0.95, max(confidence, proposal.confidence)
                                                     + 0.05 * len(new)), 2)
@@ -365,9 +417,14 @@ def _write(store: Store, proposal: Proposal) -> str:
     if proposal.slot:
         marks.update(slot=proposal.slot, value=proposal.value)
     record: dict[str, Any] = {"category": proposal.category, "source": "inferred",
-                              "confidence": proposal.confidence, PROPOSAL_KEY: marks}
+                              "confidence": proposal.confidence, PROPOSAL_KEY: marks,
+                              "generated_by": actor_string(PROPOSE_ACTOR)}  # pcp/<version>
     if proposal.kind == "timeline_event":
         record["date"] = proposal.date
+    if proposal.said_at:  # when it was said: kept beside when it is affirmed (accept)
+        record["observed_at"] = proposal.said_at
+    if proposal.kind == "keystone" and proposal.stale_after:
+        record["stale_after"] = proposal.stale_after
     if proposal.supersedes:
         record["supersedes"] = proposal.supersedes
     state = store.new_state(

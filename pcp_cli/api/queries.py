@@ -20,6 +20,9 @@ def search(store: Store, request: SearchRequest | str, /, **options: Any) -> dic
     (pcp_cli/model/search_request.py: every option, checked when the request is made), or for
     a query and the request's options as keywords (`mode` then defaults to "text").
 
+    A keystone past its `stale_after` is served labelled `stale: true` (v1.2 §4.2), or left
+    out before ranking with `exclude_stale`.
+
     The §4.2 safeguards run here: limit 10 by default, capped at 25 (the cap is reported);
     current, affirmed pages only unless `include_superseded` or `filters.lifecycle_status`;
     `high` sensitivity only with `include_sensitive`; pages never classified included

@@ -248,12 +248,20 @@ def install(agent: str, store_root: Path) -> dict[str, Any]:
             "command": hook_argv(agent, store_root)}
 
 
-def uninstall(agent: str) -> dict[str, Any]:
-    """Take pcp's hook for `agent` out of its configuration, and nothing else."""
+def uninstall(agent: str, store_root: Path | None = None) -> dict[str, Any]:
+    """Take pcp's hook for `agent` out of its configuration, and nothing else. With
+    `store_root`, only when it is installed for that store (`other_store` says which store it
+    is installed for when it is left)."""
+    if store_root is not None:
+        now = installed(agent)
+        if now["installed"] and now["store"] != str(store_root):
+            return {"agent": agent, "config": now["config"], "changed": False, "backup": None,
+                    "other_store": now["store"]}
     path, old, new = _change(agent, None)
     changed = new != old and old is not None
     backup = _write(path, old, new or "") if changed else None
-    return {"agent": agent, "config": str(path), "changed": changed, "backup": backup}
+    return {"agent": agent, "config": str(path), "changed": changed, "backup": backup,
+            "other_store": None}
 
 
 def installed(agent: str) -> dict[str, Any]:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.capture.agents import codex_home
-from pcp_cli.errors import PcpError
+from pcp_cli.errors import PcpError, StoreLocked
+from pcp_cli.model.filenames import shown
 
 HOOKS_DIR = Path(".pcp") / "hooks"
 LOG_BYTES = 1_000_000  # past this, the log is moved to hooks.log.1
@@ -48,7 +49,7 @@ def log(root: Path, message: str) -> None:
                 os.replace(path, folder / "hooks.log.1")
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         with path.open("a", encoding="utf-8") as out:
-            out.write(f"{stamp} {' '.join(message.split())[:2000]}\n")
+            out.write(f"{stamp} {shown(' '.join(message.split())[:2000])}\n")
 
 
 # -- the hook ---------------------------------------------------------------------------------
@@ -243,8 +244,6 @@ def work(root: Path) -> int:
 
 
 def _drain(root: Path, tried: set[str]) -> int:
-    from pcp_cli import api
-
     fails = failures(root)
     done = 0
     while True:
@@ -262,10 +261,7 @@ def _drain(root: Path, tried: set[str]) -> int:
             name = f"{key[0]}:{key[1]}"
             entry = entries[key]
             try:
-                source = session_file(entry)
-                with api.open_store(root) as store:
-                    fmt = "claude_code" if entry.get("agent") == "claude-code" else "codex"
-                    summary = api.import_path(store, source, format=fmt)
+                source, summary = _import_waiting(root, name, entry)
                 if summary.get("failed"):
                     raise RuntimeError(f"{summary['failed']} item(s) failed: " + "; ".join(
                         str(p.get("reason")) for p in summary.get("problems", [])[:3]))
@@ -286,8 +282,35 @@ def _drain(root: Path, tried: set[str]) -> int:
             done += 1
             log(root, f"imported {name} from {source} ({summary.get('created', 0)} created, "
                       f"{summary.get('revised', 0)} revised)")
-    _save_failures(root, fails)
+    # only sessions still queued: one dropped meanwhile (`pcp hooks drop`) is not failing
+    waiting = {f"{e.get('agent')}:{e['session']}" for _, e in queued(root)}
+    _save_failures(root, {name: fail for name, fail in fails.items() if name in waiting})
     return done
+
+
+# A session whose import met the store lock held (another import, a long `pcp doctor --fix`)
+# is tried again after these pauses, in this run, before it is left for the next hook run:
+# about ten minutes in all, each try itself waiting up to PCP_LOCK_TIMEOUT for the lock.
+LOCKED_RETRY_PAUSES = (1, 2, 4, 8, 15, 30, 60, 120, 120, 120, 120)
+
+
+def _import_waiting(root: Path, name: str, entry: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    """Import one queued session; met with a held store lock, wait and try again (backing off)
+    rather than leave it for the next hook run."""
+    from pcp_cli import api
+
+    source = session_file(entry)
+    fmt = "claude_code" if entry.get("agent") == "claude-code" else "codex"
+    for pause in (*LOCKED_RETRY_PAUSES, None):
+        try:
+            with api.open_store(root) as store:
+                return source, api.import_path(store, source, format=fmt)
+        except StoreLocked as exc:
+            if pause is None:
+                raise
+            log(root, f"import of {name} waits: {exc.message}; trying again in {pause} s")
+            time.sleep(pause)
+    raise AssertionError("unreachable")
 
 
 def worker_pid(root: Path) -> int | None:
@@ -300,19 +323,49 @@ def worker_pid(root: Path) -> int | None:
     return pid
 
 
+def _file_exists(entry: dict[str, Any]) -> bool:
+    try:
+        return session_file(entry).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def drop_sessions(root: Path, sessions: list[str], *, gone: bool = False) -> dict[str, Any]:
+    """`pcp hooks drop`: `drop` each session named (`agent:session`, or the session id
+    alone), and with `gone` every one whose session file no longer exists. Returns
+    {"dropped": [names], "unknown": [what named no queued or failing session]}."""
+    entries = {f"{e.get('agent')}:{e['session']}": e for _, e in queued(root)}
+    fails = failures(root)
+    known = set(entries) | set(fails)
+    wanted: set[str] = set()
+    unknown: list[str] = []
+    for given in sessions:
+        hits = {n for n in known if given in (n, n.partition(":")[2])}
+        wanted |= hits
+        if not hits:
+            unknown.append(given)
+    if gone:
+        wanted |= {n for n in known if not _file_exists(entries.get(n) or fails[n])}
+    for name in sorted(wanted):
+        drop(root, name)
+    return {"dropped": sorted(wanted), "unknown": unknown}
+
+
 def status(root: Path) -> dict[str, Any]:
     """What is queued, what keeps failing, and the log's last lines."""
     fails = failures(root)
     entries = queued(root)
     sessions = sorted({f"{e.get('agent')}:{e['session']}" for _, e in entries})
+    named = {f"{e.get('agent')}:{e['session']}": e for _, e in entries}
     log_path = hooks_dir(root) / "hooks.log"
     try:
         tail = log_path.read_text("utf-8", errors="replace").splitlines()[-5:]
     except OSError:
         tail = []
+    failing = [{**v, "file_exists": _file_exists(named.get(k) or v)}
+               for k, v in sorted(fails.items())]
     return {"queued": len(entries), "sessions_waiting": sessions, "worker": worker_pid(root),
-            "failing": [dict(v) for _, v in sorted(fails.items())],
-            "log": str(log_path), "log_tail": tail}
+            "failing": failing, "log": str(log_path), "log_tail": tail}
 
 
 def _named(root: Path, name: str) -> list[Path]:

@@ -14,7 +14,8 @@ inotify alone, to skip a scan; this one watches the person's source folders to i
 - A Markdown vault: a changed or new note is imported with the whole vault (its pages are
   keyed by their path in it, so unchanged notes cost a stat and a hash). Nothing is lost: a
   deleted note's page is archived with a note saying so; a renamed note's new page
-  supersedes the old one (lifecycle `superseded`, a `supersedes` relation between them).
+  supersedes the old one (lifecycle `superseded`, a `supersedes` relation between them), however
+  many notes are renamed at once, a folder of them included (`Watcher._moved`).
   Both stay in the store with their history (`pcp show`, `pcp ls --status ...`). The page id
   changes on a rename: the Markdown importer keys a page by its path in the vault.
 """
@@ -29,8 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.model.filenames import NOT_TEXT, is_text, shown
+from pcp_cli.model.page import Actor
 
 SESSION_FORMATS = ("claude_code", "codex")
+# Who archives a note's page when the note leaves the vault, and links a renamed one.
+WATCHER = Actor("tool", "pcp-watch")
 
 
 def folder_format(folder: Path, recorded: str | None = None) -> str:
@@ -85,15 +90,63 @@ class Watcher:
         self.busy = False
         self.stopping = False
         self.moves: dict[Path, Path] = {}  # a renamed file's new path -> its old one
+        self.left: set[Path] = set()  # names a note held for a moment, between two renames
+        self.said: set[tuple[Any, Any, Any]] = set()  # problems already named to the person
 
     def note(self, paths: list[Path], moved: bool = False) -> None:
         with self.lock:
             if moved:
-                self.moves[paths[1]] = paths[0]
+                paths = self._moved(paths[0], paths[1])
             for path in paths:
-                if self._folder_of(path) is not None and _wanted(path, self._fmt(path)):
-                    self.pending[path] = (None, time.monotonic())
+                folder = self._folder_of(path)
+                if folder is None or not _wanted(path, self._fmt(path)):
+                    continue
+                rel = path.relative_to(folder).as_posix()
+                if not is_text(rel):  # never imported: said once, never queued
+                    if path.exists():
+                        self._problem({"source": shown(path), "item": shown(rel),
+                                       "reason": NOT_TEXT, "outcome": "skipped"})
+                    continue
+                self.pending[path] = (None, time.monotonic())
         self.wake.set()
+
+    def _moved(self, src: Path, dest: Path) -> list[Path]:
+        """A rename, as the paths to look at (caller holds the lock). A note renamed within a
+        vault is one change, at its new name, remembered with the name its page was imported
+        under (`moves`), so the import links the two pages (`_renamed`); its old name is not a
+        deletion of its own. A note renamed again before it settled keeps its first name (a
+        chain a -> b -> c links c to a; renamed back, it is just a change). Renamed to a name no
+        import takes (hidden, another suffix, out of the vault): its page is archived, as a
+        deleted note's. Renamed from such a name: a change at its new name."""
+        if self._fmt(src) in SESSION_FORMATS or self._fmt(dest) in SESSION_FORMATS:
+            return [src, dest]  # a session log is imported by its content: both are looked at
+        keeps = [self._keyed(p) for p in (src, dest)]
+        origin = self.moves.pop(src, src)
+        self.pending.pop(src, None)  # its change, if any, is the new name's now
+        if keeps[0] and origin != src:
+            self.left.add(src)  # a name held in passing, which an import may have seen
+        if keeps[0] and keeps[1]:
+            if origin != dest:
+                self.moves[dest] = origin
+            return [dest]
+        if keeps[1]:
+            return [dest]
+        return [origin] if keeps[0] else []
+
+    def _keyed(self, path: Path) -> bool:
+        """Whether an import keys a page by `path`: a Markdown note in a watched vault."""
+        folder = self._folder_of(path)
+        return folder is not None and _wanted(path, self.folders[folder]) \
+            and is_text(path.relative_to(folder).as_posix())
+
+    def _problem(self, problem: dict[str, Any]) -> None:
+        """An import's problem, named once while the watch runs (not at every import)."""
+        said = (problem.get("source"), problem.get("item"), problem.get("reason"))
+        if said not in self.said:
+            self.said.add(said)
+            self.say(f"{problem.get('outcome')}: {problem.get('source')}"
+                     + (f" [{problem['item']}]" if problem.get("item") else "")
+                     + f": {problem.get('reason')}")
 
     def _folder_of(self, path: Path) -> Path | None:
         for folder in self.folders:
@@ -144,16 +197,29 @@ class Watcher:
                     with self.lock:
                         renamed = {new: self.moves.pop(new) for new in changed
                                    if new in self.moves}
+                        passed = {p for p in self.left if folder in p.parents}
+                        self.left -= passed
                     gone = [p for p in changed if not p.exists()]
+                    # a name held in passing that an import of the vault saw meanwhile
+                    gone += [p for p in passed if not p.exists()]
+                    # renamed, then deleted before it settled: its first name is gone too
+                    gone += [old for new, old in renamed.items()
+                             if not new.exists() and not old.exists()]
                     if any(p.exists() for p in changed):
                         self._report(folder, api.import_path(store, folder, format=fmt))
+                    for path in changed:
+                        if path != folder and path.exists():
+                            self._revive(store, folder, path)
                     for new, old in renamed.items():
                         if new.exists() and not old.exists():
                             self._renamed(store, folder, old, new)
                     for path in gone:
                         self._archive(store, folder, path)
             except PcpError as exc:
-                self.say(f"watch: {folder}: {exc.message}")
+                self.say(f"watch: {shown(folder)}: {exc.message}")
+            except Exception as exc:  # noqa: BLE001 - one folder's failure never ends the watch
+                self.say(f"watch: {shown(folder)}: unexpected {type(exc).__name__}: {exc} "
+                         "(tried again on its next change)")
 
     def _renamed(self, store: Any, folder: Path, old: Path, new: Path) -> None:
         """A note renamed in the vault: its new page supersedes the old one (linked, the old
@@ -162,6 +228,8 @@ class Watcher:
         from pcp_cli import api
 
         old_rel, new_rel = (p.relative_to(folder).as_posix() for p in (old, new))
+        if not is_text(old_rel):
+            return  # its old name was never imported
         old_id = api.imported_page_id(f"markdown:{old_rel}")
         new_id = api.imported_page_id(f"markdown:{new_rel}")
         if old_id == new_id or not (store.page_exists(old_id) and store.page_exists(new_id)):
@@ -169,8 +237,9 @@ class Watcher:
         if store.current(old_id).state.lifecycle_status != "active":
             return
         api.set_lifecycle(store, old_id, "superseded", reason=f"{old_rel} was renamed to "
-                          f"{new_rel} in {folder}")
-        api.link_pages(store, new_id, "supersedes", old_id, note=f"renamed from {old_rel}")
+                          f"{new_rel} in {shown(folder)}", actor=WATCHER)
+        api.link_pages(store, new_id, "supersedes", old_id, note=f"renamed from {old_rel}",
+                       actor=WATCHER)
         self.say(f"{new_id} supersedes {old_id} ({old_rel} renamed to {new_rel})")
 
     def _archive(self, store: Any, folder: Path, path: Path) -> None:
@@ -184,14 +253,41 @@ class Watcher:
         if store.current(page_id).state.lifecycle_status != "active":
             return
         api.set_lifecycle(store, page_id, "archived",
-                          reason=f"{rel} was deleted or renamed in {folder}")
-        self.say(f"archived {page_id} ({rel} left {folder})")
+                          reason=f"{rel} was deleted or renamed in {shown(folder)}",
+                          actor=WATCHER)
+        self.say(f"archived {page_id} ({rel} left {shown(folder)})")
+
+    def _revive(self, store: Any, folder: Path, path: Path) -> None:
+        """A note back in the vault (renamed back, restored from the trash) whose page this
+        watcher retired when it left: the page is active again. A page the person archived
+        or superseded themselves stays as they left it."""
+        from pcp_cli import api
+
+        rel = path.relative_to(folder).as_posix()
+        page_id = api.imported_page_id(f"markdown:{rel}")
+        if not store.page_exists(page_id):
+            return
+        if store.current(page_id).state.lifecycle_status not in ("archived", "superseded"):
+            return
+        retired = None  # the revision that took the page out of the active ones
+        for revision in reversed(store.revisions(page_id)):
+            if revision.state.lifecycle_status == "active":
+                break
+            retired = revision
+        if retired is None or not any(step.actor_id == WATCHER.actor_id
+                                      for step in retired.provenance):
+            return
+        api.set_lifecycle(store, page_id, "active", reason=f"{rel} is back in {shown(folder)}",
+                          actor=WATCHER)
+        self.say(f"{page_id} is active again ({rel} is back in {shown(folder)})")
 
     def _report(self, path: Path, summary: dict[str, Any]) -> None:
         counts = {k: summary.get(k, 0) for k in ("created", "revised", "failed")}
         if counts["created"] or counts["revised"] or counts["failed"]:
-            self.say(f"imported {path}: {counts['created']} created, {counts['revised']} "
-                     f"revised, {counts['failed']} failed")
+            self.say(f"imported {shown(path)}: {counts['created']} created, "
+                     f"{counts['revised']} revised, {counts['failed']} failed")
+        for problem in summary.get("problems") or []:
+            self._problem(problem)
 
     def loop(self) -> None:
         while not self.stopping:
@@ -264,7 +360,7 @@ def watch_folders(root: Path, paths: list[str], *, poll: bool = False, settle: f
     try:
         observer = _start(folders, watcher, poll, say)
         for folder, fmt in folders.items():
-            say(f"watching {folder} ({fmt})")
+            say(f"watching {shown(folder)} ({fmt})")
         # catch up with what changed while nobody watched, then wait for events
         watcher.import_paths(list(folders))
         watcher.loop()

@@ -47,6 +47,10 @@ def register(app: typer.Typer) -> None:
         include_sensitive: Annotated[bool, typer.Option(
             "--include-sensitive", help="json/archive: include high-sensitivity pages.")] = False,
         as_of: AsOfOpt = None,
+        pcp_version: Annotated[str | None, typer.Option(
+            "--pcp-version", metavar="VERSION", help="json/archive: the Portable Context "
+            "Protocol version to write, 1.2 (the default) or 1.1 (v1.2 fields kept under "
+            "extensions).")] = None,
         store_path: StoreOpt = None,
     ) -> None:
         """Export your profile: micro_prompt (compact, for every cold start), markdown, json
@@ -62,6 +66,9 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--include-sensitive does not apply to {fmt}",
                              hint="high-sensitivity material never enters the micro_prompt "
                              "or the markdown profile")
+        if pcp_version is not None and fmt not in ("json", "archive"):
+            raise UsageError(f"--pcp-version does not apply to {fmt}",
+                             hint="it chooses the version of the json and archive objects")
         if fmt == "micro_prompt" and as_of is None:
             write_output(api.micro_prompt_export(store_path, scopes=scopes or ()), out)
             return
@@ -81,5 +88,5 @@ def register(app: typer.Typer) -> None:
                 note(f"{result['status']} {result['path']}")
                 return
             data = api.export_text(store, fmt, scopes=scopes or (),
-                                   include_sensitive=include_sensitive)
+                                   include_sensitive=include_sensitive, pcp_version=pcp_version)
         write_output(data, out)

@@ -21,7 +21,10 @@ ClientArg = Annotated[str, typer.Argument(help="The client id, e.g. claude-deskt
 def _show(view: dict[str, Any]) -> None:
     text(f"client:    {view['client_id']}")
     text(f"scopes:    {', '.join(view['scopes']) or '(none)'}")
-    text(f"defaults:  {', '.join(view.get('default_scopes') or []) or '(all its scopes)'}")
+    source = view.get("default_scopes_source") or "pcp.yaml"
+    text(f"defaults:  {', '.join(view.get('default_scopes') or []) or '(none)'}"
+         + ("" if source == "pcp.yaml" else f"  ({source})"))
+    text(f"protocol:  PCP v{view.get('pcp_version', '1.2')}")
     text(f"sensitive: {'allowed' if view['allow_sensitive'] else 'never'}")
     text(f"writes:    {'allowed (with pcp serve --allow-write)' if view['allow_write'] else 'no'}")
     if view.get("description"):
@@ -41,8 +44,13 @@ def grant_add(
         "--scope", help="A namespace, prefix:* pattern or * the client may read "
         "(repeatable, at least one).")] = None,
     default_scope: Annotated[list[str] | None, typer.Option(
-        "--default-scope", help="What its searches that name no scopes search: a namespace "
-        "or pattern inside its --scope values (repeatable; default: all of them).")] = None,
+        "--default-scope", help="What its calls that name no scopes read: a namespace or "
+        "pattern inside its --scope values (repeatable; default: your own namespace if it is "
+        "granted, else the first --scope). Other scopes are read only when a call names "
+        "them.")] = None,
+    pcp_version: Annotated[str | None, typer.Option(
+        "--pcp-version", metavar="VERSION", help="The Portable Context Protocol version it is "
+        "served: 1.2 (the default) or 1.1 (v1.2 fields kept under extensions).")] = None,
     sensitive: Annotated[bool, typer.Option(
         "--sensitive", help="Also let it see high-sensitivity pages.")] = False,
     write: Annotated[bool, typer.Option(
@@ -57,7 +65,7 @@ def grant_add(
 
     view = commands.grant_add(store_path, client, scopes=scope or [], sensitive=sensitive,
                               write=write, description=description,
-                              default_scopes=default_scope or [])
+                              default_scopes=default_scope or [], pcp_version=pcp_version)
     if not as_json:
         note(f"{'replaced' if view['replaced'] else 'added'} the grant of {client} in pcp.yaml")
     emit(view, as_json, lambda: _show(view))
@@ -75,7 +83,7 @@ def grant_list(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
     emit(views, as_json, lambda: table(
         ("client", "scopes", "default scopes", "sensitive", "write", "tokens", "made by",
          "last use"),
-        ((v["client_id"], ", ".join(v["scopes"]), ", ".join(v["default_scopes"]) or "(all)",
+        ((v["client_id"], ", ".join(v["scopes"]), ", ".join(v["default_scopes"]) or "(none)",
           "yes" if v["allow_sensitive"] else "no",
           "yes" if v["allow_write"] else "no", len(v["tokens"]),
           f"OAuth: {v['oauth']['client_name']}" if v.get("oauth") else "pcp grant",

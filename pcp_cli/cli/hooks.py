@@ -46,22 +46,31 @@ def hooks_install(agent: AgentArg, store_path: StoreOpt = None, as_json: JsonOpt
     emit(out, as_json, human)
 
 
-@hooks_app.command("uninstall", epilog=examples("pcp hooks uninstall", "pcp hooks uninstall codex"))
+@hooks_app.command("uninstall", epilog=examples(
+    "pcp hooks uninstall", "pcp hooks uninstall codex", "pcp hooks uninstall --store ~/context"))
 def hooks_uninstall(
     agent: Annotated[str | None, typer.Argument(
         metavar="[AGENT]", help="claude-code or codex (default: both).")] = None,
+    store_path: Annotated[str | None, typer.Option(
+        "--store", metavar="PATH", help="Only where the hook is installed for this store "
+        "(PCP_STORE is not read here: without --store, the hook goes whatever its store).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Take pcp's hook out of the agent's configuration, and nothing else."""
     from pcp_cli.capture import agents
 
     names = [agents.check_agent(agent)] if agent else list(agents.AGENTS)
-    out = [agents.uninstall(name) for name in names]
+    root = Path(store_path).expanduser().resolve() if store_path else None
+    out = [agents.uninstall(name, root) for name in names]
 
     def human() -> None:
         for item in out:
             if item["changed"]:
                 text(f"removed the {item['agent']} hook from {item['config']}")
+            elif item["other_store"]:
+                text(f"left the {item['agent']} hook in {item['config']}: it imports into "
+                     f"{item['other_store']}, not {root}")
             else:
                 text(f"no {item['agent']} hook in {item['config']}")
 
@@ -88,9 +97,48 @@ def hooks_status(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
         for fail in out["failing"]:
             text(f"failing: {fail['agent']}:{fail['session']} ({fail['attempts']} attempts): "
                  f"{fail['error']}")
+            if not fail.get("file_exists"):
+                text(f"  its session file is gone: `pcp hooks drop {fail['agent']}:"
+                     f"{fail['session']}` stops retrying it (`--gone` drops every such one)")
         text(f"log: {out['log']}")
 
     emit(out, as_json, human)
+
+
+@hooks_app.command("drop", context_settings={"allow_extra_args": True},
+                   options_metavar="[OPTIONS] [SESSION]...", epilog=examples(
+    "pcp hooks drop claude-code:4f35e220", "pcp hooks drop --gone"))
+def hooks_drop(
+    ctx: typer.Context,
+    gone: Annotated[bool, typer.Option(
+        "--gone", help="Every queued session whose session file no longer exists.")] = False,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Stop retrying queued sessions (AGENT:SESSION as `pcp hooks status` shows them, or the
+    session id alone): their queue entries are removed. What they imported stays."""
+    from pcp_cli.capture import queue
+    from pcp_cli.errors import NotFound, UsageError
+
+    names = list(ctx.args)
+    for name in names:
+        if name.startswith("-"):
+            raise UsageError(f"no such option: {name}")
+    if not names and not gone:
+        raise UsageError("name the sessions to drop, or pass --gone",
+                         hint="`pcp hooks status` lists what is queued and failing")
+    out = queue.drop_sessions(_store_root(store_path), names, gone=gone)
+
+    def human() -> None:
+        for name in out["dropped"]:
+            text(f"dropped {name}")
+        if not out["dropped"]:
+            text("nothing to drop")
+
+    emit(out, as_json, human)
+    if out["unknown"]:
+        raise NotFound(f"no queued session {', '.join(out['unknown'])}",
+                       hint="`pcp hooks status` lists what is queued and failing")
 
 
 @hooks_app.command("run", context_settings={"allow_extra_args": True,

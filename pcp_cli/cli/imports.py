@@ -53,9 +53,10 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Import an export; the same export again changes nothing (exit 9 if items failed)."""
-        with api.open_store(store_path, readonly=dry_run) as store, _progress_bar() as progress:
+        with api.open_store(store_path, readonly=dry_run) as store, \
+                _progress_bar() as (progress, waiting):
             summary = api.import_path(store, path, format=fmt, namespace=namespace,
-                                      dry_run=dry_run, progress=progress)
+                                      dry_run=dry_run, progress=progress, waiting=waiting)
         if as_json:
             print_json(summary)
         else:
@@ -71,10 +72,12 @@ def register(app: typer.Typer) -> None:
 
 
 @contextmanager
-def _progress_bar() -> Iterator[Callable[[int, int | None], None] | None]:
-    """A rich progress bar over the bytes read, on stderr, only when stderr is a terminal."""
+def _progress_bar() -> Iterator[tuple[Callable[[int, int | None], None] | None,
+                                      Callable[[bool], None] | None]]:
+    """A rich progress bar over the bytes read, on stderr, only when stderr is a terminal; it
+    says so while a write waits for another pcp process's store lock."""
     if not sys.stderr.isatty():
-        yield None
+        yield None, None
         return
     from rich.progress import (
         BarColumn,
@@ -85,16 +88,20 @@ def _progress_bar() -> Iterator[Callable[[int, int | None], None] | None]:
         TransferSpeedColumn,
     )
 
-    bar = Progress(TextColumn("importing"), BarColumn(), DownloadColumn(),
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                    TransferSpeedColumn(), TimeRemainingColumn(),
                    console=console(stderr=True), transient=True)
-    task = bar.add_task("import", total=None)
+    task = bar.add_task("importing", total=None)
 
     def update(done: int, total: int | None) -> None:
         bar.update(task, completed=done, total=total)
 
+    def waiting(now: bool) -> None:
+        bar.update(task, description="waiting for another pcp process to release the store "
+                   "lock" if now else "importing", refresh=True)
+
     with bar:
-        yield update
+        yield update, waiting
 
 
 _OUTCOMES = ("created", "revised", "unchanged", "skipped", "failed")

@@ -39,6 +39,9 @@ PageArg = Annotated[str, typer.Argument(
     metavar="PAGE", help="A keystone's id, a unique prefix of one, or its title.",
     autocompletion=complete_page)]
 ContentArg = Annotated[str, typer.Argument(metavar="TEXT", help="What is true (one claim).")]
+StaleAfterOpt = Annotated[str | None, typer.Option(
+    "--stale-after", metavar="DATE", help="The day the claim goes stale (YYYY-MM-DD): still "
+    "served, labelled stale, left out of the micro_prompt.")]
 
 
 def keystone_rows(store, entries):  # type: ignore[no-untyped-def]
@@ -71,6 +74,7 @@ def keystone_add(
     sensitivity: SensitivityOpt = "low",
     supersedes: SupersedesOpt = None,
     page_id: IdOpt = None,
+    stale_after: StaleAfterOpt = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -79,8 +83,31 @@ def keystone_add(
         supersedes = None if supersedes is None else api.find_page(store, supersedes)
         result = api.add_keystone(store, content, category=category, confidence=confidence,
                                   importance=importance, source=source, sensitivity=sensitivity,
-                                  supersedes=supersedes, page_id=page_id)
+                                  supersedes=supersedes, page_id=page_id,
+                                  stale_after=stale_after)
     write_result(result, as_json)
+
+
+@keystone_app.command("edit", epilog=examples(
+    "pcp keystone edit ks-005 --stale-after 2026-12-31",
+    "pcp keystone edit ks-005 --stale-after never"))
+def keystone_edit(
+    page_id: PageArg,
+    stale_after: Annotated[str | None, typer.Option(
+        "--stale-after", metavar="DATE", help="The day the claim goes stale (YYYY-MM-DD), or "
+        "`never` to remove the date.")] = None,
+    expect: Annotated[str | None, typer.Option(
+        "--expect", metavar="REV", help="Fail (exit 4) unless the keystone is still at this "
+        "revision.")] = None,
+    store_path: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Edit a keystone's staleness date (editing is not re-affirming it)."""
+    with api.open_store(store_path) as store:
+        page_id = api.find_page(store, page_id)
+        result = api.edit_keystone(store, page_id, stale_after=stale_after,
+                                   expected_revision_id=expect)
+    write_result(result, as_json, None if result.status == "unchanged" else "edited")
 
 
 @keystone_app.command("propose", epilog=examples(
@@ -94,6 +121,7 @@ def keystone_propose(
     sensitivity: SensitivityOpt = "low",
     supersedes: SupersedesOpt = None,
     page_id: IdOpt = None,
+    stale_after: StaleAfterOpt = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -103,7 +131,7 @@ def keystone_propose(
         result = api.propose_keystone(store, content, category=category, confidence=confidence,
                                       importance=importance, source=source,
                                       sensitivity=sensitivity, supersedes=supersedes,
-                                      page_id=page_id)
+                                      page_id=page_id, stale_after=stale_after)
     write_result(result, as_json, "proposed")
 
 
@@ -123,14 +151,15 @@ def keystone_list(
         ("id", "category", "status", "source", "content"),
         ((shorten(o["id"]), o.get("category", ""),
           o["status"] + ("" if o["extensions"]["org.pcp-cli"]["review_status"] == "affirmed"
-                         else f" ({o['extensions']['org.pcp-cli']['review_status']})"),
+                         else f" ({o['extensions']['org.pcp-cli']['review_status']})")
+          + (" · stale" if api.is_stale(o) else ""),
           o.get("source", ""), o["content"].strip()) for o in rows)))
 
 
 @keystone_app.command("confirm", epilog=examples("pcp keystone confirm pg_01M8R7A1"))
 def keystone_confirm(page_id: PageArg, store_path: StoreOpt = None,
                      as_json: JsonOpt = False) -> None:
-    """Re-affirm a keystone (sets last_confirmed_at to now)."""
+    """Re-affirm a published keystone (last_confirmed_at now, last_confirmed_by you)."""
     with api.open_store(store_path) as store:
         page_id = api.find_page(store, page_id)
         result = api.confirm_keystone(store, page_id)

@@ -203,10 +203,10 @@ def guarded(work: Callable[[], int], want_json: bool) -> int:
     except BrokenPipeError:
         return ExitStatus.OK
     except Exception as exc:  # the one place an unexpected error is turned into a message
-        storage = _storage_failure(exc)
-        if storage is not None:
-            _report(storage, want_json)
-            return int(storage.exit_status)
+        known = _storage_failure(exc) or _not_text_argument(exc)
+        if known is not None:
+            _report(known, want_json)
+            return int(known.exit_status)
         if STATE["traceback"]:
             raise
         message = one_line(f"{type(exc).__name__}: {exc}")
@@ -222,11 +222,13 @@ def _show_warnings() -> None:
     """What the library repaired on its own (PcpWarning) goes to stderr as `Warning: …`."""
     import warnings
 
-    from pcp_cli.errors import PcpWarning
+    from pcp_cli.errors import PcpNotice, PcpWarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
         if issubclass(category, PcpWarning):
             sys.stderr.write(f"Warning: {message}\n")
+        elif issubclass(category, PcpNotice):
+            sys.stderr.write(f"Note: {message}.\n")
         else:
             original(message, category, *args, **kw)
 
@@ -234,6 +236,7 @@ def _show_warnings() -> None:
     show.pcp_original = original  # type: ignore[attr-defined]
     warnings.showwarning = show
     warnings.simplefilter("always", PcpWarning)
+    warnings.simplefilter("always", PcpNotice)
 
 
 def _storage_failure(exc: Exception) -> PcpError | None:
@@ -271,6 +274,7 @@ def run(args: list[str]) -> int:
     put back afterwards, so an in-process caller (the tests) sees no change.
     """
     want_json = "--json" in args
+    STATE["args"] = list(args)
     STATE["traceback"] = "--traceback" in args
     STATE["no_pager"] = False
     _show_warnings()
@@ -580,12 +584,36 @@ def _usage_hint(exc: Exception) -> str:
     return f"Hint: run `{name} --help` for usage.\n"
 
 
+def _not_text_argument(exc: Exception) -> PcpError | None:
+    """An argument that is not UTF-8 text (a terminal in another encoding) met something
+    that must encode it (a page reference, a namespace, a page's text): a usage error naming
+    it, not an unexpected one. (A file name that is not UTF-8 is handled where files are
+    read: model/filenames.py.)"""
+    if not (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc)):
+        return None
+    from pcp_cli.errors import UsageError
+    from pcp_cli.model.filenames import is_text, shown
+
+    odd = next((arg for arg in STATE.get("args") or () if not is_text(arg)), None)
+    if odd is None:
+        return None
+    return UsageError(f"the argument {shown(odd)} is not valid UTF-8 text",
+                      hint="pcp reads its arguments as UTF-8: check the terminal's encoding "
+                      "(LANG, LC_ALL)")
+
+
 def _report(exc: PcpError, want_json: bool) -> None:
     exc.message = one_line(exc.message)
     if exc.hint:
         exc.hint = one_line(exc.hint)
     if want_json:
-        sys.stderr.write(json.dumps(exc.to_json(), ensure_ascii=False) + "\n")
+        data = exc.to_json()
+        try:
+            text = json.dumps(data, ensure_ascii=False)
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a path that is not UTF-8: \udcXX escapes, still JSON
+            text = json.dumps(data)
+        sys.stderr.write(text + "\n")
         return
     sys.stderr.write(f"Error: {exc.message}\n")
     if exc.hint:

@@ -180,7 +180,12 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str |
                                        for cell in row) + "\n")
         return
     from rich.table import Column, Table
+    from rich.text import Text
 
+    from pcp_cli.render.visible import visible
+
+    # the escape codes and bidi overrides of stored text shown, not obeyed by the terminal
+    rows = [[visible(cell) for cell in row] for row in rows]
     specs = []
     for index, name in enumerate(columns):
         if index in whole:
@@ -188,9 +193,9 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str |
             specs.append(Column(name, no_wrap=True, min_width=width, overflow="fold"))
         else:
             specs.append(Column(name))
-    tbl = Table(*specs, title=title, show_lines=False)
+    tbl = Table(*specs, title=title and Text(visible(title)), show_lines=False)
     for row in rows:
-        tbl.add_row(*row)
+        tbl.add_row(*map(Text, row))  # text, never rich markup ("[link=…]" is a hyperlink)
     console().print(tbl)
 
 

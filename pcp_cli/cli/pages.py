@@ -448,13 +448,16 @@ def register(app: typer.Typer) -> None:
             emit(data, as_json, human)
 
     @app.command(epilog=examples("pcp link pg_01M8R7A1 depends_on pg_01M8R9QX",
-                                 'pcp link "Tidewatch architecture" derived_from pg_01M8R9QX'))
+                                 'pcp link "Tidewatch architecture" derived_from pg_01M8R9QX',
+                                 "pcp link rev_01M8R7A1 depends_on rev_01M8R9QX   # pinned"))
     def link(
-        from_id: Annotated[str, typer.Argument(metavar="FROM", help="The page the relation "
-                                               "starts from.", autocompletion=complete_page)],
+        from_id: Annotated[str, typer.Argument(metavar="FROM", help="The page (or revision, "
+                                               "rev_…) the relation starts from.",
+                                               autocompletion=complete_page)],
         relation: Annotated[str, typer.Argument(metavar="RELATION", help="The relation type "
                                                 "(depends_on, derived_from, related_to, …).")],
-        to_id: Annotated[str, typer.Argument(metavar="TO", help="The page it points to.",
+        to_id: Annotated[str, typer.Argument(metavar="TO", help="The page (or revision, "
+                                             "rev_…) it points to.",
                                              autocompletion=complete_page)],
         note_text: Annotated[str | None, typer.Option("--note", metavar="TEXT",
                                                       help="Why (kept with the relation).")
@@ -462,15 +465,23 @@ def register(app: typer.Typer) -> None:
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Link two pages (their current revisions) with a typed relation."""
+        """Link two pages (their current revisions) with a typed relation; a revision id
+        (rev_…) for FROM or TO pins the relation to that revision."""
         with api.open_store(store_path) as store:
-            from_id, to_id = api.find_page(store, from_id), api.find_page(store, to_id)
+            from_id, to_id = api.link_ref(store, from_id), api.link_ref(store, to_id)
             relation_obj, created = api.link(store, from_id, relation, to_id, note=note_text)
         data = relation_obj.to_dict()
         verb = "linked" if created else "already linked"
+        pinned = data.get("pinned") or []
+
+        def end(name: str) -> str:
+            page = data[f"{name}_page_id"]
+            return f"{page}@{data[f'{name}_revision_id']}" if name in pinned else page
+
         emit(data, as_json, lambda: text(
-            f"{verb} {data['from_page_id']} -{data['relation_type']}-> {data['to_page_id']} "
-            f"({data['relation_id']})"))
+            f"{verb} {end('from')} -{data['relation_type']}-> {end('to')} "
+            f"({data['relation_id']}" + (", pinned to " + " and ".join(
+                f"the {name} revision" for name in pinned) if pinned else "") + ")"))
 
     @app.command(epilog=examples("pcp archive pg_01M8R7A1"))
     def archive(page_id: PageArg, store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
@@ -494,14 +505,20 @@ def register(app: typer.Typer) -> None:
             result = api.set_lifecycle(store, page_id, "tombstoned", reason=reason)
         write_result(result, as_json, "tombstoned")
 
-    @app.command(epilog=examples("pcp delete pg_01M8R7A1 --yes"))
+    @app.command(epilog=examples("pcp delete pg_01M8R7A1 --yes",
+                                 "pcp delete pg_01M8R7A1 --yes --override-retention"))
     def delete(
         page_id: PageArg,
         yes: Annotated[bool, typer.Option("--yes", help="Really delete, irreversibly.")] = False,
+        override_retention: Annotated[bool, typer.Option(
+            "--override-retention", help="Delete even what a lease or the retention policy "
+            "keeps (the rules overridden are named).")] = False,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Delete a page with all its revisions and relations (needs --yes)."""
+        """Delete a page with all its revisions and relations (needs --yes). What a lease or
+        the retention policy in pcp.yaml keeps is deleted only when you confirm on a terminal
+        or pass --override-retention; the rules overridden are named."""
         if not yes:
             raise UsageError(
                 f"deleting {page_id} removes it and its whole history",
@@ -509,10 +526,26 @@ def register(app: typer.Typer) -> None:
             )
         with api.open_store(store_path) as store:
             page_id = api.find_page(store, page_id)
-            data = api.delete_page(store, page_id)
+            overrides = api.delete_overrides(store, page_id)
+            if overrides and not override_retention:
+                if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+                    raise UsageError(
+                        f"deleting {page_id} overrides the retention rules: "
+                        + "; ".join(overrides),
+                        hint="add --override-retention to delete it anyway, or tombstone it and "
+                        "let `pcp retention collect` remove it when the policy says")
+                for rule in overrides:
+                    note(f"retention: {rule}")
+                sys.stderr.write(f"Delete {page_id} for good anyway? [y/N] ")
+                sys.stderr.flush()
+                if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                    note("Nothing deleted.")
+                    return
+            data = {**api.delete_page(store, page_id), "overridden": overrides}
         emit(data, as_json, lambda: text(
             f"deleted {page_id} ({plural(data['revisions_removed'], 'revision')}, "
-            f"{plural(data['relations_removed'], 'relation')})"))
+            f"{plural(data['relations_removed'], 'relation')})"
+            + (f", overriding: {'; '.join(overrides)}" if overrides else "")))
 
 
 def _terminal() -> bool:

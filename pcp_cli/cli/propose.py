@@ -14,6 +14,7 @@ from pcp_cli.cli.output import (
     complete_page,
     emit,
     examples,
+    note,
     progress_bar,
     table,
     text,
@@ -33,6 +34,17 @@ def _plan_note(plan: dict[str, Any]) -> None:
         + (f"; {plan['skipped_chunks']} more chunk(s) left out by --max-calls"
            if plan["skipped_chunks"] else "") + "\n")
     sys.stderr.flush()
+
+
+def _sensitivity_note(item: dict[str, Any]) -> None:
+    """Why a page the person's words came from is now (or would be) `high`, or is not."""
+    page, why = item["page_id"], item["why"]
+    if item["status"] == "kept":
+        note(f"pcp propose: {page} stays {item['was']}, as you set it, though {why}; "
+             f"`pcp revise {page} --sensitivity high` hides it from default search")
+    else:
+        verb = "would raise" if item["status"] == "would_raise" else "raised"
+        note(f"pcp propose: {verb} {page} from {item['was']} to {item['to']}: {why}")
 
 
 def _evidence(proposal: dict[str, Any], limit: int = 70) -> str:
@@ -125,4 +137,9 @@ def register(app: typer.Typer) -> None:
                  + ("" if dry_run or not counts["proposals"] else
                     ". Review them with `pcp review`."))
 
+        for item in result.get("sensitivity") or ():
+            _sensitivity_note(item)
+        if result["counts"].get("turns_cut"):
+            note(f"pcp propose: {result['counts']['turns_cut']} turn(s) or note(s) longer than "
+                 f"{result['counts']['read_limit']:,} characters were read up to that length")
         emit(result, as_json, human)

@@ -27,6 +27,7 @@ from pcp_cli.cli.output import (
     text,
 )
 from pcp_cli.cli.pages import write_result
+from pcp_cli.render.visible import visible
 
 PageArg = Annotated[str, typer.Argument(
     metavar="PAGE", help="A proposal's id, a unique prefix of one, its title, or its number as "
@@ -113,32 +114,45 @@ def _show_list(items: list[dict[str, Any]]) -> None:
          "\nsteps through them.")
 
 
-def _list(store_path: str | None, as_json: bool) -> None:
+ListAllOpt = Annotated[bool, typer.Option(
+    "--all", help="Also the proposals you rejected (kept for audit, never served), after the "
+    "queue; with --json each item's review_status says which.")]
+
+
+def _list(store_path: str | None, as_json: bool, everything: bool = False) -> None:
     with api.open_store(store_path) as store:
         items = api.review_queue(store)
+        rejected = api.rejected_proposals(store) if everything else []
         if not as_json:  # for the eye; --json keeps the spans as stored
             api.evidence_sources(store, items)
     if as_json:
-        emit(items, as_json, lambda: None)
+        emit(items + rejected, as_json, lambda: None)
         return
     with paged():
         _show_list(items)
+        if rejected:
+            table(("id", "category", "claim", "reason"),
+                  ((i["page_id"], i["category"], _claim(i), i.get("rejection_reason") or "")
+                   for i in rejected),
+                  title=f"rejected ({len(rejected)}): kept for audit, never served")
 
 
 @review_app.callback()
 def review_main(ctx: typer.Context, store_path: StoreOpt = None,
-                as_json: JsonOpt = False) -> None:
+                as_json: JsonOpt = False, everything: ListAllOpt = False) -> None:
     """List the proposals awaiting review, grouped by category, each with its evidence."""
     if ctx.invoked_subcommand is not None:
         return
-    _list(store_path, as_json)
+    _list(store_path, as_json, everything)
 
 
-@review_app.command("list", epilog=examples("pcp review list", "pcp review list --json"))
-def review_list(store_path: StoreOpt = None, as_json: JsonOpt = False) -> None:
+@review_app.command("list", epilog=examples("pcp review list", "pcp review list --json",
+                                            "pcp review list --all"))
+def review_list(store_path: StoreOpt = None, as_json: JsonOpt = False,
+                everything: ListAllOpt = False) -> None:
     """List the proposals awaiting review, grouped by category, each with the sentence it
     came from (oldest first within a category)."""
-    _list(store_path, as_json)
+    _list(store_path, as_json, everything)
 
 
 def _item(store: Any, page_id: str) -> dict[str, Any]:
@@ -155,13 +169,17 @@ def _item(store: Any, page_id: str) -> dict[str, Any]:
 
 
 def _show_item(item: dict[str, Any]) -> None:
+    """One proposal for the eye (its stored text's escape codes and bidi overrides shown,
+    not obeyed)."""
     text(f"{item['page_id']}  {item.get('kind', 'keystone')} · {item['category']}"
          + (f" · confidence {item['confidence']:.2f}" if item.get("confidence") is not None
             else ""))
-    text(f"  {_claim(item)}")
+    text(f"  {visible(_claim(item))}")
+    if item.get("stale_after"):
+        text(f"  stale after {item['stale_after']} (change it: accept --stale-after DATE|never)")
     for span in item.get("source_spans") or []:
         where = _where(span) or str(span.get("page_id"))
-        text(f"  from {where}: “{_clip(str(span.get('text') or ''), 300)}”")
+        text(visible(f"  from {where}: “{_clip(str(span.get('text') or ''), 300)}”"))
 
 
 @review_app.command("show", epilog=examples("pcp review show pg_01M8R7A1 --json"))
@@ -270,6 +288,9 @@ def review_accept(
                                        "the edited text (one proposal).")] = False,
     every: AllOpt = False,
     category: CategoryOpt = None,
+    stale_after: Annotated[str | None, typer.Option(
+        "--stale-after", metavar="DATE", help="Keystones: the day the claim goes stale "
+        "(YYYY-MM-DD), in place of any proposed; `never` for none.")] = None,
     store_path: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -284,8 +305,9 @@ def review_accept(
         if edit and len(ids) != 1:
             raise UsageError("--edit takes one proposal at a time")
         content = _edited_claim(store, ids[0]) if edit else None
-        results = [api.accept_proposal(store, page_id, content=content)
-                   if content is not None else api.accept_proposal(store, page_id)
+        dated = {} if stale_after is None else {"stale_after": stale_after}
+        results = [api.accept_proposal(store, page_id, content=content, **dated)
+                   if content is not None else api.accept_proposal(store, page_id, **dated)
                    for page_id in ids]
     _report(results, as_json, "accepted")
 

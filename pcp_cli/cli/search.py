@@ -72,6 +72,8 @@ def register(app: typer.Typer) -> None:
             *_flags("include_sensitive"), help=_help("include_sensitive"))] = False,
         min_score: Annotated[float | None, typer.Option(
             *_flags("min_score"), help=_help("min_score"))] = None,
+        exclude_stale: Annotated[bool, typer.Option(
+            *_flags("exclude_stale"), help=_help("exclude_stale"))] = False,
         scope: Annotated[list[str] | None, typer.Option(
             *_flags("scopes"), help=_help("scopes"))] = None,
         mode: Annotated[str, typer.Option(*_flags("mode"), help=_help("mode"))] = "text",
@@ -104,7 +106,8 @@ def register(app: typer.Typer) -> None:
         request = api.SearchRequest.from_options({
             "query": query, "limit": limit, "types": page_type, "exclude_types": exclude_type,
             "include_superseded": include_superseded, "include_sensitive": include_sensitive,
-            "min_score": min_score, "scopes": scope, "mode": mode,
+            "min_score": min_score, "exclude_stale": exclude_stale, "scopes": scope,
+            "mode": mode,
             "filter:relation_types": relation_type, "filter:lifecycle_status": status,
             "filter:origins": origin, "filter:namespaces": namespace, "filter:tags": tag,
             "filter:observed_from": observed_from, "filter:observed_to": observed_to,
@@ -161,7 +164,7 @@ def register(app: typer.Typer) -> None:
         engine: Annotated[str | None, typer.Option(
             "--engine", metavar="whoosh|tantivy",
             help="Use this search engine on this device from now on (rebuilds the index when "
-                 "it changes); tantivy needs pip install 'pcp-cli[fast]'.")] = None,
+                 "it changes); tantivy is the default where its package is installed.")] = None,
         vectors: Annotated[bool, typer.Option(
             "--vectors/--no-vectors",
             help="With the semantic extra, also bring the semantic vectors up to date "
@@ -268,6 +271,8 @@ def _vectors_line(report: dict[str, Any]) -> str:
 
 
 def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] = str) -> None:
+    """The results as lines (piped) or blocks (on a terminal): see search_text.rows."""
+    results = [r for r in results if isinstance(r, dict)]  # another source's, as far as it goes
     if not is_terminal():
         search_text.write_lines(results, shorten)
         return
@@ -299,20 +304,26 @@ def _print_hits(results: list[dict[str, Any]], rows: list[tuple[Any, ...]],
     from rich.padding import Padding
     from rich.text import Text
 
+    from pcp_cli.render.visible import visible
+
     out = console()
     for number, (result, (page_id, kind, origin, score, day, snippet, spans)) in enumerate(
             zip(results, rows, strict=True), 1):
         own = result.get("extensions", {}).get(EXT, {})
         title = titles.get(own.get("page_id") or result["id"]) or page_id
         head = Text(f"{number:>2}. ")
-        head.append(" ".join(title.split()), style="bold")
+        head.append(visible(" ".join(title.split())), style="bold")
         out.print(head, no_wrap=True, overflow="ellipsis")
-        out.print(Text("    " + " · ".join(part for part in (page_id, kind, origin, day, score,
-                                                           _passage(own)) if part),
-                       style="dim"), no_wrap=True, overflow="ellipsis")
-        body = Text(" ".join(snippet.split("\n")))
-        for start, end in spans:
-            body.stylize("bold reverse", start, end)
+        out.print(Text("    " + visible(" · ".join(
+            part for part in (page_id, kind, origin, day, score, _passage(own)) if part)),
+            style="dim"), no_wrap=True, overflow="ellipsis")
+        flat = " ".join(snippet.split("\n"))
+        body, at = Text(), 0
+        for start, end in [*sorted(spans), (len(flat), len(flat))]:  # codes shown, not obeyed
+            start, end = max(start, at), max(end, start, at)
+            body.append(visible(flat[at:start]))
+            body.append(visible(flat[start:end]), style="bold reverse")
+            at = max(at, end)
         out.print(Padding(body, (0, 0, 0, 4)))
 
 

@@ -32,15 +32,28 @@ def notes_after(data: dict[str, Any]) -> list[str]:
     return []
 
 
-def rows(results: list[dict[str, Any]], shorten: Callable[[str], str] = str
+def rows(results: list[Any], shorten: Callable[[str], str] = str
          ) -> list[tuple[tuple[str, ...], list[list[int]]]]:
-    """(id, type, origin, score, date, snippet) and the snippet's highlights, per result."""
+    """(id, type, origin, score, date, snippet) and the snippet's highlights, per result: ours
+    or another source's. A result missing an optional field, with values or extensions of
+    unknown kinds, or stale (the date followed by "stale"), is shown as far as it goes (PCP
+    v1.2 §7.2: a reader never drops context for those), never refused."""
     out = []
     for r in results:
-        score = f"{r['score']:.2f}" if "score" in r else "-"
-        cells = (shorten(r["id"]), r["type"], r["origin"], score,
-                 (r.get("timestamp") or "")[:10], r["snippet"])
-        out.append((cells, r.get("extensions", {}).get(EXT, {}).get("highlights", [])))
+        if not isinstance(r, dict):
+            continue
+        score = r.get("score")
+        shown = f"{score:.2f}" if isinstance(score, int | float) and not isinstance(
+            score, bool) else "-"
+        when = str(r.get("timestamp") or "")[:10] + (" stale" if r.get("stale") is True
+                                                      else "")
+        extensions = r.get("extensions")
+        ours = extensions.get(EXT) if isinstance(extensions, dict) else None
+        spans = ours.get("highlights") if isinstance(ours, dict) else None
+        cells = (shorten(str(r.get("id", "?"))), str(r.get("type", "?")),
+                 str(r.get("origin", "generated")), shown, when.strip(),
+                 str(r.get("snippet", "")))
+        out.append((cells, spans if isinstance(spans, list) else []))
     return out
 
 

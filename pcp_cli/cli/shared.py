@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "pcp_cli.cli.monitor",
     "pcp_cli.cli.propose",
     "pcp_cli.cli.console",
+    "pcp_cli.cli.retention",
 )
 
 # The module that registers each top-level command or group. Running one command builds the app
@@ -58,6 +59,7 @@ COMMAND_MODULE = {
     **dict.fromkeys(("hooks", "watch"), "pcp_cli.cli.hooks"),
     "monitor": "pcp_cli.cli.monitor",
     "console": "pcp_cli.cli.console",
+    "retention": "pcp_cli.cli.retention",
 }
 
 # The global options of this run (main.py sets them; `--no-pager` is read by output.py).
@@ -71,8 +73,11 @@ SCAN_NOTE = ("The search index is being built in the background (once; .pcp/inde
 def one_line(message: str) -> str:
     """A parser's multi-line error text (YAML's "in <unicode string>, line 3…", JSON's
     positions, yajl's "(right here) ------^" pointer) as one line: the pointer line dropped,
-    every run of whitespace, newlines included, made one space."""
+    every run of whitespace, newlines included, made one space, and what cannot be printed as it
+    is (the bytes of a name that is not UTF-8, an escape code) escaped."""
     import re
 
+    from pcp_cli.model.filenames import shown  # a name that is not UTF-8, an escape code
+
     message = re.sub(r"\(right here\) -*\^", "", message)
-    return " ".join(message.split()).replace("( ", "(").replace(" )", ")")
+    return shown(" ".join(message.split()).replace("( ", "(").replace(" )", ")"))

@@ -7,6 +7,7 @@ hand); pcp never looks for other stores. The MCP client side lives in `pcp_cli.m
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -93,10 +94,18 @@ def register(app: typer.Typer) -> None:
         emit(out, as_json, lambda: text(
             f"Removed {', '.join(map(repr, out['removed']))} from {out['path']}"))
 
-    @app.command("sources", epilog=examples("pcp sources", "pcp sources --json"))
-    def sources(as_json: JsonOpt = False) -> None:
-        """The PCP sources registered on this device (~/.pcp/sources.json, extended by
-        ./.pcp/sources.json)."""
+    sources_app = typer.Typer(
+        help="The PCP sources registered on this device (~/.pcp/sources.json, or the file "
+        "PCP_REGISTRY names). A stdio source runs only once you approve its command.",
+        invoke_without_command=True)
+
+    @sources_app.callback(epilog=examples("pcp sources", "pcp sources --json",
+                                          "pcp sources approve memorandai"))
+    def sources(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+        """The PCP sources registered on this device (~/.pcp/sources.json, or the file
+        PCP_REGISTRY names; never a ./.pcp/sources.json of the current folder)."""
+        if ctx.invoked_subcommand is not None:
+            return
         from pcp_cli.mcp import commands
 
         data = commands.list_sources(_own_store_id())
@@ -104,16 +113,40 @@ def register(app: typer.Typer) -> None:
         def human() -> None:
             if not data["sources"]:
                 note("No sources registered (`pcp register` adds this store).")
-            table(("id", "name", "transport", "added by", "how"),
-                  ((s["id"] + (" *" if s["this_store"] else ""), s.get("name", ""),
-                    s["transport"], s.get("added_by") or "", s.get("launch") or s.get("url"))
+            table(("id", "name", "transport", "added by", "approved", "how"),
+                  ((s["id"] + (" *" if s["this_store"] else ""), str(s.get("name", "")),
+                    s["transport"], str(s.get("added_by") or ""),
+                    APPROVAL_WORDS.get(s.get("approval"), ""), s.get("launch") or s.get("url"))
                    for s in data["sources"]))
             if any(s["this_store"] for s in data["sources"]):
                 note("* this store")
+            waiting = [s["id"] for s in data["sources"]
+                       if s.get("approval") in ("not_approved", "changed")]
+            if waiting:
+                note(f"not run until you approve them: {', '.join(waiting)} "
+                     "(`pcp sources approve ID`, once you trust the command shown)")
 
         emit(data, as_json, human)
         for problem in data["problems"] if not as_json else ():
             note(problem)
+
+    @sources_app.command("approve", epilog=examples("pcp sources approve memorandai"))
+    def approve(
+        source_id: Annotated[str, typer.Argument(
+            metavar="ID", help="The stdio source to approve (`pcp sources` lists them).")],
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Let `pcp search --sources` start this stdio source: approves its command, arguments
+        and environment as they are now (a later change needs approving again)."""
+        out = api.approve_source(source_id)
+        emit(out, as_json, lambda: text(
+            f"Approved {out['id']!r}: runs {shlex.join([out['command'], *out['args']])}"
+            + (f" (environment: {', '.join(out['env'])})" if out["env"] else "")))
+
+    app.add_typer(sources_app, name="sources")
+
+
+APPROVAL_WORDS = {"approved": "yes", "not_approved": "no", "changed": "changed"}
 
 
 def _own_store_id() -> str | None:

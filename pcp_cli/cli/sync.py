@@ -121,6 +121,9 @@ def _print_status(data: dict[str, Any]) -> None:
             lines.append(f"A git {git['in_progress']} is unfinished.")
     if data["clean"]:
         lines.append("Nothing to record, resolve or commit.")
+    line = _monitor_line(data.get("monitor"))
+    if line:
+        lines.append(line)
     engine = data.get("search_engine")
     if engine:
         lines.append(f"Search engine: {engine['engine']}"
@@ -182,6 +185,29 @@ def _uncommitted_summary(items: list[dict[str, str]]) -> str:
                            sorted(counts.items(), key=lambda kv: -kv[1]))
         lines.append(f"  {folder:<{width}}  {detail}")
     return "\n".join(lines)
+
+
+def _monitor_line(monitor: dict[str, Any] | None) -> str | None:
+    """What `pcp status` says about the store monitor: nothing on a store too small to need
+    one; else whether one runs, or why commands check every page file and what it costs."""
+    if not monitor:
+        return None
+    if monitor["running"]:
+        return (f"Store monitor: running (pid {monitor['pid']}): commands look only at what "
+                "changed.")
+    if monitor["pages"] < monitor["min_pages"] and monitor["starts"] != "marked":
+        return None
+    scan = monitor.get("last_scan") or {}
+    cost = (f" ({scan['files']:,} files, {scan['seconds']:.2f} s the last time)"
+            if scan.get("files") else "")
+    if monitor["starts"] == "off":
+        why = "switched off (`pcp monitor start` switches it on)"
+    elif monitor.get("why_not"):
+        why = f"cannot run here: {monitor['why_not']}"
+    else:
+        return ("Store monitor: not running; the next command starts it (it had stopped, "
+                "idle or after a restart).")
+    return f"Store monitor: {why}. Each command checks every page file{cost}."
 
 
 def _print_sync(data: dict[str, Any]) -> None:

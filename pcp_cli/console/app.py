@@ -13,6 +13,7 @@ message kept in the session.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from importlib import resources
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -31,7 +33,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pcp_cli import __version__
 from pcp_cli.console import views
 from pcp_cli.console.security import (
-    COOKIE,
     CSRF_FIELD,
     HEADERS,
     SAFE_METHODS,
@@ -40,12 +41,34 @@ from pcp_cli.console.security import (
     Refusal,
     Session,
 )
-from pcp_cli.errors import NotFound, PcpError, UsageError
+from pcp_cli.errors import InvalidInput, NotFound, PcpError, RevisionConflict, UsageError
 from pcp_cli.model import vocab
+from pcp_cli.render.visible import visible
 
 MAX_FORM_BYTES = 256 * 1024
 STATIC = {"console.css": "text/css; charset=utf-8",
           "console.js": "text/javascript; charset=utf-8"}
+
+
+class Verbatim(Markup):
+    """Text that goes back unchanged in a form (the claim being edited, a search box, a hidden
+    field naming a queued session): escaped, but its characters are not replaced."""
+
+
+def shown(value: Any) -> Any:
+    """Jinja's `finalize`: every `{{ … }}` of a template passes here before it is escaped,
+    and stored text that would disguise itself (bidi overrides, escape codes) is shown with
+    marks (`render.visible`). The marks are plain characters, so escaped markup (a `join`)
+    stays escaped."""
+    if isinstance(value, Verbatim) or not isinstance(value, str):
+        return value
+    text = visible(value)
+    return Markup(text) if isinstance(value, Markup) else text
+
+
+def _number(text: str | None) -> int:
+    """A non-negative number from a query or form field; 0 for anything else."""
+    return int(text) if text and text.isascii() and text.isdigit() and len(text) < 10 else 0
 
 
 def _plain(status: int, text: str) -> Response:
@@ -88,7 +111,7 @@ class Guarded:
             return refused, {}
         if scope["path"] == "/signin" and scope["method"] in SAFE_METHODS:
             return None, {}
-        session = self.gate.session(request.cookies.get(COOKIE))
+        session = self.gate.session(request.cookies.get(self.gate.cookie))
         if session is None:
             return Refusal(401, SIGN_IN_HINT), {}
         scope.setdefault("state", {})["session"] = session
@@ -120,11 +143,13 @@ class Console:
         self.writing = threading.Lock()  # one write at a time (the store's lock is per process)
         self.env = Environment(loader=PackageLoader("pcp_cli.console", "templates"),
                                autoescape=select_autoescape(default=True, default_for_string=True),
-                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                               finalize=shown)
         self.env.globals.update(version=__version__, categories=vocab.KEYSTONE_CATEGORIES,
                                 store_name=root.name)
         self.env.filters["day"] = lambda value: str(value or "")[:10]
         self.env.filters["when"] = lambda value: str(value or "")[:16].replace("T", " ")
+        self.env.filters["verbatim"] = lambda value: Verbatim(escape(value))
 
     # -- helpers ------------------------------------------------------------------------------
     def _session(self, request: Request) -> Session:
@@ -159,41 +184,60 @@ class Console:
         return self.render(request, template, **data)
 
     async def write(self, request: Request, work: Callable[[], str], back: str) -> Response:
-        """Run one write; its message (or the refusal) is shown on the page it goes back to."""
+        """Run one write; its message (or the refusal) is shown on the page it goes back to.
+
+        A write runs to its end and is answered even when the console is told to stop
+        meanwhile: uvicorn cancels a request that outlives its grace period, but the write
+        would go on in its thread, unanswered (the person would not know it was done)."""
         def locked() -> str:
             with self.writing:
                 return work()
 
+        # A plain future, not a task: at shutdown asyncio cancels every task, and a cancelled
+        # task stops waiting for its thread; this one waits, and the write is answered.
+        task = asyncio.get_running_loop().run_in_executor(None, locked)
+        stopping = False
+        while not task.done():
+            try:
+                await asyncio.wait({task})  # a cancellation stops this wait, not the write
+            except asyncio.CancelledError:
+                stopping = True
         try:
-            message = await run_in_threadpool(locked)
-            self.flash(request, "ok", message)
+            kind, message = "ok", task.result()
         except PcpError as exc:
-            self.flash(request, "error", exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            kind, message = "error", exc.message + (f" ({exc.hint})" if exc.hint else "")
+        if stopping:  # nothing will serve the page a redirect leads to: say it here
+            return _plain(200 if kind == "ok" else 409,
+                          f"{message}\n\npcp console stopped meanwhile; start it again to go on.")
+        self.flash(request, kind, message)
         return RedirectResponse(back, status_code=303)
 
     def error(self, request: Request, exc: PcpError) -> Response:
-        status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, UsageError) \
-            else 500
+        status = 404 if isinstance(exc, NotFound) else \
+            400 if isinstance(exc, UsageError | InvalidInput) else \
+            409 if isinstance(exc, RevisionConflict) else 500
         return self.render(request, "error.html", status_code=status, message=exc.message,
                            hint=exc.hint)
 
     # -- sign-in ------------------------------------------------------------------------------
     async def signin(self, request: Request) -> Response:
-        if self.gate.session(request.cookies.get(COOKIE)) is not None:
+        if self.gate.session(request.cookies.get(self.gate.cookie)) is not None:
             return RedirectResponse("/", status_code=303)
+        if request.method == "HEAD":  # a link preview or a checker: the link stays unspent
+            return _plain(200, "")
         session = self.gate.sign_in(request.query_params.get("token"))
         if session is None:
             return _plain(401, "This sign-in link is not valid (it works once). "
                           + SIGN_IN_HINT)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, session.session_id, httponly=True, samesite="strict",
-                            path="/")
+        response.set_cookie(self.gate.cookie, session.session_id, httponly=True,
+                            samesite="strict", path="/")
         return response
 
     async def signout(self, request: Request) -> Response:
         self.gate.sign_out(self._session(request))
         response = _plain(200, "Signed out. " + SIGN_IN_HINT)
-        response.delete_cookie(COOKIE, path="/")
+        response.delete_cookie(self.gate.cookie, path="/")
         return response
 
     async def static(self, request: Request) -> Response:
@@ -209,7 +253,9 @@ class Console:
 
     # -- review -------------------------------------------------------------------------------
     async def review(self, request: Request) -> Response:
-        return await self.read(request, "review.html", lambda: views.review(self.root))
+        start = _number(request.query_params.get("start"))
+        return await self.read(request, "review.html",
+                               lambda: views.review(self.root, start=start))
 
     async def review_edit(self, request: Request) -> Response:
         page_id = request.path_params["page_id"]
@@ -228,12 +274,16 @@ class Console:
             ids, verb = self.form_list(request, "selected"), verb.split("-")[0]
         else:
             return self.error(request, UsageError(f"unknown action {action[:40]!r}"))
-        back = f"/review#p-{quote(after)}" if after else "/review"
+        start = _number(self.form(request, "start"))
+        back = (f"/review?start={start}" if start else "/review") + \
+            (f"#p-{quote(after)}" if after else "")
 
         def work() -> str:
-            done = views.decide(self.root, verb, ids)
+            claims = views.decide(self.root, verb, ids)
             past = "accepted" if verb == "accept" else "rejected"
-            return f"{past} {len(done)}: {', '.join(done[:5])}" + (" …" if len(done) > 5 else "")
+            named = ", ".join(f"“{views.clip(claim, 80)}”" for claim in claims[:3])
+            return f"{past} {len(claims)}: {named}" + \
+                (f" and {len(claims) - 3} more" if len(claims) > 3 else "")
 
         return await self.write(request, work, back)
 
@@ -262,7 +312,7 @@ class Console:
                     + (f"; {', '.join(restored)} current again" if restored else ""))
 
         response = await self.write(request, work, "/review")
-        if target:
+        if target and response.status_code == 303:
             response.headers["location"] = f"/review#p-{quote(target['id'])}"
         return response
 
@@ -302,12 +352,15 @@ class Console:
         return await self.read(request, "assistants.html", lambda: views.assistants(self.root))
 
     async def assistant(self, request: Request) -> Response:
-        client_id = request.path_params["client_id"]
+        # The id is a query parameter, not a path segment: a client id from the audit log can
+        # be anything a client sent (an OAuth client's id is a URL for some), and a path
+        # would be cut at its `/`, `?` or `#` or folded at its `..`.
+        client_id = request.query_params.get("id", "")
         return await self.read(request, "assistant.html",
                                lambda: views.assistant(self.root, client_id))
 
     async def assistant_action(self, request: Request) -> Response:
-        client_id = request.path_params["client_id"]
+        client_id = self.form(request, "client_id")
         action = request.path_params["action"]
 
         def work() -> str:
@@ -320,7 +373,8 @@ class Console:
                         "token(s)")
             raise UsageError(f"unknown action {action[:40]!r}")
 
-        back = "/assistants" if action == "remove" else f"/assistants/{quote(client_id)}"
+        back = "/assistants" if action == "remove" else \
+            f"/assistant?id={quote(client_id, safe='')}"
         return await self.write(request, work, back)
 
     # -- health -------------------------------------------------------------------------------
@@ -357,8 +411,8 @@ class Console:
             Route("/timeline", self.timeline, methods=get),
             Route("/profile", self.profile, methods=get),
             Route("/assistants", self.assistants, methods=get),
-            Route("/assistants/{client_id}", self.assistant, methods=get),
-            Route("/assistants/{client_id}/{action}", self.assistant_action, methods=post),
+            Route("/assistant", self.assistant, methods=get),
+            Route("/assistant/{action}", self.assistant_action, methods=post),
             Route("/health", self.health, methods=get),
             Route("/health/queue", self.queue_action, methods=post),
         ]

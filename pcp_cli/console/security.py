@@ -3,7 +3,9 @@
 - **Sign-in.** `pcp console` prints a URL carrying a one-time token (256 random bits). Opening
   it once sets a session cookie (`HttpOnly`, `SameSite=Strict`, path `/`) and redirects to the
   console without the token; the token then no longer works. Sessions live in the server's
-  memory: stopping the console signs everyone out.
+  memory: stopping the console signs everyone out. A browser keeps cookies per host, not per
+  port, so the cookie's name carries the port (`pcp_console_8770`): a second console (another
+  store, another port) sets its own instead of replacing the first one's.
 - **Nothing without the session**: every request without a valid session cookie (the static
   files included) is 401 with a body that says how to sign in and nothing else.
 - **DNS rebinding**: the `Host` header must be exactly the address the console serves
@@ -66,6 +68,11 @@ class Gate:
     _used: bool = False
     _sessions: dict[str, Session] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def cookie(self) -> str:
+        """The session cookie's name: one per port (cookies are not kept apart by port)."""
+        return f"{COOKIE}_{self.host.rsplit(':', 1)[-1]}"
 
     @property
     def origin(self) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli import api
-from pcp_cli.errors import NotFound, UsageError
+from pcp_cli.errors import InvalidInput, NotFound, UsageError
 
 # How much of a conversation surrounds an evidence sentence on the review page.
 CONTEXT_CHARS = 360
@@ -26,8 +26,11 @@ EVIDENCE_SHOWN = 3
 DECISIONS_SHOWN = 10
 TIMELINE_SHOWN = 100
 CALLS_SHOWN = 200
+LAST_USED_BYTES = 8 * 1024 * 1024  # of the audit log's end, on the Assistants page
 SEARCH_LIMIT = 25
 LISTING_LIMIT = 50
+REVIEW_SHOWN = 50
+LEFT_OUT_SHOWN = 25  # per reason, on the profile page
 # A transcript's turns: `### User · 2024-05-01 10:02` (adapters and store/events.py write them).
 _TURN = re.compile(r"^### (User|Assistant|System|Note|Tool)\b(?: · ([^\n]*))?[ \t]*$", re.M)
 
@@ -55,7 +58,7 @@ def _clip_left(text: str, limit: int) -> str:
     return text if len(text) <= limit else "…" + text[len(text) - limit:].lstrip()
 
 
-def _clip_right(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
 
@@ -87,7 +90,7 @@ def evidence_context(body: str, start: int, end: int) -> dict[str, Any] | None:
         "who": who, "when": when,
         "before": _clip_left(body[s:start].lstrip(), CONTEXT_CHARS),
         "match": body[start:end],
-        "after": _clip_right(body[end:e].rstrip(), CONTEXT_CHARS)}}
+        "after": clip(body[end:e].rstrip(), CONTEXT_CHARS)}}
     if index > 0 and turns[index - 1][2]:
         ps, pe, pwho, pwhen = turns[index - 1]
         out["previous"] = {"who": pwho, "when": pwhen,
@@ -95,7 +98,7 @@ def evidence_context(body: str, start: int, end: int) -> dict[str, Any] | None:
     if index + 1 < len(turns):
         ns, ne, nwho, nwhen = turns[index + 1]
         out["next"] = {"who": nwho, "when": nwhen,
-                       "text": _clip_right(body[ns:ne].strip(), NEIGHBOUR_CHARS)}
+                       "text": clip(body[ns:ne].strip(), NEIGHBOUR_CHARS)}
     return out
 
 
@@ -137,19 +140,34 @@ def _superseded(store: api.Store, page_id: Any) -> dict[str, Any] | None:
     return {"page_id": page_id, "title": entry.title, "content": content}
 
 
-def review(root: Path) -> dict[str, Any]:
-    """The queue grouped by category (groups in name order, oldest first within one), each
-    proposal with its evidence in context and what it would supersede; the last decisions."""
+def review(root: Path, *, start: int = 0) -> dict[str, Any]:
+    """The queue grouped by category (groups in name order, oldest first within one), numbered
+    as `pcp review` numbers it; `REVIEW_SHOWN` of them from `start` on, each with its evidence
+    in context and what it would supersede; the last decisions. Only the window's evidence is
+    read: a queue of hundreds (a first `pcp propose` over years of conversations) is not
+    rebuilt whole after every key."""
     with _store(root) as store:
+        flat = [(label, item) for label, group in api.queue_groups(api.review_queue(store))
+                for item in group]
+        start = max(0, min(start, max(0, len(flat) - 1)))
+        window = flat[start:start + REVIEW_SHOWN]
         cache: dict[tuple[str, str], Any] = {}
-        ordered = [(label, [_shown(store, item, cache) for item in group])
-                   for label, group in api.queue_groups(api.review_queue(store))]
+        groups: list[tuple[str, list[dict[str, Any]]]] = []
+        for number, (label, item) in enumerate(window, start + 1):
+            if not groups or groups[-1][0] != label:
+                groups.append((label, []))
+            groups[-1][1].append({**_shown(store, item, cache), "number": number})
+        sizes: dict[str, int] = {}
+        for label, _item in flat:
+            sizes[label] = sizes.get(label, 0) + 1
         decisions = api.review_decisions(store, limit=DECISIONS_SHOWN)
-    flat = [item for _label, group in ordered for item in group]
-    for number, item in enumerate(flat, 1):
-        item["number"] = number
-    return {"groups": ordered, "count": len(flat), "decisions": decisions,
-            "order": [item["page_id"] for item in flat]}
+    order = [item["page_id"] for _label, item in flat]
+    return {"groups": groups, "count": len(flat), "decisions": decisions, "sizes": sizes,
+            "start": start, "end": start + len(window),
+            "previous": max(0, start - REVIEW_SHOWN) if start else None,
+            "next": start + REVIEW_SHOWN if start + REVIEW_SHOWN < len(flat) else None,
+            # the proposal after each one, so a decision's page shows the next at once
+            "following": dict(zip(order, [*order[1:], ""], strict=True))}
 
 
 def _shown(store: api.Store, item: dict[str, Any],
@@ -179,14 +197,16 @@ def proposal(root: Path, page_id: str) -> dict[str, Any]:
 
 def decide(root: Path, decision: str, page_ids: Sequence[str], *,
            reason: str | None = None) -> list[str]:
-    """Accept or reject proposals (every id checked to be waiting before any is changed)."""
+    """Accept or reject proposals (every id checked to be waiting before any is changed);
+    the claims decided, in order."""
     if decision not in ("accept", "reject"):
         raise UsageError(f"unknown decision {decision!r}")
     if not page_ids:
         raise UsageError("no proposal was selected", hint="tick the proposals first")
     with _owner(root, f"review_{decision}", {"ids": list(page_ids)}) as done, \
             _store(root) as store:
-        waiting = {item["page_id"] for item in api.review_queue(store)}
+        waiting = {item["page_id"]: str(item.get("content") or "").strip()
+                   for item in api.review_queue(store)}
         missing = [p for p in page_ids if p not in waiting]
         if missing:
             raise UsageError(f"{missing[0]} is not awaiting review (decided meanwhile?)",
@@ -197,7 +217,7 @@ def decide(root: Path, decision: str, page_ids: Sequence[str], *,
             else:
                 api.reject_proposal(store, page_id, reason=reason)
             done["page_ids"].append(page_id)
-    return list(done["page_ids"])
+    return [waiting[p] for p in done["page_ids"]]
 
 
 def accept_edited(root: Path, page_id: str, *, content: str | None, category: str | None,
@@ -251,9 +271,9 @@ def search(root: Path, query: str, *, sensitive: bool, superseded: bool,
         statuses = ("active", "superseded", "archived") if superseded else ("active",)
         entries, next_cursor = api.list_page_window(
             store, namespaces=[namespace] if namespace else (), statuses=statuses,
-            limit=LISTING_LIMIT, cursor=cursor)
-        hits = [{**api.entry_summary(e), "title": e.title, "snippet": ""} for e in entries
-                if sensitive or e.sensitivity != "high"]
+            limit=LISTING_LIMIT, cursor=cursor,
+            sensitivities=None if sensitive else (*api.SERVED_SENSITIVITIES, None))
+        hits = [{**api.entry_summary(e), "title": e.title, "snippet": ""} for e in entries]
         return {"query": "", "hits": hits, "next_cursor": next_cursor, "filters_applied": {},
                 "listing": True}
 
@@ -275,7 +295,7 @@ def page(root: Path, page_id: str, *, rev_a: str | None, rev_b: str | None) -> d
         if len(history) > 1 or rev_a:
             try:
                 diff = api.diff_revisions(store, found, rev_a or None, rev_b or None)
-            except (UsageError, NotFound) as exc:
+            except (UsageError, InvalidInput, NotFound) as exc:  # the page is still shown
                 diff = {"error": exc.message}
     return {"page": data, "history": list(reversed(history)), "relations": relations,
             "diff": diff, "page_id": found}
@@ -294,47 +314,51 @@ def profile(root: Path) -> dict[str, Any]:
     with _store(root) as store:
         profile_object = api.profile_text(store, "json")
         micro = api.profile_text(store, "micro_prompt")
-        report = api.micro_prompt_report(store)
+        report = api.micro_prompt_report(store, per_reason=LEFT_OUT_SHOWN)
     fields = [(k, v) for k, v in profile_object.items()
               if k not in ("schema_version", "generated_at", "extensions")]
+    reasons: dict[str, list[dict[str, Any]]] = {}
+    for item in report["left_out"]:
+        reasons.setdefault(str(item["reason"]), []).append(item)
     return {"fields": fields, "generated_at": profile_object.get("generated_at"),
-            "micro_prompt": micro, "length": len(str(micro)), "report": report}
+            "micro_prompt": micro, "length": len(str(micro)), "report": report,
+            "reasons": [(reason, items, report["left_out_counts"][reason])
+                        for reason, items in reasons.items()]}
 
 
 # -- assistants -------------------------------------------------------------------------------
-def _last_calls(root: Path) -> dict[str, dict[str, Any]]:
-    last: dict[str, dict[str, Any]] = {}
-    for record in _mcp().audit_records(root):
-        client = record.get("client_id")
-        if isinstance(client, str):
-            last[client] = record
-    return last
-
-
 def assistants(root: Path) -> dict[str, Any]:
     """Every grant with its tokens and OAuth client, what it may read, when it was last used;
-    the OAuth clients registered."""
+    the OAuth clients registered. "Last used" and the clients seen without a grant come from
+    the newest `LAST_USED_BYTES` of the audit log (it is never pruned: reading all of it cost
+    ~4 s of CPU at 110 MB); `since` is the oldest time read when that was not all of it."""
     commands = _mcp()
     grants = commands.grant_list(root)
-    last = _last_calls(root)
+    records, whole = commands.audit_newest(root, max_bytes=LAST_USED_BYTES)
+    last: dict[str, dict[str, Any]] = {}
+    for record in records:
+        client = record.get("client_id")
+        if isinstance(client, str) and client not in last:
+            last[client] = record
     for grant in grants:
         record = last.get(grant["client_id"])
         grant["last_used"] = record.get("time") if record else None
         grant["last_tool"] = record.get("tool") if record else None
     return {"grants": grants, "oauth_clients": commands.oauth_clients(root),
+            "since": None if whole or not records else records[-1].get("time"),
             "others": sorted(c for c in last if c not in {g["client_id"] for g in grants}
                              and c != commands.CONSOLE_CLIENT)}
 
 
 def assistant(root: Path, client_id: str) -> dict[str, Any]:
-    """One client: its grant (if it still has one) and its calls, newest first, each with the
-    ids and titles of the pages it returned."""
+    """One client: its grant (if it still has one) and its newest `CALLS_SHOWN` calls, newest
+    first, each with the ids and titles of the pages it returned; `more` when it made others
+    (read from the audit log's end: only as far back as those calls)."""
     commands = _mcp()
     grant = next((g for g in commands.grant_list(root) if g["client_id"] == client_id), None)
-    records = commands.audit_records(root, client=client_id)
-    if grant is None and not records:
+    calls, whole = commands.audit_newest(root, client=client_id, limit=CALLS_SHOWN)
+    if grant is None and not calls:
         raise NotFound(f"no assistant {client_id}: no grant and no call in the audit log")
-    calls = list(reversed(records))[:CALLS_SHOWN]
     with _store(root) as store:
         titles: dict[str, str | None] = {}
         for call in calls:
@@ -345,7 +369,7 @@ def assistant(root: Path, client_id: str) -> dict[str, Any]:
                     titles[page_id] = entry.title if entry else None
                 pages.append({"page_id": page_id, "title": titles[page_id]})
             call["pages"] = pages
-    return {"client_id": client_id, "grant": grant, "calls": calls, "total": len(records)}
+    return {"client_id": client_id, "grant": grant, "calls": calls, "more": not whole}
 
 
 def revoke_tokens(root: Path, client_id: str) -> dict[str, Any]:
@@ -378,10 +402,17 @@ def health(root: Path, *, doctor: bool) -> dict[str, Any]:
 
 
 def queue_action(root: Path, action: str, name: str) -> dict[str, Any]:
-    """Retry or drop one session waiting in the capture queue (`agent:session`)."""
+    """Retry or drop one session waiting in the capture queue (`agent:session`): a drop is
+    `pcp hooks drop`'s call (a retry has no command: the worker retries on its own)."""
     from pcp_cli.capture import queue
 
     if action not in ("retry", "drop"):
         raise UsageError(f"unknown queue action {action!r}")
     with _owner(root, f"capture_{action}", {"session": name}):
-        return queue.retry(root, name) if action == "retry" else queue.drop(root, name)
+        if action == "retry":
+            return queue.retry(root, name)
+        done = queue.drop_sessions(root, [name])
+        if done["unknown"]:
+            raise NotFound(f"nothing of {name} waits in the capture queue",
+                           hint="it was imported or dropped meanwhile")
+        return done

@@ -15,7 +15,10 @@ way to read it.
 
 from __future__ import annotations
 
-from pcp_cli.extract import phrasings  # noqa: F401  (registers its rules into rules.RULES)
+from pcp_cli.extract import (
+    phrasings,  # noqa: F401  (registers its rules into rules.RULES)
+    spoken,  # noqa: F401  (registers its rules too)
+)
 from pcp_cli.extract.rules import Candidate, extract_sentences
 from pcp_cli.extract.segments import Sentence, person_sentences
 

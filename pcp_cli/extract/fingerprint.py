@@ -41,6 +41,8 @@ def words(text: str) -> list[str]:
             if len(word) > len(ending) + 2 and word.endswith(ending):
                 word = word[: -len(ending)]
                 break
+        if len(word) > 4 and word.endswith("e"):  # "dance" and "dancing" are one word
+            word = word[:-1]
         found.append(word)
     return found
 

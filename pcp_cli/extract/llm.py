@@ -27,9 +27,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pcp_cli.extract.decay import decay_of
 from pcp_cli.extract.fingerprint import slot_of
 from pcp_cli.extract.rules import Candidate
 from pcp_cli.extract.segments import Sentence, person_sentences
+from pcp_cli.extract.sensitive import special_category
 from pcp_cli.model.dates import date_problem
 
 SCHEMA_NAME = "proposals"
@@ -156,10 +158,13 @@ def candidates_from(answer: Any, chunk: Chunk, counts: dict[str, int]) -> list[C
             continue
         content = " ".join(item["content"].split()).rstrip(".") + "."
         slot = slot_of(content) if item["kind"] == "keystone" else None
+        special = special_category(content)  # high, and no one-value slot, as from the rules
         found.append(Candidate(
             item["kind"], item["category"], content, round(float(item["confidence"]), 2),
-            sentence, slot=slot[0] if slot else None, value=slot[1] if slot else content,
-            date=date))
+            sentence, slot=slot[0] if slot and not special else None,
+            value=slot[1] if slot else content, date=date,
+            sensitivity="high" if special else "medium", special=special,
+            decay=decay_of(content, item["category"], sentence.work, kind=item["kind"])))
     return found
 
 

@@ -17,8 +17,11 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from pcp_cli.extract.dates import date_in
+from pcp_cli.extract.dates import resolve
+from pcp_cli.extract.decay import Decay, decay_of
+from pcp_cli.extract.fingerprint import words as _words
 from pcp_cli.extract.segments import Sentence
+from pcp_cli.extract.sensitive import special_category
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,10 @@ class Candidate:
     value: str = ""  # what identifies the fact within its slot (normalized by fingerprint)
     date: str | None = None
     sensitivity: str = "medium"
+    # The special category (health, religion, …) it states, if any: proposed at `high`.
+    special: str | None = None
+    # How long it stays fresh (extract/decay.py): `pcp propose` turns it into `stale_after`.
+    decay: Decay | None = None
 
 
 # -- what makes a sentence no claim -------------------------------------------------------------
@@ -74,9 +81,10 @@ ADV = (r"(?:(?:really|actually|currently|now|still|also|mostly|mainly|usually|ge
        r"definitely|primarily|honestly|just|basically|pretty much|kind of|sort of|very much|"
        r"totally|absolutely|strongly|much|by far|largely|typically|normally|so|both|"
        r"officially|finally|happily|proudly|full-time|part-time|only|recently|newly|even|"
-       r"already|genuinely|seriously)\s+)*")
+       r"already|genuinely|seriously|do|really do|sure|truly|absolutely)\s+)*")
 _STOP = re.compile(
-    r"\s*(?:[.;:!?,](?=\s|$)|[()\[\]]|\s{3,}|\s(?:and I|but|so that|so I|because|since|as|"
+    r"\s*(?:[.;:!?,](?=\s|$)|[()\[\]]|\s{3,}|\s(?:and I|and (?:it|that|this|they|he|she|we|you|"
+    r"my)\b|in the next\b|next (?:week|month|year)\b|but|so|because|since|as|"
     r"who|which|that's|where|when|while|although|though|until|unless|whereas|except|if|lol|haha)\b|$)")
 _TRAILING = re.compile(
     r"(?:\s+(?:too|as well|a lot|lately|right now|these days|now|anyway|anyways|currently|"
@@ -119,14 +127,17 @@ _NOT_ROLE = frozenset((
     "hard", "fast", "slow", "native", "non-native", "tester", "buyer", "seller", "renter",
     "owner-occupier", "introvert", "extrovert", "ambivert", "procrastinator", "perfectionist",
     "minimalist", "generalist", "pessimist", "optimist", "realist", "idealist",
+    # what a person is, not what they do for a living
+    "kid", "child", "teenager", "teen", "youngster", "adult", "grown-up", "human", "man",
+    "woman", "guy", "girl", "boy", "lady", "gentleman", "sister", "brother", "daughter", "son",
+    "mother", "father", "mom", "mum", "dad", "parent", "grandparent", "wife", "husband",
+    "friend", "neighbour", "neighbor", "citizen", "immigrant", "expat", "local",
+    "newcomer", "veteran", "survivor", "romantic", "dreamer", "believer", "lover", "nerd",
+    "geek", "fanatic", "addict", "junkie", "enthusiast", "hobbyist", "amateur", "foodie",
 ))
 _PERSONALITY = frozenset(("introvert", "extrovert", "ambivert", "procrastinator",
                           "perfectionist", "minimalist", "morning person", "night owl",
                           "early riser", "night person", "visual learner", "visual thinker"))
-_HEALTH = re.compile(r"\b(?:allergic|intolerant|celiac|coeliac|diabetic|diabetes|pregnant|adhd|"
-                     r"autis\w*|dyslexi\w*|anxiety|depress\w*|asthma|migraine\w*|epilep\w*|"
-                     r"chronic|illness|disorder|disability|disabled|deaf|blind|sober|"
-                     r"arthritis|tinnitus|rsi|long covid|medication|therapy)\b", re.I)
 _KNOWN_TOOLS = frozenset((
     "vim", "neovim", "nvim", "emacs", "vscode", "python", "rust", "go", "golang", "git", "linux",
     "macos", "windows", "zsh", "bash", "fish", "tmux", "excel", "notion", "obsidian", "figma",
@@ -173,7 +184,7 @@ def _trim_place(place: str) -> str:
 
 
 # -- the rules ---------------------------------------------------------------------------------
-Rule = Callable[[re.Match[str], Sentence], Iterable[Candidate]]
+Rule = Callable[[re.Match[str], Sentence], Iterable["Candidate | None"]]
 RULES: list[tuple[re.Pattern[str], Rule]] = []
 
 
@@ -186,37 +197,54 @@ def rule(pattern: str) -> Callable[[Rule], Rule]:
 
 def _keystone(category: str, content: str, sentence: Sentence, confidence: float, *,
               slot: str | None = None, value: str = "", sensitivity: str = "medium",
-              ) -> Candidate:
-    if _HEALTH.search(content):
-        sensitivity = "high"
-    return Candidate("keystone", category, _sentence_case(_third_person(content)).rstrip(".")
-                     + ".", confidence, sentence, slot=slot, value=value or content,
-                     sensitivity=sensitivity)
+              ) -> Candidate | None:
+    """A keystone candidate; `content` in the person's words ("Likes my dogs"), made third
+    person here. None when it is not self-contained (`self_contained`)."""
+    whole = self_contained(content, sentence)
+    if whole is None:
+        return None
+    special = special_category(whole)
+    if special is not None:  # never a one-value slot, never served by default
+        sensitivity, slot = "high", None
+    text = _sentence_case(_third_person(whole)).rstrip(".") + "."
+    return Candidate("keystone", category, text, confidence, sentence, slot=slot,
+                     value=value or whole, sensitivity=sensitivity, special=special,
+                     decay=decay_of(text, category, sentence.work))
 
 
 _FUTURE = re.compile(r"\b(?:are|is|am|'re|'m)\s+(?:getting|moving|going|starting|leaving|"
-                     r"relocating|joining|due)\b|\bwill\b|\bgonna\b|\b(?:I|we)\s+start\b|"
-                     r"\bnext\s+(?:week|month|year|spring|summer|autumn|fall|winter)\b", re.I)
+                     r"relocating|joining|due|heading|off)\b|\bwill\b|\bgonna\b|"
+                     r"\b(?:I|we)\s+start\b|\btomorrow\b|"
+                     r"\bnext\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter)\b",
+                     re.I)
 
 
 def _event(category: str, summary: str, sentence: Sentence, *, announced: bool = False
            ) -> Candidate | None:
     """A timeline event dated by the sentence; `announced`: news told as it happens ("I got
     the job!"), dated by the turn's month when the sentence names no date."""
-    date, relative = date_in(sentence.work, sentence.when,
-                             future=bool(_FUTURE.search(sentence.work)))
+    whole = self_contained(summary, sentence)
+    if whole is None:
+        return None
+    found = resolve(sentence.work, sentence.when, future=bool(_FUTURE.search(sentence.work)))
+    date, relative, approx = found.date, found.relative, found.approx
     if date is None and announced and sentence.when and re.match(r"^[0-9]{4}-[0-9]{2}",
                                                                  sentence.when):
         date, relative = sentence.when[:7], True
     if date is None:
         return None
+    special = special_category(whole)
     return Candidate("timeline_event", category,
-                     _sentence_case(_third_person(summary)).rstrip(".") + f" {said(date)}.",
-                     0.6 if relative else 0.8, sentence, value=summary, date=date)
+                     _sentence_case(_third_person(whole)).rstrip(".")
+                     + f" {said(date, approx)}.", 0.6 if relative else 0.8, sentence,
+                     value=whole, date=date, sensitivity="high" if special else "medium",
+                     special=special)
 
 
-def said(date: str) -> str:
-    """A partial date as words: "in 2019", "in September 2024", "on 15 June 2024"."""
+def said(date: str, approx: str = "") -> str:
+    """A partial date as words: "in 2019", "in September 2024", "on 15 June 2024"; with
+    `approx` (`dates.Dated`), "in the week of 1 May 2023", "on the weekend of 6 May 2023",
+    "around 5 May 2023"."""
     from pcp_cli.extract.dates import MONTH_NAMES
 
     parts = date.split("-")
@@ -225,7 +253,92 @@ def said(date: str) -> str:
     month = MONTH_NAMES[int(parts[1]) - 1]
     if len(parts) == 2:
         return f"in {month} {parts[0]}"
-    return f"on {int(parts[2])} {month} {parts[0]}"
+    day = f"{int(parts[2])} {month} {parts[0]}"
+    return {"week": f"in the week of {day}", "weekend": f"on the weekend of {day}",
+            "about": f"around {day}"}.get(approx, f"on {day}")
+
+
+# -- self-contained claims ----------------------------------------------------------------------
+# Words that stand for something said elsewhere: a claim holding one from the person's sentence
+# ("I love holding them" → "Likes holding them.") says nothing on its own.
+_POINTING = re.compile(
+    r"(?<![\w'])(?:it|its|it's|them|they|they're|their|theirs|these|those|this|he|him|his|she|"
+    r"her|hers|you|your|yours|here|there|same|everything|anything|something|nothing|everyone|"
+    r"anyone|someone|somebody|stuff|a ton|a lot|a bunch|that)(?![\w'])")
+# "that" joining a clause to its noun ("tools that stay out of the way") points at nothing.
+_THAT_JOINS = re.compile(
+    r"\b(?!(?:like|likes|love|loves|do|does|did|for|with|about|to|at|of|in|on|enjoy|enjoys|"
+    r"hate|hates|prefer|prefers|want|wants|is|was|be|doing|making|make|get|getting|know|all|"
+    r"just|like|see|try|trying|into|and|or|but)\b)[a-z][a-z-]+\s+that\s+[a-z]")
+# The same words where they point at nothing said before: a time ("this year", "these days"),
+# the weather-and-time "it" ("when it's quiet", "if it rains"), a place named after "here".
+_POINTS_AT_NOTHING = re.compile(
+    r"(?:this|these|that)\s+(?:year|month|week|weekend|semester|term|summer|winter|spring|"
+    r"autumn|fall|morning|afternoon|evening|time|days)\b|"
+    r"it(?:'s|\s+is|\s+was|\s+gets)\s+(?:quiet|dark|cold|hot|warm|late|early|raining|sunny|"
+    r"busy|noisy|calm|snowing|light)\b|it\s+rains\b|"
+    r"(?:here|there)\s+in\s+[A-Z]")
+_FOR_ALL = re.compile(r"\bfor(?:\s+(?:literally|pretty much|basically|almost|nearly|just about))?"
+                      r"\s*$")
+_ANTECEDENT = re.compile(r"\b(?:my|our)\s+([a-z-]+(?:\s+[a-z-]+){0,2})")
+_NOT_NOUN = frozenset(("in", "on", "at", "and", "but", "so", "to", "from", "with", "for", "is",
+                       "are", "was", "were", "have", "has", "had", "that", "which", "who",
+                       "when", "since", "because", "or", "of", "as", "like", "too", "a", "the"))
+
+
+def _antecedents(work: str) -> list[str]:
+    """The noun phrases after "my"/"our" in a sentence: "my turtles in May" → "turtles"."""
+    found = []
+    for match in _ANTECEDENT.finditer(work):
+        words = []
+        for word in match.group(1).split():
+            if word in _NOT_NOUN:
+                break
+            words.append(word)
+        if words:
+            found.append(" ".join(words))
+    return found
+
+
+def _from_sentence(content: str, match: re.Match[str], work: str) -> bool:
+    """Whether the pointing word at `match` in `content` came from the person's sentence
+    (rather than from the rule's own wording, as "their" in "Lives with their partner")."""
+    before = content[:match.start()].split()[-1:] or [""]
+    after = content[match.end():].split()[:1] or [""]
+    folded = " ".join(work.split()).casefold()
+    word = match.group(0)
+    return any(gram.strip().casefold() in folded for gram in
+               (f"{before[0]} {word}", f"{word} {after[0]}") if gram.strip() != word)
+
+
+def self_contained(content: str, sentence: Sentence) -> str | None:
+    """`content` (in the person's words) when it says what it says on its own, with "them" or
+    "it" replaced by the one thing of the person's the sentence names ("I got my turtles in
+    May and I love holding them" → "Likes holding my turtles"); None when a word of it points
+    at something the sentence does not name ("I love holding them", "I like their work")."""
+    text = content
+    for _ in range(3):
+        pointing = [m for m in _POINTING.finditer(text)
+                    if _from_sentence(text, m, sentence.work)
+                    and not (m.group(0) == "that" and _THAT_JOINS.search(
+                        text[max(0, m.start() - 30):m.end() + 20]))
+                    and not (m.group(0) in ("everything", "anything")  # "for everything"
+                             and _FOR_ALL.search(text[:m.start()]))
+                    and not _POINTS_AT_NOTHING.match(text, m.start())]
+        if not pointing:
+            return text
+        first = pointing[0]
+        word = first.group(0)
+        if word not in ("them", "it"):
+            return None
+        plural = word == "them"
+        named = {phrase for phrase in _antecedents(sentence.work)
+                 if (phrase.endswith("s") and not phrase.endswith("ss")) == plural
+                 and f"my {phrase}" not in text}
+        if len(named) != 1:
+            return None
+        text = text[:first.start()] + f"my {named.pop()}" + text[first.end():]
+    return None
 
 
 def _short(value: str) -> str:
@@ -238,6 +351,8 @@ def _role_ok(role: str) -> bool:
     if not words or len(words) > 6:
         return False
     if any(w in _NOT_ROLE for w in words):
+        return False
+    if special_category(f"Is a {role}") is not None:  # "a practising Catholic" is no role
         return False
     return bool(_ROLE_WORD.search(words[-1])) and not _VAGUE.match(role)
 
@@ -270,6 +385,8 @@ def _i_am_a(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
         return
     role = role_match.group("role").strip()
     if not _role_ok(role):
+        if special_category(f"Is a {role}") is not None:  # "a practising Catholic": high
+            yield _keystone("identity", f"Is {m.group('article')} {role}", s, 0.75)
         return
     article = m.group("article")
     org = role_match.group("org")
@@ -540,7 +657,22 @@ def _habit(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
             "love to": "Likes to", "always": "Always", "never": "Never",
             "usually": "Usually"}[verb]
     if value and len(value.split()) <= 14:
+        if verb in ("always", "never", "usually"):  # "I usually take" → "Usually takes"
+            first, _, rest = value.partition(" ")
+            value = f"{third_singular(first)} {rest}".strip()
         yield _keystone("preference", f"{lead} {value}", s, 0.65)
+
+
+def third_singular(verb: str) -> str:
+    """ "take" → "takes", "go" → "goes", "try" → "tries", "have" → "has"."""
+    lowered = verb.lower()
+    if lowered in ("have", "be"):
+        return {"have": "has", "be": "is"}[lowered]
+    if re.search(r"(?:s|sh|ch|x|z|o)$", lowered):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", lowered):
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 @rule(rf"^{I_AM}\s+{ADV}most\s+productive\s+(?P<v>.+)")
@@ -700,7 +832,9 @@ def _trying(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
       r"(?:first\s+)?(?:draft|thesis|dissertation|book|novel|degree|marathon|course)|pass my|"
       r"transition|get into|move into|move to|run a|design|teach|go back to school|"
       r"work as|work in|write a book|finish my|publish|launch my|start my own|"
-      r"retire|master|speak|change careers|quit my|buy a house|save for)\b.+)")
+      r"retire|master|speak|change careers|quit my|buy a house|save for|create a|open a|"
+      r"open my|adopt a|travel to|travel the|visit|explore|expand my|grow my|mentor|"
+      r"start a family|have kids|get a dog|get a puppy|get married|move abroad)\b.+)")
 def _want(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
     value = _value(m.group("v"))
     if value and len(value.split()) <= 12:
@@ -952,26 +1086,79 @@ CLAIM_ANYWHERE: list[tuple[re.Pattern[str], Rule]] = [
 
 
 # -- sentences to candidates --------------------------------------------------------------------
+# What people put before a claim that makes it no question, no report and no hedge: "What
+# can I say, I love turtles." A wh-word or "say" there opens an exclamation, not a question.
+_PREAMBLE = re.compile(
+    r"^(?:(?:oh|ah|wow|well|yeah|yes|haha|lol|omg|gosh|man)[,!.]?\s+)*"
+    r"(?:what can I say|what else can I say|what I can say is|guess what|you know what|"
+    r"believe it or not|funny enough|funnily enough|fun fact|truth be told|(?:the )?truth is|"
+    r"I (?:have|had|gotta|got to|must|need to) (?:say|admit)|(?:I'll|I will|I can|I gotta) "
+    r"(?:say|admit|tell you)|I admit|let me tell you|I can't lie|not gonna lie|ngl|"
+    r"needless to say|safe to say|I'd say|I would say|I'll be honest|to tell the truth|"
+    r"what a (?:day|week|year|ride|journey|time)|how cool is that|how about that|"
+    r"(?:like|as) I (?:said|mentioned|told you)|as you know)"
+    r"(?:\s*[,:!.\u2014-]+\s*|\s+(?=I\b))", re.I)
+# A clause said without its "I": "Lost my job as a cashier yesterday", "Started running
+# last week", "Been doing some gardening lately".
+_ELIDED = re.compile(
+    r"^(?:(?:just|finally|recently|also|even|still)\s+)?(?P<verb>lost|started|got|took|went|"
+    r"moved|adopted|bought|joined|left|quit|had|made|signed|opened|launched|picked up|began|"
+    r"finished|been|love|loved|hate|hated|enjoy|enjoyed|miss|missed|working|starting|planning|"
+    r"heading|getting|learning|reading|taking|trying|off to|living|studying|training|"
+    r"preparing|saving|looking)\b(?!\s+(?:is|are|was|were|has|have|can|will)\b)", re.I)
+_ELIDED_AS = {"been": "I've ", "off to": "I'm "}
+_FINITE = re.compile(r"\b(?:is|are|was|were|takes|took|makes|made|can|could|has|have|feels|"
+                     r"seems|requires|needs|gives|brings|means|helps|keeps|gets|will)\b", re.I)
+
+
+# A question tagged onto a statement asks nothing: "I started my own store - pretty cool, huh?"
+_TAG = re.compile(
+    r"(?:\s*[,\u2014-]+\s*|\s+)(?:(?:pretty|so|how|really|super)\s+)?(?:cool|awesome|crazy|"
+    r"wild|great|nice|amazing|fun|neat|exciting|sweet)?,?\s*(?:huh|right|eh|yeah|no|isn't it|"
+    r"aren't they|don't you think|you know|ya know|wouldn't you say|innit|can you believe it)"
+    r"\s*[?!]+$", re.I)
+
+
+def spoken(work: str) -> str:
+    """A sentence without what people put before a claim ("What can I say, …") or a question
+    tagged after it ("…, huh?")."""
+    text = _PREAMBLE.sub("", work.strip(), count=1)
+    untagged = _TAG.sub(".", text)
+    return untagged if "?" not in untagged else text
+
+
 def clauses(work: str) -> list[str]:
-    """The clauses of a sentence that may state something of the person, fillers stripped."""
+    """The clauses of a sentence that may state something of the person, fillers stripped; a
+    clause said without its "I" is read with it too."""
     found = []
     for part in _CLAUSE_SPLIT.split(work):
         if not part:
             continue
         part = part.strip()
         for _ in range(3):
-            stripped = _LEADING_TIME.sub("", _FILLER.sub("", part))
+            stripped = _LEADING_TIME.sub("", _FILLER.sub("", spoken(part)))
             if stripped == part:
                 break
             part = stripped
         if part:
             found.append(part)
+            elided = _ELIDED.match(part)
+            if elided and elided.group("verb").lower().endswith("ing") and _FINITE.search(
+                    part, elided.end()):
+                elided = None  # "Starting a podcast takes nerve": a gerund, the subject
+            if elided and not re.match(r"^(?:I|I'm|I've|we)\b", part):
+                verb = elided.group("verb").lower()
+                lead = _ELIDED_AS.get(verb, "I'm " if verb.endswith("ing") else "I ")
+                found.append(lead + part[:1].lower() + part[1:])
     return found
 
 
 def is_claim(sentence: Sentence) -> bool:
     """False for a question, a hypothetical or wish, reported speech, or a fragment."""
-    work = sentence.work.strip()
+    return _is_claim(spoken(sentence.work))
+
+
+def _is_claim(work: str) -> bool:
     if not work or work.endswith("?") or "?" in work:
         return False
     if len(work) > 400:  # a run-on paragraph without stops: pasted, or a list
@@ -988,15 +1175,15 @@ _PIECES = re.compile(r",?\s+(?:but|so|and|because)\s+(?=I\b|I'm\b|I've\b|my\b)|;
                      r"\s+[\u2014-]{1,2}\s+", re.I)
 
 
-def claim_pieces(sentence: Sentence) -> list[str]:
+def claim_pieces(sentence: Sentence, work: str | None = None) -> list[str]:
     """The parts of a sentence that state something of the person. A whole claim, or, when
     only a hedge or someone else's words ("my friend says I should …, but I …") keep it from
     being one, its parts after a "but", "so", "and", "because" (before "I" or "my"), ";" or a
     dash that are claims themselves. Nothing of a
     question or a hypothetical ("if", "imagine", "would") is a claim, in any part."""
-    if is_claim(sentence):
-        return [sentence.work]
-    work = sentence.work.strip()
+    work = spoken(sentence.work) if work is None else work
+    if _is_claim(work):
+        return [work]
     if not work or "?" in work or len(work) > 400 or _SCOPED.search(work):
         return []
     return [piece for piece in _PIECES.split(work)
@@ -1004,24 +1191,41 @@ def claim_pieces(sentence: Sentence) -> list[str]:
 
 
 def extract_sentences(sentences: Iterable[Sentence]) -> list[Candidate]:
-    """Every candidate the rules find in `sentences`, in order."""
+    """Every candidate the rules find in `sentences`, in order (each once)."""
     found: list[Candidate] = []
     for sentence in sentences:
+        here: list[Candidate | None] = []
         for pattern, function in ANYWHERE:
             for match in pattern.finditer(sentence.work):
-                found.extend(function(match, sentence))
-        pieces = claim_pieces(sentence)
-        if not pieces:
-            continue
-        if len(pieces) == 1 and pieces[0] == sentence.work:
-            whole = _FILLER.sub("", sentence.work.strip())
-            for pattern, function in CLAIM_ANYWHERE:
-                match = pattern.search(whole)
-                if match:
-                    found.extend(function(match, sentence))
-        for clause in (c for piece in pieces for c in clauses(piece)):
-            for pattern, function in RULES:
-                match = pattern.match(clause)
-                if match:
-                    found.extend(c for c in function(match, sentence) if c is not None)
+                here.extend(function(match, sentence))
+        work = spoken(sentence.work)
+        pieces = claim_pieces(sentence, work)
+        if pieces:
+            if len(pieces) == 1 and pieces[0] == work:
+                whole = _FILLER.sub("", pieces[0])
+                for pattern, function in CLAIM_ANYWHERE:
+                    match = pattern.search(whole)
+                    if match:
+                        here.extend(function(match, sentence))
+            for clause in (c for piece in pieces for c in clauses(piece)):
+                for pattern, function in RULES:
+                    match = pattern.match(clause)
+                    if match:
+                        here.extend(function(match, sentence))
+        found.extend(_fullest(here))
     return found
+
+
+def _fullest(candidates: Iterable[Candidate | None]) -> list[Candidate]:
+    """Each claim of one sentence once, and not also as a part of a fuller one of the same
+    kind and category ("Has dogs." beside "Has cats, Miso and Tofu.")."""
+    kept: list[Candidate] = []
+    seen: set[tuple[str, str]] = set()
+    for candidate in candidates:
+        if candidate is not None and (candidate.kind, candidate.content) not in seen:
+            seen.add((candidate.kind, candidate.content))
+            kept.append(candidate)
+    words = {id(c): set(_words(c.content)) for c in kept}
+    return [c for c in kept if not any(
+        o is not c and o.kind == c.kind and o.category == c.category
+        and words[id(c)] < words[id(o)] for o in kept)]

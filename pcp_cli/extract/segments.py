@@ -9,6 +9,11 @@ still points into the body): fenced, indented and code-looking lines, inline cod
 quoted strings, markup tags, URLs, table rows, and pasted material (an email from its salutation
 or header to its sign-off, everything after a line like "Here is the draft:"). What is left is
 split into sentences; each keeps its start and end offsets in the body and the date of its turn.
+
+Bounded: of each turn (or note) only the first `READ_LIMIT` characters are read, cut at the
+last line or sentence end before it. What a person says of themselves is in what they write,
+not in a 10 MB paste of logs or data, which the extractor would otherwise read sentence by
+sentence (about 10 s per MB); `over_limit` counts the turns cut, for `pcp propose` to say so.
 """
 
 from __future__ import annotations
@@ -48,6 +53,27 @@ _INLINE = (
 # A sentence ends at . ! ? (and a closing quote or bracket) before a space.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+
+
+READ_LIMIT = 50_000  # characters read of one turn or note
+_CUT = re.compile(r"[.!?]\s|\n")
+
+
+def _bounded(body: str, start: int, end: int) -> int:
+    """Where to stop reading the stretch body[start:end]: its end, or the last line or
+    sentence end before `READ_LIMIT` characters."""
+    if end - start <= READ_LIMIT:
+        return end
+    limit = start + READ_LIMIT
+    cut = max((m.end() for m in _CUT.finditer(body, max(start, limit - 2000), limit)),
+              default=limit)
+    return cut
+
+
+def over_limit(body: str, page_type: str) -> int:
+    """How many of the person's turns (or the note) are longer than `READ_LIMIT`."""
+    return sum(1 for start, end, _ in person_regions(body, page_type)
+               if end - start > READ_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -171,8 +197,9 @@ def sentences_in(body: str, start: int, end: int, when: str | None) -> Iterator[
 
 
 def person_sentences(body: str, page_type: str) -> list[Sentence]:
-    """Every sentence the person wrote on a page of `page_type`, in body order."""
+    """Every sentence the person wrote on a page of `page_type`, in body order (of each turn,
+    the first `READ_LIMIT` characters)."""
     found: list[Sentence] = []
     for start, end, when in person_regions(body, page_type):
-        found.extend(sentences_in(body, start, end, when))
+        found.extend(sentences_in(body, start, _bounded(body, start, end), when))
     return found

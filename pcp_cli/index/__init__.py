@@ -1,12 +1,16 @@
 """The search index: always rebuildable, behind one interface with two engines.
 
-Callers hand in plain `IndexDoc`s and get back `IndexHit`s. The engine is whoosh (the default,
-`index/_whoosh.py`) or tantivy (`pip install 'pcp-cli[fast]'`, `index/_tantivy.py`); both take
+Callers hand in plain `IndexDoc`s and get back `IndexHit`s. The engine is tantivy (the default,
+`index/_tantivy.py`) or whoosh (pure Python, `index/_whoosh.py`); both take
 the same documents, parse the same queries and apply the same `IndexFilter`, and a query finds
 the same set of pages on either (their rankings may differ).
 
 The engine is chosen per device, because the index is a cache: `PCP_INDEX_ENGINE` if set, else
-the `.engine` file in the index folder (written by `pcp index --engine NAME`), else whoosh.
+the `.engine` file in the index folder (written by `pcp index --engine NAME`), else the engine
+of the index already there (an index whoosh built before tantivy was the default stays
+whoosh's until `pcp index --engine tantivy`), else tantivy when its package is installed (it is
+one of pcp's dependencies: at 100,000 pages its search costs a third of whoosh's and its build
+a sixth; bench/RESULTS.md), else whoosh.
 Importing this package imports neither engine (nor the text analysis); `SearchIndex.open_or_create`
 loads the chosen one on first use.
 """
@@ -43,6 +47,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
+    "FALLBACK_ENGINE",
     "ENGINE_ENV",
     "ENGINE_FILE",
     "FORMAT_VERSION",
@@ -62,11 +67,20 @@ __all__ = [
 ]
 
 ENGINES = ("whoosh", "tantivy")
-DEFAULT_ENGINE = "whoosh"
+FALLBACK_ENGINE = "whoosh"  # pure Python: the engine where tantivy's package is missing
+
+
+def _default_engine() -> str:
+    import importlib.util
+
+    return "tantivy" if importlib.util.find_spec("tantivy") is not None else FALLBACK_ENGINE
+
+
+DEFAULT_ENGINE = _default_engine()
 ENGINE_ENV = "PCP_INDEX_ENGINE"
 # In the index folder; a dot file, so that neither engine's rebuild clears it.
 ENGINE_FILE = ".engine"
-FAST_INSTALL = "pip install 'pcp-cli[fast]'"
+FAST_INSTALL = "pip install 'tantivy>=0.27,<0.28'"
 
 
 class EngineUnavailable(IndexUnavailable):
@@ -92,10 +106,27 @@ def chosen_engine(directory: str | os.PathLike[str]) -> tuple[str, str]:
     try:
         text = path.read_text(encoding="utf-8").strip()
     except OSError:
-        return DEFAULT_ENGINE, "default"
+        existing = _existing(directory)
+        return (existing, "the index it built") if existing else (DEFAULT_ENGINE, "default")
     if text in ENGINES:
         return text, str(path)
     return DEFAULT_ENGINE, "default"  # an unreadable choice file: the cache's default
+
+
+def _existing(directory: str | os.PathLike[str]) -> str | None:
+    """The engine that built the index in `directory` when it is not the default one (an
+    index whoosh built while it was the default is kept, not rebuilt behind the person's
+    back); None when there is none, or it is the default's."""
+    import json
+
+    from pcp_cli.index.generations import META, built_by
+
+    try:
+        meta = json.loads((Path(directory) / META).read_text(encoding="utf-8"))
+        engine = built_by(meta) if isinstance(meta, dict) else None
+    except (OSError, ValueError):
+        return None
+    return engine if engine in ENGINES and engine != DEFAULT_ENGINE else None
 
 
 def choose_engine(directory: str | os.PathLike[str], engine: str) -> str:
@@ -111,7 +142,7 @@ def choose_engine(directory: str | os.PathLike[str], engine: str) -> str:
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ENGINE_FILE
-    if name == DEFAULT_ENGINE:
+    if name == DEFAULT_ENGINE and not _existing(folder):
         path.unlink(missing_ok=True)
     else:
         tmp = folder / f"{ENGINE_FILE}.{os.getpid()}.tmp"

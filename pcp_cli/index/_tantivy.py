@@ -1,4 +1,4 @@
-"""The tantivy-backed SearchIndex (`pip install 'pcp-cli[fast]'`). The only module that imports
+"""The tantivy-backed SearchIndex (the default engine). The only module that imports
 tantivy.
 
 Both engines see the same terms and the same query: pages are analysed by pcp's own
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import itertools
 import json
 from collections import deque
@@ -476,32 +477,23 @@ class SearchIndex(GenerationIndex):
         filter: IndexFilter | None = None,  # noqa: A002 - the interface's word
         limit: int = 10,
         sort: str = "relevance",
+        explain: bool = True,
     ) -> list[IndexHit]:
         """Ranked hits for `query` among documents `filter` admits.
 
         `sort` is "relevance", "newest" or "oldest" (by `timestamp`; hits then score 0).
-        Raises UsageError for a malformed query, IndexNeedsRebuild when the index cannot be
-        trusted.
+        `explain` False: the hits' `matched_fields` are left empty, for `explain` to fill in
+        for the hits a caller serves (working them out costs more than the search when a
+        tie-break reads thousands of hits to serve ten). Raises UsageError for a malformed
+        query, IndexNeedsRebuild when the index cannot be trusted.
         """
         self._check_search(sort, limit)
         self._require()
-        plain = plain_query_terms(query)  # plain words: their terms, without whoosh's parser
-        parsed = _parse(query) if plain is None else None
-        if plain is None and _is_null(parsed):
-            return []  # only stop words: nothing to look for
-        flt = filter or IndexFilter()
         with self._reading():
-            self._refresh()
-            clauses = self._filter_clauses(flt)
-            if clauses is None:
+            built = self._query(query, filter)
+            if built is None:
                 return []
-            translate = _Translator(self)
-            user_q = translate(parsed) if plain is None else translate.words(plain)
-            musts = [(T.Occur.Must, T.Query.const_score_query(q, 0.0))
-                     for occur, q in clauses if occur == T.Occur.Must]
-            nots = [(occur, q) for occur, q in clauses if occur != T.Occur.Must]
-            full = T.Query.boolean_query([(T.Occur.Must, user_q), *musts, *nots]) \
-                if clauses else user_q
+            full, translate = built
             searcher = self._searcher()
             if sort == "relevance":
                 result = searcher.search(full, limit, count=False)
@@ -510,8 +502,14 @@ class SearchIndex(GenerationIndex):
                 result = searcher.search(full, limit, count=False, order_by_field="timestamp",
                                          order=T.Order.Desc if sort == "newest" else T.Order.Asc)
                 ranked = [(addr, 0.0) for _, addr in result.hits]
-            stored = [json.loads(searcher.doc(addr)["hit"][0]) for addr, _ in ranked]
-            matched = self._matched(translate.asked, [s[1] for s in stored])
+            # read in the order they are stored: neighbours share a compressed block
+            order = sorted(range(len(ranked)),
+                           key=lambda i: (ranked[i][0].segment_ord, ranked[i][0].doc))
+            raw_docs: list[Any] = [None] * len(ranked)
+            for i in order:
+                raw_docs[i] = searcher.doc(ranked[i][0])["hit"][0]
+            stored = [json.loads(doc) for doc in raw_docs]
+            matched = self._matched(translate.asked, [s[1] for s in stored]) if explain else {}
             hits = []
             for (_, raw), hit in zip(ranked, stored, strict=True):
                 hits.append(IndexHit(
@@ -519,9 +517,59 @@ class SearchIndex(GenerationIndex):
                     namespace=hit[4], origin=hit[5], sensitivity=hit[6],
                     lifecycle_status=hit[7], review_status=hit[8], timestamp=hit[9],
                     mtime_ns=hit[10], score_raw=raw, score=normalize_score(raw),
-                    matched_fields=matched_fields(matched.get(hit[1], ()), hit[11]),
+                    matched_fields=matched_fields(matched.get(hit[1], ()), hit[11])
+                    if explain else (),
+                    title=hit[11],
                 ))
         return hits
+
+    def scores(self, query: str, *, filter: IndexFilter | None = None,  # noqa: A002
+               limit: int = 10) -> list[float]:
+        """The raw relevance scores of `search(query, filter=filter, limit=limit)`'s hits, best
+        first, without reading a stored document: what deciding how many hits to fetch needs
+        (`tiebreak.settled`)."""
+        self._check_search("relevance", limit)
+        self._require()
+        with self._reading():
+            built = self._query(query, filter)
+            if built is None:
+                return []
+            result = self._searcher().search(built[0], limit, count=False)
+            return [float(score) for score, _ in result.hits]
+
+    def explain(self, query: str, hits: list[IndexHit]) -> list[IndexHit]:
+        """`hits` (from `search(..., explain=False)` for `query`) with their `matched_fields`
+        worked out, as `search` would have given them."""
+        if not hits:
+            return hits
+        self._require()
+        with self._reading():
+            built = self._query(query, None)
+            if built is None:
+                return hits
+            matched = self._matched(built[1].asked, [h.path for h in hits])
+        return [dataclasses.replace(h, matched_fields=matched_fields(
+            matched.get(h.path, ()), h.title)) for h in hits]
+
+    def _query(self, query: str, flt: IndexFilter | None) -> tuple[Any, _Translator] | None:
+        """The tantivy query for `query` among what `flt` admits, and its translator (which
+        knows the terms asked); None when nothing can match. Call within `_reading()`."""
+        plain = plain_query_terms(query)  # plain words: their terms, without whoosh's parser
+        parsed = _parse(query) if plain is None else None
+        if plain is None and _is_null(parsed):
+            return None  # only stop words: nothing to look for
+        self._refresh()
+        clauses = self._filter_clauses(flt or IndexFilter())
+        if clauses is None:
+            return None
+        translate = _Translator(self)
+        user_q = translate(parsed) if plain is None else translate.words(plain)
+        musts = [(T.Occur.Must, T.Query.const_score_query(q, 0.0))
+                 for occur, q in clauses if occur == T.Occur.Must]
+        nots = [(occur, q) for occur, q in clauses if occur != T.Occur.Must]
+        full = T.Query.boolean_query([(T.Occur.Must, user_q), *musts, *nots]) \
+            if clauses else user_q
+        return full, translate
 
     def _matched(self, asked: set[tuple[str, str]], paths: list[str]) -> dict[str, list[Any]]:
         """path -> the asked (field, term) pairs that page holds, for the hits only."""

@@ -465,10 +465,13 @@ class SearchIndex(GenerationIndex):
         filter: IndexFilter | None = None,  # noqa: A002 - the interface's word
         limit: int = 10,
         sort: str = "relevance",
+        explain: bool = True,
     ) -> list[IndexHit]:
         """Ranked hits for `query` among documents `filter` admits.
 
         `sort` is "relevance", "newest" or "oldest" (by `timestamp`; hits then score 0).
+        `explain` is the interface's (tantivy's `search`): whoosh works out the matched
+        fields of every hit as it ranks them, from the posting blocks it decoded anyway.
         Raises UsageError for a malformed query, IndexNeedsRebuild when the index cannot be
         trusted.
         """
@@ -543,6 +546,15 @@ class SearchIndex(GenerationIndex):
                         matched_fields=fields,
                     )
                 )
+        return hits
+
+    def scores(self, query: str, *, filter: IndexFilter | None = None,  # noqa: A002
+               limit: int = 10) -> list[float]:
+        """The raw relevance scores of `search(query, filter=filter, limit=limit)`'s hits."""
+        return [hit.score_raw for hit in self.search(query, filter=filter, limit=limit)]
+
+    def explain(self, query: str, hits: list[IndexHit]) -> list[IndexHit]:
+        """`hits` with their matched fields: whoosh's `search` worked them out already."""
         return hits
 
     def stamps(self) -> dict[str, IndexStamp]:

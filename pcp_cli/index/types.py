@@ -114,6 +114,8 @@ class IndexHit:
     score_raw: float
     score: float  # normalized into [0, 1]
     matched_fields: tuple[str, ...] = field(default=())
+    # the page's title as indexed, where the engine keeps it (for `explain`), not compared
+    title: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)

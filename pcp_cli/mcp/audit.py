@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -407,6 +407,59 @@ def read_audit(
                 continue
         records.append(record)
     return records
+
+
+def _lines_backwards(path: Path, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The file's lines, last first, read in chunks from its end (the rest never read)."""
+    with path.open("rb") as file:
+        end = file.seek(0, os.SEEK_END)
+        rest = b""
+        while end > 0:
+            start = max(0, end - chunk)
+            file.seek(start)
+            lines = (file.read(end - start) + rest).split(b"\n")
+            end = start
+            rest = lines.pop(0) if start > 0 else b""  # maybe a part: joined to the next chunk
+            yield from reversed(lines)
+
+
+def read_audit_newest(store_root: Path | str, *, client: str | None = None,
+                      limit: int | None = None, max_bytes: int | None = None
+                      ) -> tuple[list[dict[str, Any]], bool]:
+    """Records newest first (optionally of one client), at most `limit` of them, reading the
+    log backwards from its end and no more than about `max_bytes` of it: `(records, whole)`,
+    `whole` being true when nothing older was left unread. What the console's Assistants
+    pages show, at a cost that does not grow with the log (it is never pruned).
+
+    A line that cannot be one of `client`'s records (its id's text is not in it) is not
+    parsed; torn and garbled lines are skipped as `read_audit` skips them."""
+    needle = None
+    if client is not None and json.dumps(client, ensure_ascii=False)[1:-1] == client:
+        needle = client.encode("utf-8")  # written as is: a record of it contains these bytes
+    records: list[dict[str, Any]] = []
+    read = 0
+    for path in reversed(log_files(store_root)):
+        try:
+            lines = _lines_backwards(path)
+            for line in lines:
+                read += len(line) + 1
+                if max_bytes is not None and read > max_bytes:
+                    return records, False
+                if not line.strip() or (needle is not None and needle not in line):
+                    continue
+                try:
+                    record = json.loads(line.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    continue
+                if not isinstance(record, dict) or record.get("event") == CREATED or \
+                        (client is not None and record.get("client_id") != client):
+                    continue
+                if limit is not None and len(records) >= limit:
+                    return records, False
+                records.append(record)
+        except FileNotFoundError:  # rotated meanwhile: its records are in the next file
+            continue
+    return records, True
 
 
 def verify_audit(store_root: Path | str) -> dict[str, Any]:

@@ -140,9 +140,11 @@ class Backend(Protocol):
         ...
 
     def propose_keystone(
-        self, grant: Grant, *, content: str, category: str | None, confidence: float | None
+        self, grant: Grant, *, content: str, category: str | None, confidence: float | None,
+        stale_after: str | None = None,
     ) -> JSON:
-        """A keystone with review_status "proposed": never served until the person affirms it."""
+        """A keystone with review_status "proposed": never served until the person affirms it.
+        `stale_after` (YYYY-MM-DD): the day the claim would go stale."""
         ...
 
     def ingest_event(self, grant: Grant, *, event: JSON) -> JSON:

@@ -16,6 +16,7 @@ import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,11 +47,13 @@ def _grant_line(grant: Any) -> str:
 def serve_stdio(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
                 scopes: Sequence[str] | None, allow_write: bool, log: Any) -> None:
     """`pcp serve`: resolve the client's grant, then serve MCP on stdio until the client
-    leaves. Logs go to `log` (stderr)."""
+    leaves. Logs go to `log` (stderr). The SDK is imported once the store and the grant are
+    known good (`stdio_server`), so a bad argument answers at once."""
+    server = stdio_server(store_path, client_id=client_id, scopes=scopes,
+                          allow_write=allow_write, log=log)
     from pcp_cli.mcp.server import run_stdio
 
-    run_stdio(stdio_server(store_path, client_id=client_id, scopes=scopes,
-                           allow_write=allow_write, log=log))
+    run_stdio(server)
 
 
 def stdio_server(store_path: str | os.PathLike[str] | None, *, client_id: str | None,
@@ -89,16 +92,11 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
                allowed_hosts: Sequence[str], allowed_origins: Sequence[str],
                max_body_bytes: int, max_concurrent: int, call_timeout: float, log: Any,
                public_url: str | None = None) -> None:
-    """`pcp serve --http [HOST:]PORT`: serve every client that has a token and a grant."""
+    """`pcp serve --http [HOST:]PORT`: serve every client that has a token and a grant. Every
+    argument, the store and each grant are checked before the SDK, Starlette and uvicorn are
+    imported (`pcp_cli.mcp.http_options`), so a typo answers at once."""
     from pcp_cli.mcp.audit import AuditLog
-    from pcp_cli.mcp.http import (
-        HttpOptions,
-        bind,
-        build_app,
-        check_exposure,
-        parse_address,
-        run_http,
-    )
+    from pcp_cli.mcp.http_options import HttpOptions, check_exposure, parse_address
     from pcp_cli.mcp.store_backend import StoreBackend
     from pcp_cli.mcp.tokens import read_tokens
 
@@ -132,6 +130,8 @@ def serve_http(store_path: str | os.PathLike[str] | None, *, address: str,
     with_tokens = sorted({r.client_id for r in read_tokens(root)} & set(clients))
     log.write(f"pcp serve: store {root}; {len(clients)} client grant(s), with tokens: "
               f"{', '.join(with_tokens) or 'none (run `pcp grant token CLIENT`)'}\n")
+    from pcp_cli.mcp.http import bind, build_app, run_http
+
     sock = bind(options)
     app = build_app(root, StoreBackend(root), AuditLog(root), options,
                     narrow_scopes=list(scopes or []) or None, allow_write=allow_write,
@@ -145,6 +145,17 @@ def audit_records(store_path: str | os.PathLike[str] | None, *, client: str | No
     from pcp_cli.mcp.audit import read_audit
 
     return read_audit(resolve_store_root(store_path), client=client, since=since)
+
+
+def audit_newest(store_path: str | os.PathLike[str] | None, *, client: str | None = None,
+                 limit: int | None = None, max_bytes: int | None = None
+                 ) -> tuple[list[dict[str, Any]], bool]:
+    """The newest audit records first (`pcp console`'s Assistants pages), read from the log's
+    end, at most `limit` and about `max_bytes` of it: `(records, whole log read)`."""
+    from pcp_cli.mcp.audit import read_audit_newest
+
+    return read_audit_newest(resolve_store_root(store_path), client=client, limit=limit,
+                             max_bytes=max_bytes)
 
 
 def verify_audit(store_path: str | os.PathLike[str] | None) -> dict[str, Any]:
@@ -196,19 +207,49 @@ def audit_findings(store: api.Store) -> list[Any]:
             for problem in verify(store.root)["problems"]]
 
 
+@contextmanager
+def owner_audit(store_root: Path, action: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Record one of the person's irreversible acts (`pcp retention collect`) in the audit
+    log, as a tool call of the actor `user`: the log is opened first, so a broken log stops
+    the act before it starts; the caller may set `result_count` in what is yielded. A failure
+    is recorded as outcome `error` with its code, and raised on."""
+    from pcp_cli.errors import PcpError
+    from pcp_cli.mcp.audit import AuditLog
+
+    fields: dict[str, Any] = {"result_count": None}
+    with AuditLog(store_root).open() as sink:
+        try:
+            yield fields
+        except PcpError as exc:
+            sink.write(client_id=None, actor="user", tool=action, params=params,
+                       outcome="error", error_code=exc.code)
+            raise
+        sink.write(client_id=None, actor="user", tool=action, params=params,
+                   outcome="allowed", result_count=fields["result_count"])
+
+
 # -- grants -----------------------------------------------------------------------------------
 def _grant_view(root: Path, client_id: str, entry: Any,
-                oauth: dict[str, Any] | None = None) -> dict[str, Any]:
+                oauth: dict[str, Any] | None = None,
+                default_namespace: str | None = None) -> dict[str, Any]:
+    from pcp_cli.mcp.grants import MANIFEST_NAME, implicit_defaults
     from pcp_cli.mcp.tokens import client_tokens
 
     if oauth is None:
         oauth = _oauth_grants(root)
     entry = entry if isinstance(entry, dict) else {}
     made = oauth.get(client_id)
+    scopes = list(entry.get("scopes") or [])
+    defaults, source = list(entry.get("default_scopes") or []), MANIFEST_NAME
+    if not defaults:  # what a call naming no scopes reads under this grant
+        implicit, source = implicit_defaults(tuple(scopes), default_namespace)
+        defaults = list(implicit)
     return {
         "client_id": client_id,
-        "scopes": list(entry.get("scopes") or []),
-        "default_scopes": list(entry.get("default_scopes") or []),
+        "scopes": scopes,
+        "default_scopes": defaults,
+        "default_scopes_source": source,
+        "pcp_version": entry.get("pcp_version", "1.2"),
         "allow_sensitive": bool(entry.get("allow_sensitive", False)),
         "allow_write": bool(entry.get("allow_write", False)),
         "description": entry.get("description"),
@@ -235,7 +276,8 @@ def grant_list(store_path: str | os.PathLike[str] | None) -> list[dict[str, Any]
     with api.open_store(store_path, readonly=True, refresh=False) as store:
         clients = api.client_grants(store)
         oauth = _oauth_grants(store.root)
-        return [_grant_view(store.root, c, clients[c], oauth) for c in sorted(clients)]
+        return [_grant_view(store.root, c, clients[c], oauth, store.default_namespace)
+                for c in sorted(clients)]
 
 
 def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dict[str, Any]:
@@ -244,7 +286,8 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
         clients = api.client_grants(store)
         if client_id not in clients:
             raise _no_grant(client_id)
-        view = _grant_view(store.root, client_id, clients[client_id])
+        view = _grant_view(store.root, client_id, clients[client_id],
+                           default_namespace=store.default_namespace)
         grant = resolve_grant(store.manifest.to_dict(), client_id, None, True)
         view["effective"] = grant.to_dict()
         return view
@@ -253,10 +296,18 @@ def grant_show(store_path: str | os.PathLike[str] | None, client_id: str) -> dic
 def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
               scopes: Sequence[str], sensitive: bool, write: bool,
               description: str | None,
-              default_scopes: Sequence[str] = ()) -> dict[str, Any]:
+              default_scopes: Sequence[str] = (),
+              pcp_version: str | None = None) -> dict[str, Any]:
     """Add a grant, or replace the one `client_id` has (its tokens keep working).
-    `default_scopes`: what a search naming no scopes searches, each inside `scopes`."""
+    `default_scopes`: what a call naming no scopes reads, each inside `scopes` (none: the
+    owner's namespace if granted, else the first scope; grants.implicit_defaults).
+    `pcp_version`: the Portable Context Protocol version it is served ("1.2", "1.1")."""
+    from pcp_cli.mcp.grants import PCP_VERSIONS
+
     check_client_id(client_id)
+    if pcp_version is not None and pcp_version not in PCP_VERSIONS:
+        raise UsageError(f"--pcp-version {pcp_version[:20]!r} is not a version pcp serves",
+                         hint=f"one of: {', '.join(PCP_VERSIONS)}")
     if not scopes:
         raise UsageError("a grant needs at least one --scope",
                          hint=f"e.g. pcp grant add {client_id} --scope user:you --scope "
@@ -272,7 +323,7 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
                          hint="a scope is a namespace (user:ada-lumen), a prefix pattern "
                          "(project:*) or *")
     outside = [s for s in default_scopes
-               if intersect_scopes(tuple(scopes), [s])[0] != (s,)]
+               if s != "*" and intersect_scopes(tuple(scopes), [s])[0] != (s,)]
     if outside:
         raise UsageError(f"--default-scope {outside[0][:80]} is not inside the grant's scopes",
                          hint=f"a default scope is one of the --scope values, or inside one: "
@@ -283,6 +334,8 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         entry["default_scopes"] = list(dict.fromkeys(default_scopes))
     if description:
         entry["description"] = description
+    if pcp_version is not None:
+        entry["pcp_version"] = pcp_version
     assert set(entry) <= set(GRANT_KEYS)
     with api.open_store(store_path, refresh=False) as store:
         clients = api.client_grants(store)
@@ -290,7 +343,8 @@ def grant_add(store_path: str | os.PathLike[str] | None, client_id: str, *,
         clients[client_id] = entry
         resolve_grant({**store.manifest.to_dict(), "clients": clients}, client_id)
         api.set_client_grants(store, clients)
-        view = _grant_view(store.root, client_id, entry)
+        view = _grant_view(store.root, client_id, entry,
+                           default_namespace=store.default_namespace)
     view["replaced"] = replaced
     return view
 
@@ -383,20 +437,23 @@ def _bridge_refuses_plain_http(url: str) -> bool:
     return parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1")
 
 
-def serve_launch(client: str, root: Path) -> dict[str, Any]:
+def serve_launch(client: str, root: Path, *, allow_write: bool = False) -> dict[str, Any]:
     """How a client launches `pcp serve` over stdio for `client` on the store at `root`: this
     interpreter and absolute paths, so it runs from apps that do not see the shell's PATH.
     `pcp mcp-config` and `pcp register` both write it."""
     return {"command": sys.executable,
-            "args": ["-m", "pcp_cli", "serve", "--client-id", client, "--store", str(root)]}
+            "args": ["-m", "pcp_cli", "serve", "--client-id", client,
+                     *(["--allow-write"] if allow_write else []), "--store", str(root)]}
 
 
 def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None, *,
-               target: str, http_url: str | None) -> dict[str, Any]:
+               target: str, http_url: str | None, allow_write: bool = False) -> dict[str, Any]:
     """The configuration to paste into `target` for `client_id`: stdio (this interpreter, this
     store, absolute paths) or, with `http_url`, the URL and an Authorization header whose token
     is a placeholder. `grant` is None when `client_id` has no grant (the CLI then says so and
-    prints the `pcp grant add` command)."""
+    prints the `pcp grant add` command). With `allow_write`, the stdio server offers the write
+    tools (over HTTP the running server decides: `pcp serve --http … --allow-write`);
+    `write_command` is the `pcp grant add` that lets the grant write, when it does not."""
     if target not in CONFIG_TARGETS:
         raise UsageError(f"--for {target!r} is not one of {', '.join(CONFIG_TARGETS)}",
                          hint=f"use one of: {', '.join(CONFIG_TARGETS)}")
@@ -424,7 +481,7 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
                 server["args"].append("--allow-http")
         command = None
     else:
-        server = serve_launch(client, root)
+        server = serve_launch(client, root, allow_write=allow_write)
         if target in ("vscode", "claude-code", "json"):
             server = {"type": "stdio", **server}
         command = shlex.join([server["command"], *server["args"]])
@@ -441,7 +498,16 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
         "json": "any client that takes the common mcpServers JSON",
     }[target]
     grant_cmd = (f"pcp grant add {client} --scope {default_ns}"
-                 f" --store {shlex.quote(str(root))}")
+                 + (" --write" if allow_write else "") + f" --store {shlex.quote(str(root))}")
+    grant = clients.get(client)
+    write_cmd = None
+    if allow_write and isinstance(grant, dict) and not grant.get("allow_write"):
+        write_cmd = shlex.join([
+            "pcp", "grant", "add", client,
+            *[part for scope in grant.get("scopes") or [default_ns]
+              for part in ("--scope", str(scope))],
+            *(["--sensitive"] if grant.get("allow_sensitive") else []), "--write",
+            "--store", str(root)])
     out: dict[str, Any] = {
         "client_id": client,
         "for": target,
@@ -449,8 +515,10 @@ def mcp_config(store_path: str | os.PathLike[str] | None, client_id: str | None,
         "store": str(root),
         "config": config,
         "where": where,
-        "grant": clients.get(client),
+        "grant": grant,
         "grant_command": None if client in clients else grant_cmd,
+        "allow_write": allow_write,
+        "write_command": write_cmd,
     }
     if command:
         out["command"] = command
@@ -529,6 +597,7 @@ def list_sources(own_store_id: str | None) -> dict[str, Any]:
         if entry["transport"] == "stdio":
             view["launch"] = shlex.join([entry["command"], *map(str, entry.get("args") or [])])
             view["env"] = sorted(entry.get("env") or {})
+            view["approval"] = entry["approval"]
         else:
             view["url"] = entry["url"]
             view["headers"] = sorted(entry.get("headers") or {})
@@ -566,13 +635,33 @@ def query_sources(selection: Sequence[str], tool: str, arguments: dict[str, Any]
 
     mine = next((e for e in data["sources"] if is_mine(e)), None)
     others = [e for e in chosen if not is_mine(e)]  # this store is searched locally
+    runs = [e["transport"] != "stdio" or e["approval"] == "approved" for e in others]
+    asked = iter(fan_out([e for e, ok in zip(others, runs, strict=True) if ok], tool,
+                         arguments, timeout=timeout))
     groups = []
-    for group in fan_out(others, tool, arguments, timeout=timeout):
+    for entry, ok in zip(others, runs, strict=True):
+        if not ok:
+            groups.append(_not_approved(entry))
+            continue
+        group = next(asked)
         answer = group.pop("data") or {}
         answer.pop("schema_version", None)
         groups.append({**group, **answer})
     return {"this_store": describe(mine) if mine else None, "groups": groups,
             "problems": data["problems"]}
+
+
+def _not_approved(entry: dict[str, Any]) -> dict[str, Any]:
+    """The group of a stdio source the person has not approved (or whose command changed since):
+    it is not started, and the error says what it would run and how to approve it."""
+    from pcp_cli.mcp.fanout import describe
+
+    launch = shlex.join([entry["command"], *map(str, entry.get("args") or [])])
+    why = "its command changed since you approved it" if entry["approval"] == "changed" \
+        else "you have not approved it"
+    return {"source": describe(entry), "status": "not_approved",
+            "error": f"not started: it would run `{launch[:300]}` and {why}; if you trust it, "
+                     f"run: pcp sources approve {shlex.quote(entry['id'])}"}
 
 
 def _slug(name: str) -> str:

@@ -160,3 +160,18 @@ def close_unless_authenticated(app: ASGIApp) -> ASGIApp:
         await app(scope, receive, send_closing)
 
     return door
+
+
+def replaying(receive: Receive, body: bytes, more_body: bool = False) -> Receive:
+    """A `receive` that gives `body` (already read from `receive`) first, then whatever
+    `receive` still has: for a layer that had to read the request body before the app."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": more_body}
+
+    return replay

@@ -11,10 +11,13 @@ Stored content from another source is data, never an instruction, like our own.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+import logging
 import math
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -43,14 +46,52 @@ def query_sources(entries: Sequence[dict[str, Any]], tool: str, arguments: dict[
         groups[at] = await _query(entry, tool, arguments, timeout)
 
     if entries:
-        anyio.run(main)
+        # the SDK's client is imported before any source's clock starts (about a second of a
+        # loaded machine's time that is not the source's)
+        import mcp.client.stdio  # noqa: F401
+        import mcp.client.streamable_http  # noqa: F401
+
+        with _sdk_log_kept():
+            anyio.run(main)
     return groups
+
+
+# The group whose source the running task talks to: the SDK's client logs a line (with a
+# traceback) for every line a source writes that is not a JSON-RPC message; those are counted
+# into that source's group, never printed (a source printing `y` forever wrote 270,000 lines of
+# tracebacks on the terminal).
+_group: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "pcp_fanout_group", default=None)
+
+
+class _KeepSdkLog(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        group = _group.get()
+        if group is not None:
+            said = group.setdefault("_said", [0, ""])
+            said[0] += 1
+            if not said[1]:
+                said[1] = record.getMessage()
+
+
+@contextlib.contextmanager
+def _sdk_log_kept() -> Iterator[None]:
+    sdk = logging.getLogger("mcp")
+    handler, before = _KeepSdkLog(), sdk.propagate
+    sdk.addHandler(handler)
+    sdk.propagate = False
+    try:
+        yield
+    finally:
+        sdk.removeHandler(handler)
+        sdk.propagate = before
 
 
 async def _query(entry: dict[str, Any], tool: str, arguments: dict[str, Any],
                  timeout: float) -> dict[str, Any]:
     group: dict[str, Any] = {"source": describe(entry), "status": "ok", "error": None,
                              "data": None}
+    _group.set(group)  # this task's context, and its children's
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
             with anyio.fail_after(timeout):
@@ -61,6 +102,10 @@ async def _query(entry: dict[str, Any], tool: str, arguments: dict[str, Any],
             group.update(status="failed", error=str(exc))
         except Exception as exc:  # noqa: BLE001 - any failure of one source is that source's
             group.update(status="failed", error=_why(exc, errlog))
+    said = group.pop("_said", None)
+    if said and group["status"] != "ok":
+        group["error"] += (f"; the MCP client logged {said[0]:,} problem"
+                           f"{'s' if said[0] != 1 else ''} with it (the first: {said[1][:200]})")
     return group
 
 

@@ -6,6 +6,9 @@ CLI can use them without paying for the MCP SDK.
 A grant lists *scopes*: exact namespaces (`user:ada-lumen`) or prefix patterns (`project:*`,
 matching every namespace below `project:`; a lone `*` matches the whole store). Narrowing
 (`pcp serve --scope`, or a per-call `scopes` argument) can only remove scopes, never add them.
+A call that names no scopes reads the grant's *default* scopes only (`call_scopes`): reading
+across the others is the call's named choice (Paged Context Protocol: cross-scope recall must
+happen explicitly).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from pcp_cli.errors import InvalidInput, UsageError
 from pcp_cli.model.scopes import scope_matches
 from pcp_cli.model.vocab import NAMESPACE_PATTERN
+from pcp_cli.render import versions
 
 MANIFEST_NAME = "pcp.yaml"
 # An MCP client is an AI application: its writes carry this actor type in provenance, always
@@ -25,7 +29,11 @@ MANIFEST_NAME = "pcp.yaml"
 DEFAULT_ACTOR = "model"
 # What a grant in pcp.yaml may say (the manifest schema's `clients` entry).
 GRANT_KEYS = ("scopes", "default_scopes", "allow_sensitive", "allow_write",
-              "description")
+              "description", "pcp_version")
+# The Portable Context Protocol versions a grant may ask for, and the one a grant that names
+# none gets (render/versions.py).
+PCP_VERSIONS = versions.VERSIONS
+DEFAULT_PCP_VERSION = versions.DEFAULT
 
 _NAMESPACE = re.compile(NAMESPACE_PATTERN)
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -45,8 +53,14 @@ class Grant:
     dropped_scopes: tuple[str, ...] = ()
     # One line each, for `pcp serve` to print on stderr: what was dropped or refused, and why.
     notices: tuple[str, ...] = ()
-    # What a search that names no scopes searches (inside `scopes`); empty: all of `scopes`.
+    # What a call that names no scopes reads (inside `scopes`): the grant's `default_scopes`, or
+    # for a grant without them the rule of `implicit_defaults`. Reading the other granted scopes
+    # is a named choice of the call (`scopes: [...]` or `["*"]`): cross-scope recall is explicit.
     default_scopes: tuple[str, ...] = ()
+    # Where default_scopes came from: "pcp.yaml", or the rule `implicit_defaults` applied.
+    default_scopes_source: str = "pcp.yaml"
+    # The Portable Context Protocol version this client is served (PCP_VERSIONS).
+    pcp_version: str = DEFAULT_PCP_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,9 +68,11 @@ class Grant:
             "actor": self.actor,
             "scopes": list(self.scopes),
             "default_scopes": list(self.default_scopes),
+            "default_scopes_source": self.default_scopes_source,
             "allow_sensitive": self.allow_sensitive,
             "allow_write": self.allow_write,
             "granted_by": self.granted_by,
+            "pcp_version": self.pcp_version,
         }
 
 
@@ -124,6 +140,56 @@ def intersect_scopes(
     return tuple(kept), tuple(dropped)
 
 
+OWNERS_NAMESPACE = "the owner's namespace (the grant names no default_scopes)"
+FIRST_SCOPE = "the grant's first scope (it names no default_scopes, nor the owner's namespace)"
+
+
+def implicit_defaults(scopes: tuple[str, ...], default_namespace: str | None
+                      ) -> tuple[tuple[str, ...], str]:
+    """What a call naming no scopes reads under a grant that names no `default_scopes`: the
+    store's default namespace (the owner's own) when the grant covers it, else the grant's first
+    scope; and which of the two it was. Never every scope: reading across them is a call's
+    named choice."""
+    if not scopes:
+        return (), OWNERS_NAMESPACE
+    if default_namespace and intersect_scopes(scopes, [default_namespace])[0] == (
+            default_namespace,):
+        return (default_namespace,), OWNERS_NAMESPACE
+    return (scopes[0],), FIRST_SCOPE
+
+
+def call_scopes(grant: Grant, requested: Iterable[str] | str | None
+                ) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """The scopes one call reads: (kept, dropped, where they came from). A call naming none
+    reads the grant's default scopes; `"*"` (or `["*"]`) every scope the grant has; a list the
+    part of it inside the grant (never more)."""
+    if requested is None:
+        source = ("the grant's default_scopes (the call named none)"
+                  if grant.default_scopes_source == MANIFEST_NAME and grant.default_scopes
+                  else f"{grant.default_scopes_source}; the call named none")
+        # a Grant made without resolve_grant may name no defaults: its first scope, as a
+        # grant without default_scopes in pcp.yaml that does not name the owner's namespace
+        defaults = grant.default_scopes or implicit_defaults(grant.scopes, None)[0]
+        if not grant.default_scopes:
+            source = f"{FIRST_SCOPE}; the call named none"
+        kept, dropped = intersect_scopes(grant.scopes, defaults)
+        return kept, dropped, source + '; pass scopes: ["*"] to read every granted scope'
+    names = [requested] if isinstance(requested, str) else list(requested)
+    kept, dropped = intersect_scopes(grant.scopes, names)
+    source = ("every scope of the grant (the call asked for *)" if names == ["*"]
+              else "the call's scopes, within the grant")
+    return kept, dropped, source
+
+
+def _check_version(entry: Mapping[str, Any], client_id: str) -> str:
+    value = entry.get("pcp_version", DEFAULT_PCP_VERSION)
+    if value not in PCP_VERSIONS:
+        raise _manifest_error(
+            f"clients.{client_id}.pcp_version {value!r} is not a version pcp serves",
+            f"use one of: {', '.join(repr(v) for v in PCP_VERSIONS)} (quoted: \"1.1\")")
+    return str(value)
+
+
 def _manifest_error(message: str, hint: str) -> InvalidInput:
     return InvalidInput(message, hint=hint, path=MANIFEST_NAME)
 
@@ -185,11 +251,12 @@ def resolve_grant(
     who = client_id or "an unnamed client"
     entry = clients.get(client_id) if client_id is not None else None
 
+    default_ns = _default_namespace(manifest)
+    version = DEFAULT_PCP_VERSION
     if entry is None:
-        default_ns = _default_namespace(manifest)
         scopes: tuple[str, ...] = (default_ns,) if default_ns else ()
         actor, allow_sensitive, allow_write, granted_by = DEFAULT_ACTOR, False, False, "default"
-        defaults = ()
+        defaults: tuple[str, ...] = ()
         notices.append(
             f"{who} has no grant in pcp.yaml: serving the default namespace only, read-only"
         )
@@ -216,6 +283,7 @@ def resolve_grant(
         granted_write = _flag(entry, "allow_write", client_id or "")
         allow_write = granted_write and allow_write_flag
         granted_by = MANIFEST_NAME
+        version = _check_version(entry, client_id or "")
         if allow_write_flag and not granted_write:
             notices.append(
                 f"--allow-write ignored: pcp.yaml does not allow writes for {client_id} "
@@ -227,12 +295,16 @@ def resolve_grant(
         notices.append(f"--scope {scope} is outside the grant for {who}; dropped")
     if narrow_scopes is not None and not kept:
         notices.append(f"no requested scope is inside the grant for {who}: nothing is visible")
+    source = MANIFEST_NAME
     if defaults and narrow_scopes is not None:
         narrowed_defaults, _ = intersect_scopes(kept, defaults)
-        if not narrowed_defaults:
-            notices.append(f"--scope leaves none of the default scopes of {who}: a search "
-                           "naming no scopes searches every scope served")
+        if not narrowed_defaults and kept:
+            notices.append(f"--scope leaves none of the default scopes of {who}: a call "
+                           "naming no scopes reads "
+                           + ", ".join(implicit_defaults(kept, default_ns)[0]))
         defaults = narrowed_defaults
+    if not defaults:
+        defaults, source = implicit_defaults(kept, default_ns)
     return Grant(
         client_id=client_id,
         actor=actor,
@@ -243,6 +315,8 @@ def resolve_grant(
         dropped_scopes=dropped,
         notices=tuple(notices),
         default_scopes=tuple(defaults),
+        default_scopes_source=source,
+        pcp_version=version,
     )
 
 
@@ -263,14 +337,15 @@ def _scope_list(entry: Mapping[str, Any], client_id: str, key: str,
 
 def _default_scopes(entry: Mapping[str, Any], client_id: str,
                     scopes: tuple[str, ...]) -> tuple[str, ...]:
-    """A grant's `default_scopes`: what a search naming no scopes searches. Each must lie
-    inside the grant's scopes (a default never widens what the client may see)."""
+    """A grant's `default_scopes`: what a call naming no scopes reads. Each must lie inside
+    the grant's scopes (a default never widens what the client may see)."""
     defaults = _scope_list(entry, client_id, "default_scopes",
                            'e.g. default_scopes: ["project:tidewatch"]')
-    outside = [s for s in defaults if intersect_scopes(scopes, [s])[0] != (s,)]
+    # `*` means every scope of the grant (the person's explicit choice for this client)
+    outside = [s for s in defaults if s != "*" and intersect_scopes(scopes, [s])[0] != (s,)]
     if outside:
         raise _manifest_error(
             f"clients.{client_id}.default_scopes {outside[0]!r} is not inside its scopes",
             f"a default scope must be one of, or inside, {', '.join(scopes) or 'its scopes'}",
         )
-    return defaults
+    return intersect_scopes(scopes, defaults)[0] if "*" in defaults else defaults

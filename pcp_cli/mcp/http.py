@@ -23,11 +23,23 @@ Before any of it, `pcp_cli.mcp.connections` bounds the connections themselves (a
 must arrive within seconds; slow ones cannot crowd out clients; unauthenticated requests do not
 keep their connection).
 
-Which ToolSession answers a call: the authenticated client's, for the suppression context the
-request names in the `Pcp-Session-Id` header (any 1-128 letters, digits, `.`, `_`, `-`; without
-the header, the client's default context). Suppression is per (client, context), so one
-client's suppression never reaches another's. Contexts idle for `CONTEXT_IDLE_SECONDS` are
-forgotten. Cursors carry their own state and need no context.
+Which ToolSession answers a call: the authenticated client's, in one suppression context:
+- the `Pcp-Session-Id` request header, when the client sends one (its own task or conversation
+  id: 1-128 letters, digits, `.`, `_`, `-`; it spans connections);
+- else the MCP session: the response to `initialize` carries an `Mcp-Session-Id` (issued here,
+  random) that the client sends back with every later request, so each chat of one client has
+  its own suppressions;
+- else (a client that keeps no session, or the 2026-07-28 protocol, which has none) the
+  client's default context.
+Suppression is per (client, context), so one client's suppression never reaches another's.
+The session ids are this server's own, over the SDK's stateless transport: the SDK's stateful
+mode (`stateless=False`) keeps a server task and streams per session for 30 idle minutes and
+caps the sessions of all clients together (one client opening 10,000 would lock every other
+out), while pcp needs a key and nothing else. A session id pcp does not know (after a restart,
+or idle for `CONTEXT_IDLE_SECONDS`) is not refused: it starts with nothing suppressed. At most
+`MAX_CONTEXTS_PER_CLIENT` contexts per client are kept (the least recently used goes);
+`DELETE /mcp` with an `Mcp-Session-Id` ends that one. Cursors carry their own state and need no
+context.
 
 The grant is re-read from `pcp.yaml` and the tokens from `.pcp/tokens.json` whenever those files
 change: a revoked token or an edited grant takes effect on the next request.
@@ -37,11 +49,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import ipaddress
 import json
 import logging
 import os
 import re
+import secrets
 import socket
 import threading
 import time
@@ -62,11 +74,17 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from pcp_cli import api
-from pcp_cli.errors import UsageError
 from pcp_cli.mcp import connections, oauth_http
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.backend import Backend
 from pcp_cli.mcp.grants import DEFAULT_ACTOR, Grant, resolve_grant
+from pcp_cli.mcp.http_options import (  # noqa: F401 - names the tests and commands use
+    DEFAULT_PORT,
+    HttpOptions,
+    check_exposure,
+    is_loopback,
+    parse_address,
+)
 from pcp_cli.mcp.oauth import ACCESS_PREFIX as OAUTH_ACCESS_PREFIX
 from pcp_cli.mcp.oauth import SCOPES as OAUTH_SCOPES
 from pcp_cli.mcp.server import configure_logging, make_server
@@ -75,87 +93,18 @@ from pcp_cli.mcp.tokens import TokenRegistry
 
 log = logging.getLogger("pcp.mcp.http")
 
-DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
 PRM_PATH = "/.well-known/oauth-protected-resource"
 SESSION_HEADER = "pcp-session-id"
 CONTEXT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+MCP_SESSION_HEADER = "mcp-session-id"
+MCP_SESSION_PATTERN = re.compile(r"^[\x21-\x7e]{1,128}$")  # the spec: visible ASCII
 CONTEXT_IDLE_SECONDS = 3600.0
 MAX_CONTEXTS_PER_CLIENT = 256
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 _client_var: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "pcp_http_client", default=None)
-
-
-@dataclass(frozen=True)
-class HttpOptions:
-    host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    allowed_hosts: tuple[str, ...] = ()  # extra Host names to answer to (--allow-host)
-    allowed_origins: tuple[str, ...] = ()  # browser origins allowed (--allow-origin)
-    max_body_bytes: int = 1_000_000
-    max_concurrent_per_client: int = 4
-    call_timeout: float = 30.0
-    public_url: str | None = None  # https://NAME when a TLS proxy or tunnel is in front
-
-    @property
-    def scheme(self) -> str:
-        return "https" if self.tls_cert else "http"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def parse_address(value: str) -> tuple[str, int]:
-    """`[HOST:]PORT` (an IPv6 host in brackets) -> (host, port); host defaults to 127.0.0.1."""
-    text = value.strip()
-    host, port_text = "127.0.0.1", text
-    if text.startswith("["):
-        end = text.find("]")
-        if end < 0 or text[end + 1: end + 2] != ":":
-            raise _bad_address(value)
-        host, port_text = text[1:end], text[end + 2:]
-    elif ":" in text:
-        host, _, port_text = text.rpartition(":")
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535 or not host:
-        raise _bad_address(value)
-    return host, int(port_text)
-
-
-def _bad_address(value: str) -> UsageError:
-    return UsageError(f"--http {value[:80]!r} is not [HOST:]PORT",
-                      hint="e.g. --http 8765 or --http 127.0.0.1:8765")
-
-
-def check_exposure(options: HttpOptions, *, allow_remote: bool, insecure_http: bool) -> None:
-    """Refuse to expose the store by accident: a non-loopback address needs --allow-remote, and
-    TLS (--tls-cert/--tls-key) unless --insecure-http."""
-    if bool(options.tls_cert) != bool(options.tls_key):
-        raise UsageError("--tls-cert and --tls-key go together", hint="pass both, or neither")
-    for path in (options.tls_cert, options.tls_key):
-        if path and not Path(path).is_file():
-            raise UsageError(f"TLS file {path} does not exist", hint="pass a PEM file")
-    if is_loopback(options.host):
-        return
-    if not allow_remote:
-        raise UsageError(
-            f"--http {options.host} would serve your context to other machines",
-            hint="bind 127.0.0.1 (the default), or pass --allow-remote to mean it",
-        )
-    if not options.tls_cert and not insecure_http:
-        raise UsageError(
-            f"serving {options.host} without TLS would send tokens and pages in clear text",
-            hint="pass --tls-cert and --tls-key, or --insecure-http (e.g. behind a TLS proxy)",
-        )
 
 
 def _host_patterns(options: HttpOptions) -> list[str]:
@@ -256,10 +205,11 @@ class Clients:
             found = self._sessions.get(key)
             if found is None:
                 session = ToolSession(self.backend, grant, self.audit)
+                kind, _, name = context.partition(":")
                 session.suppression_scope = (
-                    f"for this client's requests with {SESSION_HEADER} {context!r}"
-                    if context else f"for this client's requests without a {SESSION_HEADER} "
-                    "header")
+                    f"for this client's requests with {SESSION_HEADER} {name!r}"
+                    if kind == "pcp" else "for this MCP session (its Mcp-Session-Id)"
+                    if kind == "mcp" else "for this client's requests that carry no session")
                 session.suppression_scope += (
                     f", until the server restarts or {CONTEXT_IDLE_SECONDS / 60:g} idle minutes")
                 mine = sorted((t, k) for k, (_, t) in self._sessions.items() if k[0] == client_id)
@@ -271,6 +221,11 @@ class Clients:
         if session.grant != grant:
             session.regrant(grant)
         return session
+
+    def end(self, client_id: str, context: str) -> bool:
+        """Forget one context (the client ended its MCP session); whether there was one."""
+        with self._lock:
+            return self._sessions.pop((client_id, context), None) is not None
 
     def _expire(self, now: float) -> None:
         for key, (_, used) in list(self._sessions.items()):
@@ -405,8 +360,14 @@ class Guard:
         if isinstance(refused, Response):
             await refused(scope, receive, send)
             return
-        client_id, context = refused
+        client_id, context, mcp_session = refused
         scope["pcp.client"] = (client_id, context)
+        if request.method == "DELETE" and mcp_session:
+            # The client ends its session: its suppressions go with it.
+            self.clients.end(client_id, f"mcp:{mcp_session}")
+            await Response(status_code=204)(scope, receive, send)
+            return
+        issue = False  # an initialize request's answer gets an Mcp-Session-Id
         if request.method == "GET":
             # Stateless: no server-initiated messages, so no event stream to hold open (an
             # open one would count as a request in flight). The transport allows 405 here.
@@ -422,28 +383,46 @@ class Guard:
                 headers={"Retry-After": "1"})(scope, receive, send)
             return
         counts[client_id] = counts.get(client_id, 0) + 1
-        started = False
+        started = released = False
+
+        def release() -> None:
+            # The slot is the client's again once its answer is complete, before the last
+            # byte is sent: a client that sends its next request as soon as it has the answer
+            # must never meet a slot the finished one still holds while its handler unwinds
+            # (mcp-remote's four calls at once met a 429 so on a loaded machine).
+            nonlocal released
+            if not released:
+                released = True
+                counts[client_id] -= 1
+                if not counts[client_id]:
+                    del counts[client_id]
 
         async def watch(message: Any) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
+                if issue and message["status"] == 200:
+                    message = {**message, "headers": [
+                        *message.get("headers", []),
+                        (MCP_SESSION_HEADER.encode(), secrets.token_urlsafe(24).encode())]}
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                release()
             await send(message)
 
         token = _client_var.set((client_id, context))
         try:
             with anyio.move_on_after(self.options.call_timeout + 5) as cap:
+                if request.method == "POST" and not mcp_session:
+                    receive, issue = await _initializing(receive, self.options.max_body_bytes)
                 await self.manager.handle_request(scope, receive, watch)
             if cap.cancelled_caught and not started:
                 await _jsonrpc_error(503, -32000, "the request took too long")(
                     scope, receive, send)
         finally:
             _client_var.reset(token)
-            counts[client_id] -= 1
-            if not counts[client_id]:
-                del counts[client_id]
+            release()
 
-    async def _authenticate(self, request: Request) -> Response | tuple[str, str]:
+    async def _authenticate(self, request: Request) -> Response | tuple[str, str, str]:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if not header:
@@ -467,7 +446,36 @@ class Guard:
         if context and CONTEXT_PATTERN.match(context) is None:
             return _jsonrpc_error(400, -32600, f"{SESSION_HEADER} must be 1-128 letters, "
                                   "digits, '.', '_' or '-'")
-        return client_id, context
+        mcp_session = request.headers.get(MCP_SESSION_HEADER, "")
+        if mcp_session and MCP_SESSION_PATTERN.match(mcp_session) is None:
+            return _jsonrpc_error(400, -32600, "Mcp-Session-Id must be 1-128 visible ASCII "
+                                  "characters")
+        chosen = f"pcp:{context}" if context else f"mcp:{mcp_session}" if mcp_session else ""
+        return client_id, chosen, mcp_session
+
+
+async def _initializing(receive: Receive, limit: int) -> tuple[Receive, bool]:
+    """Whether this POST is an `initialize` request (its answer then gets an Mcp-Session-Id),
+    and a `receive` that replays the body read to find out. A body over `limit` is not read to
+    its end here: the SDK answers it with 413."""
+    chunks: list[bytes] = []
+    size, more = 0, True
+    while more and size <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            return receive, False
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        more = bool(message.get("more_body"))
+    body = b"".join(chunks)
+    initialize = False
+    if not more:
+        try:
+            message = json.loads(body)
+            initialize = isinstance(message, dict) and message.get("method") == "initialize"
+        except ValueError:
+            pass
+    return connections.replaying(receive, body, more), initialize
 
 
 def _session_for(clients: Clients) -> Any:
@@ -540,6 +548,7 @@ def build_app(root: Path, backend: Backend, audit: AuditLog, options: HttpOption
 
     app.add_exception_handler(404, on_404)
     app.state.pcp_clients = clients
+    app.state.pcp_oauth = provider
     return app
 
 

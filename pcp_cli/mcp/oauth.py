@@ -53,12 +53,14 @@ from pydantic import AnyUrl
 
 from pcp_cli import api
 from pcp_cli.errors import InvalidInput
+from pcp_cli.mcp import oauth_metadata
 from pcp_cli.mcp.audit import now_iso
 from pcp_cli.mcp.oauth_state import (
     REQUEST_TTL,
+    clients_path,
     digest,
     empty_state,
-    parse_state,
+    read_state,
     state_path,
     transaction,
 )
@@ -66,16 +68,48 @@ from pcp_cli.mcp.oauth_state import (
 ACCESS_TTL = 3600  # seconds: an hour, the most the issue allows
 REFRESH_TTL = 30 * 24 * 3600
 CODE_TTL = 300
+# Wrong approval codes: a request is dropped after APPROVAL_TRIES; an address may give
+# ADDRESS_TRIES, and every address together ALL_TRIES, in a REQUEST_TTL window; after each wrong
+# code the address waits GUESS_DELAY seconds (doubling, at most GUESS_DELAY_MAX) before its next
+# try is even compared. The code is 8 digits: an attacker compares a handful of 10^8.
 APPROVAL_TRIES = 5
+ADDRESS_TRIES = 10
+ALL_TRIES = 50
+GUESS_DELAY = 2.0
+GUESS_DELAY_MAX = 60.0
 LAST_USED_EVERY = 60.0  # seconds between writes of a grant's last use
 SCOPES = ("pcp.read", "pcp.sensitive", "pcp.write")
 ACCESS_PREFIX, REFRESH_PREFIX, CODE_PREFIX = "pcpat_", "pcprt_", "pcpac_"
+# Registered clients (by /register and by metadata document alike): at most MAX_CLIENTS; when
+# full, the oldest one that has no grant and nothing waiting, registered more than REQUEST_TTL
+# ago, makes room; an address may register REGISTRATIONS_PER_ADDRESS in a REQUEST_TTL window.
+# A registration keeps MAX_REDIRECT_URIS redirect URIs of at most MAX_URI characters, a name of
+# NAME_MAX, and nothing else the client sent: under 5 KB a client.
 MAX_CLIENTS = 200
+REGISTRATIONS_PER_ADDRESS = 20
+MAX_REDIRECT_URIS = 8
+MAX_URI = 512
+NAME_MAX = 100
+KEPT_METADATA = ("client_id", "client_id_issued_at", "client_name", "redirect_uris",
+                 "grant_types", "response_types", "token_endpoint_auth_method", "scope")
+# Authorization requests waiting for consent: at most MAX_PENDING, MAX_PENDING_PER_CLIENT per
+# client and MAX_PENDING_PER_ADDRESS per address; a new one always gets in, the oldest of the
+# fullest of those goes. At most ANNOUNCE_PER_CLIENT requests of one client, and
+# ANNOUNCE_PER_MINUTE in all, are printed on the terminal each minute.
 MAX_PENDING = 100
+MAX_PENDING_PER_CLIENT = 5
+MAX_PENDING_PER_ADDRESS = 10
+ANNOUNCE_PER_CLIENT = 3
+ANNOUNCE_PER_MINUTE = 30
+# Schemes a redirect URI may never have: they run or read something in the browser.
+FORBIDDEN_SCHEMES = ("javascript", "vbscript", "data", "file", "blob", "about", "filesystem",
+                     "view-source")
 
-# the request being answered: its base URL (scheme://host) and parsed form
+# the request being answered: its base URL (scheme://host), parsed form and client address
 request_base: contextvars.ContextVar[str] = contextvars.ContextVar("pcp_oauth_base",
                                                                   default="")
+request_address: contextvars.ContextVar[str] = contextvars.ContextVar("pcp_oauth_address",
+                                                                     default="")
 request_form: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("pcp_oauth_form")
 # why a request was refused, when the error response alone does not say it (for the audit)
 request_notes: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
@@ -127,8 +161,8 @@ class PcpAccessToken(AccessToken):
     kind: str = "access"
 
 
-METADATA_MAX = 5 * 1024  # the CIMD draft's suggested cap
 METADATA_TTL = 300.0
+METADATA_FAILED_TTL = 30.0  # a document that could not be used is not fetched again for this long
 
 
 def is_metadata_url(client_id: str) -> bool:
@@ -136,16 +170,79 @@ def is_metadata_url(client_id: str) -> bool:
     return parsed.scheme == "https" and bool(parsed.hostname) and parsed.path not in ("", "/")
 
 
-def _private_host(host: str) -> bool:
-    import ipaddress
+def safe_name(name: str | None, limit: int = NAME_MAX) -> str:
+    """A client's name as pcp shows it: one line, no control or formatting characters (an
+    escape code or a newline in a name could forge a line on the server's terminal), at most
+    `limit` characters."""
+    import unicodedata
 
-    if host == "localhost" or host.endswith(".localhost"):
+    shown = "".join(
+        ch if unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn")
+        else (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        for ch in (name or "")[: limit * 2])
+    shown = " ".join(shown.split())[:limit]
+    return shown or "unnamed client"
+
+
+def check_redirect_uri(uri: str) -> None:
+    """RegistrationError unless `uri` may be a redirect URI here: https, http on loopback, or
+    an app's own scheme; never one that runs something in the browser; no fragment."""
+    parsed = urlparse(uri)
+    scheme = parsed.scheme.lower()
+    if len(uri) > MAX_URI:
+        raise RegistrationError("invalid_redirect_uri", f"a redirect URI is longer than "
+                                f"{MAX_URI} characters")
+    if not re.fullmatch(r"[a-z][a-z0-9+.-]*", scheme) or scheme in FORBIDDEN_SCHEMES:
+        raise RegistrationError("invalid_redirect_uri", f"{uri[:100]}: a {scheme or 'relative'}"
+                                " URI cannot be a redirect URI; use https")
+    if scheme == "http" and parsed.hostname not in ("127.0.0.1", "::1", "localhost"):
+        raise RegistrationError("invalid_redirect_uri",
+                                f"{uri[:200]}: an http redirect must be loopback; use https")
+    if parsed.fragment:
+        raise RegistrationError("invalid_redirect_uri", "a redirect URI has no fragment")
+
+
+def _bounded(client: OAuthClientInformationFull) -> dict[str, Any]:
+    """What is kept of a registration (KEPT_METADATA), checked and bounded."""
+    uris = [str(u) for u in client.redirect_uris or []]
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise RegistrationError("invalid_redirect_uri", f"at most {MAX_REDIRECT_URIS} redirect "
+                                "URIs")
+    for uri in uris:
+        check_redirect_uri(uri)
+    client.client_name = safe_name(client.client_name)
+    data = client.model_dump(mode="json", exclude_none=True)
+    return {key: data[key] for key in KEPT_METADATA if key in data}
+
+
+def _ago(seconds: float) -> str:
+    """now_iso() of `seconds` ago (the same format, so the two compare as strings)."""
+    from datetime import UTC, datetime, timedelta
+
+    when = datetime.now(UTC) - timedelta(seconds=seconds)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _make_room(data: dict[str, Any]) -> bool:
+    """Whether one more client fits (MAX_CLIENTS), forgetting the oldest idle one if not."""
+    if len(data["clients"]) < MAX_CLIENTS:
         return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False  # a DNS name: not resolved here (see docs/mcp.md)
-    return address.is_private or address.is_loopback or address.is_link_local
+    busy = {e.get("oauth_client") for e in data["grants"].values()}
+    busy |= {p["client_id"] for table in ("pending", "codes") for p in data[table].values()}
+    before = _ago(REQUEST_TTL)
+    idle = sorted((info.get("registered_at", ""), client_id)
+                  for client_id, info in data["clients"].items()
+                  if client_id not in busy and info.get("registered_at", "") < before)
+    if not idle:
+        return False
+    del data["clients"][idle[0][1]]
+    return True
+
+
+def _too_many_clients() -> RegistrationError:
+    return RegistrationError("invalid_client_metadata", f"{MAX_CLIENTS} clients are registered "
+                             "and each has a grant or a request waiting; the owner removes "
+                             "some with `pcp grant remove-client`")
 
 
 def _slug(name: str) -> str:
@@ -165,28 +262,39 @@ class Provider:
         self.root = root
         self.audit = audit
         self.announce = announce
-        self._stamp: tuple[int, int, int] | None = None
+        self._stamp: tuple[tuple[int, int, int], ...] | None = None
         self._cache: dict[str, Any] = empty_state()
         self._lock = threading.Lock()
         self._last_used: dict[str, float] = {}
         self._documents: dict[str, tuple[float, PcpClient]] = {}
+        self._failed: dict[str, tuple[float, str]] = {}
+        self.metadata_deadline = oauth_metadata.DEADLINE
+        self.guesses = Guesses()
+        self.registrations = Window(REGISTRATIONS_PER_ADDRESS, REQUEST_TTL)
+        self.announced = Window(ANNOUNCE_PER_MINUTE, 60.0)
+        self.announced_client = Window(ANNOUNCE_PER_CLIENT, 60.0)
+        self.unshown_notice = Window(1, 60.0)
 
     # -- the cached view the hot path reads -----------------------------------------------
     def _current(self) -> dict[str, Any]:
-        path = state_path(self.root)
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return empty_state()
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        stamp = tuple(self._stat(path) for path in (state_path(self.root),
+                                                     clients_path(self.root)))
         with self._lock:
             if stamp != self._stamp:
                 try:
-                    self._cache = parse_state(path.read_bytes(), path)
+                    self._cache = read_state(self.root)
                 except (OSError, InvalidInput):
                     self._cache = empty_state()  # fail closed
                 self._stamp = stamp
             return self._cache
+
+    @staticmethod
+    def _stat(path: Path) -> tuple[int, int, int]:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return (0, 0, 0)
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     @staticmethod
     def resource() -> str:
@@ -201,96 +309,103 @@ class Provider:
 
     async def _metadata_document(self, url: str) -> PcpClient | None:
         """A client ID metadata document (the current MCP spec's preferred registration): the
-        client id is an https URL, fetched here (no redirects, at most METADATA_MAX bytes, five
-        seconds), kept METADATA_TTL seconds; its `client_id` must be that URL. Hosts that are
-        loopback or private IP literals are refused (PCP_OAUTH_METADATA_LOOPBACK=1 lets tests
-        serve one on 127.0.0.1)."""
+        client id is an https URL, fetched here (`pcp_cli.mcp.oauth_metadata`: public
+        addresses only, one deadline, a size cap), kept METADATA_TTL seconds (a failure
+        METADATA_FAILED_TTL); its `client_id` must be that URL. It counts as a registered
+        client, under the same cap."""
+        now = time.monotonic()
         cached = self._documents.get(url)
-        if cached is not None and time.monotonic() - cached[0] < METADATA_TTL:
+        if cached is not None and now - cached[0] < METADATA_TTL:
             return cached[1]
-        import ssl
-
-        import httpx2
-        from pydantic import ValidationError
-
-        host = urlparse(url).hostname or ""
-        if _private_host(host) and os.environ.get("PCP_OAUTH_METADATA_LOOPBACK") != "1":
-            note(f"client id metadata document at a private address ({host[:100]}) refused")
+        failed = self._failed.get(url)
+        if failed is not None and now - failed[0] < METADATA_FAILED_TTL:
+            note(failed[1])
             return None
         try:
-            async with httpx2.AsyncClient(timeout=5.0, follow_redirects=False,
-                                          verify=ssl.create_default_context()) as http, \
-                    http.stream("GET", url, headers={"accept": "application/json"}) as answer:
-                if answer.status_code != 200:
-                    note(f"client id metadata document: HTTP {answer.status_code}")
-                    return None
-                body = bytearray()
-                async for chunk in answer.aiter_bytes():
-                    body.extend(chunk)
-                    if len(body) > METADATA_MAX:
-                        note(f"client id metadata document over {METADATA_MAX} bytes")
-                        return None
+            client = await self._fetch_document(url)
+        except oauth_metadata.Refused as refused:
+            why = f"client id metadata document: {refused}"
+            self._failed[url] = (now, why)
+            if len(self._failed) > MAX_CLIENTS:
+                self._failed.pop(next(iter(self._failed)))
+            note(why)
+            return None
+        if url not in self._current()["clients"]:
+            name = safe_name(client.client_name or url)
+            with transaction(self.root) as data:
+                fits = url in data["clients"] or _make_room(data)
+                if fits:
+                    data["clients"][url] = {"client_name": name, "registered_at": now_iso(),
+                                            "metadata_document": True,
+                                            "metadata": _bounded(client)}
+            if not fits:
+                note(_too_many_clients().error_description or "")
+                return None
+            self.audit("oauth_register", url, {"client_name": name,
+                                               "client_id_metadata_document": True})
+        self._documents[url] = (now, client)
+        if len(self._documents) > MAX_CLIENTS:
+            self._documents.pop(next(iter(self._documents)))
+        return client
+
+    async def _fetch_document(self, url: str) -> PcpClient:
+        from pydantic import ValidationError
+
+        body = await oauth_metadata.fetch(url, deadline=self.metadata_deadline)
+        try:
             document = json.loads(body)
-            if not isinstance(document, dict) or document.get("client_id") != url:
-                note("client id metadata document: its client_id is not its URL")
-                return None
-            if document.get("client_secret") or document.get(
-                    "token_endpoint_auth_method", "none") != "none":
-                note("client id metadata document: only public clients (auth method none)")
-                return None
+        except ValueError:
+            raise oauth_metadata.Refused("not JSON") from None
+        if not isinstance(document, dict) or document.get("client_id") != url:
+            raise oauth_metadata.Refused("its client_id is not its URL")
+        if document.get("client_secret") or document.get(
+                "token_endpoint_auth_method", "none") != "none":
+            raise oauth_metadata.Refused("only public clients (auth method none)")
+        try:
             client = PcpClient.model_validate({
                 **document, "token_endpoint_auth_method": "none",
                 "grant_types": [g for g in document.get("grant_types") or
                                 ["authorization_code", "refresh_token"]
                                 if g in ("authorization_code", "refresh_token")],
                 "scope": " ".join(SCOPES)})
-            if not client.redirect_uris:
-                note("client id metadata document: no redirect_uris")
-                return None
-        except (httpx2.HTTPError, ValueError, ValidationError) as exc:
-            note(f"client id metadata document unreadable ({exc.__class__.__name__})")
-            return None
-        self._documents[url] = (time.monotonic(), client)
-        if url not in self._current()["clients"]:
-            name = (client.client_name or url)[:100]
-            with transaction(self.root) as data:
-                data["clients"][url] = {"client_name": name, "registered_at": now_iso(),
-                                        "metadata_document": True,
-                                        "metadata": client.model_dump(mode="json",
-                                                                      exclude_none=True)}
-            self.audit("oauth_register", url, {"client_name": name,
-                                               "client_id_metadata_document": True})
+            _bounded(client)
+        except (ValidationError, ValueError) as exc:
+            raise oauth_metadata.Refused(f"unusable ({exc.__class__.__name__})") from None
+        except RegistrationError as exc:
+            raise oauth_metadata.Refused(exc.error_description or exc.error) from None
+        if not client.redirect_uris:
+            raise oauth_metadata.Refused("no redirect_uris")
         return client
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         # RFC 7591 §3.2.1: the server may replace requested metadata and says so in its
-        # answer (the SDK returns this same object). Public clients only: nothing secret kept.
+        # answer (the SDK returns this same object). Public clients only: nothing secret kept,
+        # and of the rest only what the flow needs (KEPT_METADATA), bounded.
         client_info.token_endpoint_auth_method = "none"
         client_info.client_secret = None
         client_info.client_secret_expires_at = None
         client_info.grant_types = [g for g in client_info.grant_types
                                    if g in ("authorization_code", "refresh_token")]
-        for uri in client_info.redirect_uris or []:
-            parsed = urlparse(str(uri))
-            if parsed.scheme == "http" and parsed.hostname not in ("127.0.0.1", "::1",
-                                                                   "localhost"):
-                raise RegistrationError("invalid_redirect_uri",
-                                        f"{str(uri)[:200]}: an http redirect must be loopback; "
-                                        "use https")
-            if parsed.fragment:
-                raise RegistrationError("invalid_redirect_uri", "a redirect URI has no fragment")
-        name = (client_info.client_name or "unnamed client")[:100]
-        with transaction(self.root) as data:
-            if len(data["clients"]) >= MAX_CLIENTS:
-                raise RegistrationError("invalid_client_metadata",
-                                        f"{MAX_CLIENTS} clients are registered; remove some "
-                                        "with `pcp grant remove-client`")
-            data["clients"][client_info.client_id] = {
-                "client_name": name, "registered_at": now_iso(),
-                "metadata": client_info.model_dump(mode="json", exclude_none=True)}
+        kept = _bounded(client_info)
+        for key in type(client_info).model_fields:
+            if key not in KEPT_METADATA and key not in ("client_secret",
+                                                        "client_secret_expires_at"):
+                setattr(client_info, key, None)
+        address = request_address.get()
+        if not self.registrations.admit(address):
+            raise RegistrationError("invalid_client_metadata", "too many registrations from "
+                                    f"your address ({REGISTRATIONS_PER_ADDRESS} in "
+                                    f"{REQUEST_TTL // 60} minutes); try again later")
+        name = kept["client_name"]
+        with transaction(self.root) as data:  # nothing is raised inside: see ConsentRefused
+            fits = _make_room(data)
+            if fits:
+                data["clients"][client_info.client_id] = {
+                    "client_name": name, "registered_at": now_iso(), "metadata": kept}
+        if not fits:
+            raise _too_many_clients()
         self.audit("oauth_register", client_info.client_id,
-                   {"client_name": name, "redirect_uris": [str(u) for u in
-                                                           client_info.redirect_uris or []]})
+                   {"client_name": name, "redirect_uris": kept.get("redirect_uris", [])})
 
     # -- authorization: park the request until the person consents --------------------------
     async def authorize(self, client: OAuthClientInformationFull,
@@ -302,25 +417,36 @@ class Provider:
         request_id = secrets.token_urlsafe(24)
         approval = f"{secrets.randbelow(10**8):08d}"
         approval = f"{approval[:4]}-{approval[4:]}"
+        address = request_address.get()
         with transaction(self.root) as data:
-            if len(data["pending"]) >= MAX_PENDING:
-                raise AuthorizeError("temporarily_unavailable", "too many authorization "
-                                     "requests are waiting for consent; try again later")
+            dropped = _make_pending_room(data, client.client_id, address)
             data["pending"][request_id] = {
                 "client_id": client.client_id, "redirect_uri": str(params.redirect_uri),
                 "redirect_explicit": params.redirect_uri_provided_explicitly,
                 "state": params.state, "scopes": params.scopes or ["pcp.read"],
                 "code_challenge": params.code_challenge, "resource": self.resource(),
                 "csrf": secrets.token_urlsafe(24), "approval": digest(approval), "tries": 0,
-                "expires_at": time.time() + REQUEST_TTL, "base": request_base.get()}
-        name = (client.client_name or "unnamed client")[:60]
-        host = urlparse(str(params.redirect_uri)).hostname
-        self.announce(f"pcp serve: {name} (redirect to {host}) asks to read your context; "
-                      f"approval code {approval} (or: pcp grant approve {request_id}); "
-                      f"valid {REQUEST_TTL // 60} minutes")
+                "expires_at": time.time() + REQUEST_TTL, "base": request_base.get(),
+                "address": address}
+        name = safe_name(client.client_name, 60)
+        host = safe_name(urlparse(str(params.redirect_uri)).hostname or "an app", 100)
+        self._announce(client.client_id,
+                       f'pcp serve: the client "{name}" (redirect to {host}) asks to read '
+                       f"your context; approval code {approval} (or: pcp grant approve "
+                       f"{request_id}); valid {REQUEST_TTL // 60} minutes")
         self.audit("oauth_authorize", client.client_id,
-                   {"scopes": params.scopes, "redirect_host": host, "request": request_id})
+                   {"scopes": params.scopes, "redirect_host": host, "request": request_id,
+                    **({"dropped_requests": dropped} if dropped else {})})
         return f"{request_base.get()}/consent?{urlencode({'request': request_id})}"
+
+    def _announce(self, client_id: str, line: str) -> None:
+        """A line on the terminal, at most ANNOUNCE_PER_CLIENT a minute for one client and
+        ANNOUNCE_PER_MINUTE in all; past that, one line a minute says some were not printed."""
+        if self.announced_client.admit(client_id) and self.announced.admit(""):
+            self.announce(line)
+        elif self.unshown_notice.admit(""):
+            self.announce("pcp serve: too many authorization requests at once; some are not "
+                          "printed (`pcp grant approve` lists every request waiting)")
 
     def pending(self, request_id: str) -> dict[str, Any] | None:
         found = self._current()["pending"].get(request_id)
@@ -330,54 +456,76 @@ class Provider:
         return {**found, "client_name": (client or {}).get("client_name", "unnamed client")}
 
     def decide(self, request_id: str, *, csrf: str, approval: str, approve: bool,
-               scopes: list[str], sensitive: bool, write: bool) -> str:
+               scopes: list[str], sensitive: bool, write: bool, address: str = "") -> str:
         """The consent POST: checks the owner's proof, makes the grant and the code; returns the
         redirect back to the client. Raises ConsentRefused."""
         with transaction(self.root) as data:
             found = data["pending"].get(request_id)
+            client = data["clients"].get(found["client_id"]) if found else None
+            refusal: ConsentRefused | None = None
             if found is None or found["expires_at"] <= time.time():
-                raise ConsentRefused("unknown or expired authorization request", None)
-            if not hmac.compare_digest(found["csrf"], csrf):
-                raise ConsentRefused("the form's CSRF token is missing or wrong", None)
-            client = data["clients"].get(found["client_id"])
-            if client is None:
+                refusal = ConsentRefused("unknown or expired authorization request", None)
+            elif not hmac.compare_digest(found["csrf"], csrf):
+                refusal = ConsentRefused("the form's CSRF token is missing or wrong", None)
+            elif client is None:
                 del data["pending"][request_id]
-                raise ConsentRefused("the client was removed", None)
-            back = found["redirect_uri"]
-            if not approve:
+                refusal = ConsentRefused("the client was removed", None)
+            elif not approve:
                 del data["pending"][request_id]
-                raise ConsentRefused("the person refused", _redirect(
-                    back, error="access_denied", error_description="the owner refused",
-                    state=found["state"], iss=found["base"]))
-            if not found.get("approved") and not hmac.compare_digest(
-                    found["approval"], digest(approval.strip())):
-                found["tries"] += 1
-                if found["tries"] >= APPROVAL_TRIES:
-                    del data["pending"][request_id]
-                    raise ConsentRefused("wrong approval code too often; the request is "
-                                         "dropped", _redirect(
-                                             back, error="access_denied",
-                                             error_description="approval failed",
-                                             state=found["state"], iss=found["base"]))
-                raise ConsentRefused("the approval code is missing or wrong (it is printed "
-                                     "where `pcp serve` runs)", None, retry=True)
-            del data["pending"][request_id]
-            grant_id = next((g for g, e in data["grants"].items()
-                             if e["oauth_client"] == found["client_id"]), None)
-            if grant_id is None:
-                grant_id = f"oauth-{_slug(client['client_name'])}-{secrets.token_hex(3)}"
-            data["grants"][grant_id] = {"oauth_client": found["client_id"],
-                                        "created_at": now_iso(), "last_used": None}
-            code = CODE_PREFIX + secrets.token_urlsafe(32)
-            data["codes"][digest(code)] = {
-                "client_id": found["client_id"], "grant": grant_id,
-                "redirect_uri": back, "redirect_explicit": found["redirect_explicit"],
-                "code_challenge": found["code_challenge"], "resource": found["resource"],
-                "scopes": _granted_scopes(sensitive, write), "expires_at": time.time() + CODE_TTL}
-            self._write_grant(grant_id, client, back, scopes, sensitive, write)
+                refusal = ConsentRefused("the person refused", _redirect(
+                    found["redirect_uri"], error="access_denied",
+                    error_description="the owner refused", state=found["state"],
+                    iss=found["base"]))
+            elif not found.get("approved"):
+                refusal = self._check_code(data, request_id, found, approval, address)
+            if refusal is None:
+                assert found is not None and client is not None
+                back = found["redirect_uri"]
+                del data["pending"][request_id]
+                grant_id = next((g for g, e in data["grants"].items()
+                                 if e["oauth_client"] == found["client_id"]), None)
+                if grant_id is None:
+                    grant_id = f"oauth-{_slug(client['client_name'])}-{secrets.token_hex(3)}"
+                before = data["grants"].get(grant_id) or {}
+                data["grants"][grant_id] = {  # consenting again keeps what was known
+                    "oauth_client": found["client_id"],
+                    "created_at": before.get("created_at") or now_iso(),
+                    "last_used": before.get("last_used")}
+                code = CODE_PREFIX + secrets.token_urlsafe(32)
+                data["codes"][digest(code)] = {
+                    "client_id": found["client_id"], "grant": grant_id,
+                    "redirect_uri": back, "redirect_explicit": found["redirect_explicit"],
+                    "code_challenge": found["code_challenge"], "resource": found["resource"],
+                    "scopes": _granted_scopes(sensitive, write),
+                    "expires_at": time.time() + CODE_TTL}
+                self._write_grant(grant_id, client, back, scopes, sensitive, write)
+        # raised once the transaction is written: a wrong try is counted, never rolled back
+        if refusal is not None:
+            raise refusal
         self.audit("oauth_consent", found["client_id"],
                    {"grant": grant_id, "scopes": scopes, "sensitive": sensitive, "write": write})
         return _redirect(back, code=code, state=found["state"], iss=found["base"])
+
+    def _check_code(self, data: dict[str, Any], request_id: str, found: dict[str, Any],
+                    approval: str, address: str) -> ConsentRefused | None:
+        """None when `approval` is the request's code; else the refusal, the wrong try
+        counted in `data` (the request dropped at APPROVAL_TRIES) and against `address`."""
+        waiting = self.guesses.refusal(address)
+        if waiting is not None:
+            return ConsentRefused(waiting + f"; or approve from a terminal: pcp grant approve "
+                                  f"{request_id}", None, retry=True)
+        if hmac.compare_digest(found["approval"], digest(approval.strip())):
+            return None
+        self.guesses.wrong(address)
+        found["tries"] = found.get("tries", 0) + 1
+        if found["tries"] < APPROVAL_TRIES:
+            return ConsentRefused("the approval code is missing or wrong (it is printed where "
+                                  "`pcp serve` runs)", None, retry=True)
+        del data["pending"][request_id]
+        return ConsentRefused("wrong approval code too often; the request is dropped",
+                              _redirect(found["redirect_uri"], error="access_denied",
+                                        error_description="approval failed",
+                                        state=found["state"], iss=found["base"]))
 
     def _write_grant(self, grant_id: str, client: dict[str, Any], redirect: str,
                      scopes: list[str], sensitive: bool, write: bool) -> None:
@@ -418,11 +566,12 @@ class Provider:
         key = digest(authorization_code.code)
         with transaction(self.root) as data:
             found = data["codes"].pop(key, None)
-            if found is None:  # a second exchange racing the first
-                raise TokenError("invalid_grant", "the authorization code was already used")
-            family = secrets.token_hex(8)
-            token = self._issue(data, found["client_id"], found["grant"], family,
-                                found["resource"], found["scopes"], code=key)
+            if found is not None:
+                family = secrets.token_hex(8)
+                token = self._issue(data, found["client_id"], found["grant"], family,
+                                    found["resource"], found["scopes"], code=key)
+        if found is None:  # a second exchange racing the first
+            raise TokenError("invalid_grant", "the authorization code was already used")
         self.audit("oauth_token", found["client_id"], {"grant": found["grant"],
                                                        "family": family})
         return token
@@ -520,7 +669,90 @@ class Provider:
         return grant, ""
 
 
+def _forget_before(times: dict[str, list[float]], cutoff: float) -> None:
+    """Keep only the times after `cutoff` (a key left with none goes)."""
+    for key, kept in list(times.items()):
+        kept = [t for t in kept if t > cutoff]
+        if kept:
+            times[key] = kept
+        else:
+            del times[key]
+
+
+class Window:
+    """At most `limit` events per key in any `seconds` (in this server's memory)."""
+
+    def __init__(self, limit: int, seconds: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit, self.seconds, self.clock = limit, seconds, clock
+        self._seen: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def admit(self, key: str) -> bool:
+        """Count one event of `key` if it fits; whether it did."""
+        with self._lock:
+            now = self.clock()
+            _forget_before(self._seen, now - self.seconds)
+            mine = self._seen.setdefault(key, [])
+            if len(mine) >= self.limit:
+                return False
+            mine.append(now)
+            return True
+
+
+def _make_pending_room(data: dict[str, Any], client_id: str, address: str) -> int:
+    """Room for one more pending request of `client_id` from `address`: the oldest request of
+    that client, of that address, or of all, goes while its cap is reached. How many went."""
+    dropped = 0
+    for cap, same in ((MAX_PENDING_PER_CLIENT, lambda p: p["client_id"] == client_id),
+                      (MAX_PENDING_PER_ADDRESS, lambda p: p.get("address", "") == address),
+                      (MAX_PENDING, lambda p: True)):
+        mine = sorted((p["expires_at"], rid) for rid, p in data["pending"].items() if same(p))
+        while len(mine) >= cap:
+            del data["pending"][mine.pop(0)[1]]
+            dropped += 1
+    return dropped
+
+
+class Guesses:
+    """Wrong approval codes by address, in this server's memory (see APPROVAL_TRIES)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._wrong: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def refusal(self, address: str) -> str | None:
+        """Why a try from `address` is not compared now (None: it is)."""
+        with self._lock:
+            now = self.clock()
+            _forget_before(self._wrong, now - REQUEST_TTL)
+            if sum(len(t) for t in self._wrong.values()) >= ALL_TRIES:
+                return (f"too many wrong approval codes lately ({ALL_TRIES} in "
+                        f"{REQUEST_TTL // 60} minutes); codes are not checked for a while")
+            mine = self._wrong.get(address, [])
+            if len(mine) >= ADDRESS_TRIES:
+                return (f"too many wrong approval codes from your address ({ADDRESS_TRIES} in "
+                        f"{REQUEST_TTL // 60} minutes)")
+            if mine:
+                wait = min(GUESS_DELAY * 2 ** (len(mine) - 1), GUESS_DELAY_MAX)
+                left = mine[-1] + wait - now
+                if left > 0:
+                    return (f"slow down: after a wrong approval code, try again in "
+                            f"{max(1, round(left))} s")
+            return None
+
+    def wrong(self, address: str) -> None:
+        with self._lock:
+            self._wrong.setdefault(address, []).append(self.clock())
+
+
 class ConsentRefused(Exception):
+    """Why the consent POST was refused. Like every error here it is raised after the state's
+    transaction, never inside it: an exception leaves the state as it was (a wrong try would
+    not be counted), and the SDK's errors are frozen dataclasses that cannot pass through a
+    context manager (setting their traceback fails: the 500 of issue #31)."""
+
     def __init__(self, reason: str, redirect: str | None, *, retry: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason

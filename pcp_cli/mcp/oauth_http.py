@@ -33,7 +33,7 @@ from starlette.routing import Route, request_response
 from starlette.types import Message, Receive, Scope, Send
 
 from pcp_cli import api
-from pcp_cli.mcp import oauth
+from pcp_cli.mcp import connections, oauth
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.grants import DEFAULT_ACTOR
 
@@ -103,15 +103,6 @@ class Endpoint:
                 # the SDK's RevocationRequest requires the field even of a public client
                 # (RFC 7009 §2.1 does not): supply it empty rather than refuse every client
                 body += b"&client_secret="
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
         status, location, chunks = 0, "", bytearray()
         notes: list[str] = []
 
@@ -131,10 +122,12 @@ class Endpoint:
             await send(message)
 
         tokens = (oauth.request_base.set(self.guard.base_url(request)),
-                  oauth.request_form.set(form), oauth.request_notes.set(notes))
+                  oauth.request_form.set(form), oauth.request_notes.set(notes),
+                  oauth.request_address.set(request.client.host if request.client else ""))
         try:
-            await self.app(scope, replay, watch)
+            await self.app(scope, connections.replaying(receive, body), watch)
         finally:
+            oauth.request_address.reset(tokens[3])
             oauth.request_notes.reset(tokens[2])
             oauth.request_form.reset(tokens[1])
             oauth.request_base.reset(tokens[0])
@@ -227,7 +220,8 @@ def routes(guard: Any, provider: oauth.Provider) -> list[Route]:
             target = await anyio.to_thread.run_sync(lambda: provider.decide(
                 request_id, csrf=csrf, approval=str(form.get("approval") or ""),
                 approve=decision == "approve", scopes=scopes,
-                sensitive=form.get("sensitive") == "yes", write=form.get("write") == "yes"))
+                sensitive=form.get("sensitive") == "yes", write=form.get("write") == "yes",
+                address=request.client.host if request.client else ""))
         except oauth.ConsentRefused as refused:
             oauth.note(refused.reason)
             if refused.redirect:

@@ -1,10 +1,16 @@
 """The OAuth state of `pcp serve --http`, SDK-free: `pcp grant` reads and edits it.
 
-`<store>/.pcp/oauth.json` (mode 0600; `.pcp/` is never committed) holds the registered clients,
-the grants consent made, pending authorization requests, and codes and tokens as SHA-256
-hashes only. Every change is a read-modify-write under `fcntl.flock` on `.pcp/oauth.lock`, so
-`pcp grant remove` in one terminal and the server never lose each other's writes. See
-`pcp_cli.mcp.oauth` for the flow.
+Two files under `<store>/.pcp/` (mode 0600; `.pcp/` is never committed):
+
+- `oauth-clients.json`: the registered clients (changes only when one registers or is
+  removed; at most MAX_CLIENTS, each registration bounded, so a few hundred KB at most);
+- `oauth.json`: the grants consent made, pending authorization requests, and codes and tokens
+  as SHA-256 hashes only (changes at every step of the flow, and stays small).
+
+Every change is a read-modify-write under `fcntl.flock` on `.pcp/oauth.lock`, so `pcp grant
+remove` in one terminal and the server never lose each other's writes; a file is rewritten only
+when its content changed. A state written before the split (clients inside `oauth.json`) is
+read as it is and split at its next change. See `pcp_cli.mcp.oauth` for the flow.
 """
 
 from __future__ import annotations
@@ -24,13 +30,19 @@ from pcp_cli import api
 from pcp_cli.errors import InvalidInput, NotFound
 
 STATE_RELPATH = Path(".pcp") / "oauth.json"
+CLIENTS_RELPATH = Path(".pcp") / "oauth-clients.json"
 LOCK_RELPATH = Path(".pcp") / "oauth.lock"
 FORMAT_VERSION = 1
 REQUEST_TTL = 600  # an authorization request waits this long for the person's consent
+CLIENTS_KEY = "clients"
 
 
 def state_path(root: Path | str) -> Path:
     return Path(root) / STATE_RELPATH
+
+
+def clients_path(root: Path | str) -> Path:
+    return Path(root) / CLIENTS_RELPATH
 
 
 def digest(secret: str) -> str:
@@ -42,13 +54,11 @@ def empty_state() -> dict[str, Any]:
             "tokens": {}}
 
 
-def parse_state(raw: bytes, path: Path) -> dict[str, Any]:
+def _parse(raw: bytes, path: Path) -> dict[str, Any]:
     try:
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
             raise ValueError("not a version 1 OAuth state file")
-        for key, value in empty_state().items():
-            data.setdefault(key, value)
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidInput(f"the OAuth state file {path} is damaged ({exc})",
                            hint=f"delete {path}: OAuth clients then register and ask for "
@@ -56,12 +66,26 @@ def parse_state(raw: bytes, path: Path) -> dict[str, Any]:
     return data
 
 
-def read_state(root: Path | str) -> dict[str, Any]:
-    path = state_path(root)
+def parse_state(raw: bytes, path: Path, clients_raw: bytes | None = None) -> dict[str, Any]:
+    """The whole state from the bytes of `oauth.json` (and of `oauth-clients.json`)."""
+    data = _parse(raw, path) if raw else empty_state()
+    if clients_raw:
+        data["clients"] = {**(data.get("clients") or {}), **(_parse(
+            clients_raw, path.with_name(CLIENTS_RELPATH.name)).get("clients") or {})}
+    for key, value in empty_state().items():
+        data.setdefault(key, value)
+    return data
+
+
+def _read(path: Path) -> bytes:
     try:
-        return parse_state(path.read_bytes(), path)
+        return path.read_bytes()
     except FileNotFoundError:
-        return empty_state()
+        return b""
+
+
+def read_state(root: Path | str) -> dict[str, Any]:
+    return parse_state(_read(state_path(root)), state_path(root), _read(clients_path(root)))
 
 
 def _prune(data: dict[str, Any], now: float) -> None:
@@ -70,23 +94,42 @@ def _prune(data: dict[str, Any], now: float) -> None:
     data["tokens"] = {k: v for k, v in data["tokens"].items() if v["expires_at"] > now}
 
 
+def _dump(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _split(data: dict[str, Any]) -> tuple[bytes, bytes]:
+    """(oauth.json, oauth-clients.json) as written."""
+    rest = {k: v for k, v in data.items() if k != CLIENTS_KEY}
+    return _dump(rest), _dump({"version": FORMAT_VERSION, CLIENTS_KEY: data[CLIENTS_KEY]})
+
+
 @contextlib.contextmanager
 def transaction(root: Path | str) -> Iterator[dict[str, Any]]:
-    """The state, locked against every other writer; written back (pruned) on a clean exit."""
+    """The state, locked against every other writer; on a clean exit, pruned and written back
+    (each file only if it changed). An exception leaves both files as they were."""
     root = Path(root)
     lock = root / LOCK_RELPATH
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        data = read_state(root)
+        raw, clients_raw = _read(state_path(root)), _read(clients_path(root))
+        data = parse_state(raw, state_path(root), clients_raw)
         yield data
         _prune(data, time.time())
-        path = state_path(root)
-        api.write_file(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
-        os.chmod(path, 0o600)
+        state, clients = _split(data)
+        if clients != clients_raw:  # first, so a split never leaves the clients nowhere
+            _write(clients_path(root), clients)
+        if state != raw:
+            _write(state_path(root), state)
     finally:
         os.close(fd)
+
+
+def _write(path: Path, data: bytes) -> None:
+    api.write_file(path, data.decode("utf-8"))
+    os.chmod(path, 0o600)
 
 
 # -- what the CLI asks ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import json
 import logging
@@ -26,7 +27,7 @@ from pcp_cli import __version__
 from pcp_cli.errors import InvalidInput, NotFound, PcpError, UsageError
 from pcp_cli.mcp.audit import AuditLog, AuditUnavailable
 from pcp_cli.mcp.backend import Backend
-from pcp_cli.mcp.grants import Grant, intersect_scopes, scope_allows
+from pcp_cli.mcp.grants import Grant, call_scopes, scope_allows
 from pcp_cli.mcp.tools import (
     PROFILE_FORMATS,
     READ_VIEWS,
@@ -287,34 +288,71 @@ class ToolSession:
             if page_id not in visible or page_id in self._suppressed:
                 raise _not_found(page_id)
 
+    # -- scopes: which ones a call reads ---------------------------------------------------------
+    def _scoped(self, args: dict[str, Any]) -> tuple[Grant, str, list[str]]:
+        """The grant narrowed to the scopes this call reads, where they came from, and notices.
+
+        A call naming no scopes reads the grant's default scopes only; every other granted
+        scope is read only when the call names it (`scopes: [...]`, or `"*"` for all):
+        cross-scope recall is explicit (Paged Context Protocol)."""
+        scopes, dropped, source = call_scopes(self.grant, args.get("scopes"))
+        notices = [f"ignored scopes outside this client's grant: {', '.join(dropped)}"] \
+            if dropped and args.get("scopes") is not None else []
+        return dataclasses.replace(self.grant, scopes=scopes), source, notices
+
+    @staticmethod
+    def _report_scopes(data: dict[str, Any], grant: Grant, source: str,
+                       notices: list[str]) -> dict[str, Any]:
+        """Say in the answer which scopes were read and why (in filters_applied, where the
+        answer has one), and add the notices."""
+        filters = data.get("filters_applied")
+        if isinstance(filters, dict):
+            filters["scopes_read"] = list(grant.scopes)
+            filters["scope_source"] = source
+        if notices:
+            data["notices"] = [*notices, *(data.get("notices") or [])]
+        return data
+
     # -- read-only tools --------------------------------------------------------------------------
     def _get_profile(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.backend.get_profile(self.grant, format=args["format"],
+        grant, source, notices = self._scoped(args)
+        data = self.backend.get_profile(grant, format=args["format"],
                                         suppressed=self.suppressed, as_of=args["as_of"])
+        if args["format"] != "json":  # the json profile is the strict §3.1 object, nothing more
+            data = {**data, "scopes_read": list(grant.scopes), "scope_source": source}
+            if notices:
+                data["notices"] = notices
+        return data
 
     def _related_pages(self, args: dict[str, Any]) -> dict[str, Any]:
         if args["page_id"] in self._suppressed:
             raise _not_found(args["page_id"])
+        grant, source, notices = self._scoped(args)
+        visible = self.backend.visible_page_ids(grant, (args["page_id"],),
+                                                suppressed=self.suppressed)
+        if args["page_id"] not in visible:
+            if args["page_id"] in self.backend.visible_page_ids(
+                    self.grant, (args["page_id"],), suppressed=self.suppressed):
+                raise InvalidInput(
+                    f"page {args['page_id']} is outside the scopes this call reads "
+                    f"({', '.join(grant.scopes) or 'none'})",
+                    hint='name its scope in scopes, or pass scopes: ["*"] to walk every '
+                    "scope this client is granted")
+            raise _not_found(args["page_id"])
         data = self.backend.related_pages(
-            self.grant, page_id=args["page_id"], relation_types=args["relation_types"] or (),
+            grant, page_id=args["page_id"], relation_types=args["relation_types"] or (),
             depth=args["depth"], suppressed=self.suppressed, as_of=args["as_of"])
         pages = data.get("pages")
         if isinstance(pages, list):
             data["pages"] = [p for p in pages if isinstance(p, dict)
                              and p.get("page_id") not in self._suppressed]
             data["count"] = len(data["pages"])
-        return data
+        return self._report_scopes(data, grant, source, notices)
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
-        # A call naming no scopes searches the grant's default scopes, if it names any (every
-        # search falls within a stated scope; cross-scope recall is asked for by naming them).
-        requested, source = args["scopes"], "the call's scopes, within the grant"
-        if requested is None and self.grant.default_scopes:
-            requested = self.grant.default_scopes
-            source = "the grant's default_scopes (the call named none)"
-        elif requested is None:
-            source = "the grant's scopes (the call named none; the grant has no default_scopes)"
-        scopes, dropped = intersect_scopes(self.grant.scopes, requested)
+        # A call naming no scopes searches the grant's default scopes only (every search falls
+        # within a stated scope; cross-scope recall is asked for by naming them).
+        scopes, dropped, source = call_scopes(self.grant, args["scopes"])
         include_sensitive = args["include_sensitive"] and self.grant.allow_sensitive
         # One request, checked once; the session decides the scopes, sensitivity and
         # suppressed pages (an AI client sees an unclassified page only as a `high` one).
@@ -332,9 +370,11 @@ class ToolSession:
                 if not (isinstance(r, dict) and r.get("id") in self._suppressed)
             ][: args["limit"]]
         notices = []
-        if dropped:
+        if dropped and args["scopes"] is not None:
             notices.append(f"ignored scopes outside this client's grant: {', '.join(dropped)}")
-        return self._sensitive_notice(args, data, notices)
+        from pcp_cli.render.versions import search_as
+
+        return self._sensitive_notice(args, search_as(data, self.grant.pcp_version), notices)
 
     def _sensitive_notice(self, args: dict[str, Any], data: dict[str, Any],
                           notices: list[str] | None = None) -> dict[str, Any]:
@@ -343,24 +383,34 @@ class ToolSession:
         if args["include_sensitive"] and not self.grant.allow_sensitive:
             notices.append("include_sensitive ignored: this client's grant does not allow "
                            "high-sensitivity material")
-        if notices:
-            data["notices"] = notices
+        if notices:  # after any the answer holds already (a scope ignored)
+            data["notices"] = [*(data.get("notices") or []), *notices]
         return data
 
     def _get_timeline(self, args: dict[str, Any]) -> dict[str, Any]:
         if args["from"] and args["to"] and args["from"] > args["to"]:
             raise InvalidInput(f"from {args['from']} is after to {args['to']}",
                                hint="swap them, or leave one out")
-        return self._sensitive_notice(args, self.backend.get_timeline(
-            self.grant, from_=args["from"], to=args["to"], query=args["query"],
+        grant, source, notices = self._scoped(args)
+        return self._sensitive_notice(args, self._report_scopes(self.backend.get_timeline(
+            grant, from_=args["from"], to=args["to"], query=args["query"],
             limit=args["limit"], suppressed=self.suppressed, cursor=args["cursor"],
             as_of=args["as_of"], include_sensitive=args["include_sensitive"],
-        ))
+        ), grant, source, notices))
 
     def _stats(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self._sensitive_notice(args, self.backend.stats(
-            self.grant, suppressed=self.suppressed, as_of=args["as_of"],
-            include_sensitive=args["include_sensitive"]))
+        grant, source, notices = self._scoped(args)
+        data = self._report_scopes(self.backend.stats(
+            grant, suppressed=self.suppressed, as_of=args["as_of"],
+            include_sensitive=args["include_sensitive"]), grant, source, notices)
+        data["protocols"] = self._protocols()
+        return self._sensitive_notice(args, data)
+
+    def _protocols(self) -> dict[str, Any]:
+        """Which protocol versions this server speaks, and which this client is served."""
+        from pcp_cli.render.versions import protocols
+
+        return protocols(self.grant.pcp_version)
 
     def _describe_capabilities(self, args: dict[str, Any]) -> dict[str, Any]:
         from pcp_cli.api import offered_operations
@@ -370,7 +420,7 @@ class ToolSession:
         return {
             "operations": operations,
             "server": {"name": "pcp", "version": __version__},
-            "protocols": {"portable_context_protocol": "1.1", "paged_context_protocol": "0.4"},
+            "protocols": self._protocols(),
             "grant": self.grant.to_dict(),
             "tools": sorted(self.specs),
             "writes_enabled": self.grant.allow_write,
@@ -389,6 +439,8 @@ class ToolSession:
         data = self.backend.list_scopes(self.grant, suppressed=self.suppressed,
                                         limit=args["limit"], cursor=args["cursor"])
         data.setdefault("granted", list(self.grant.scopes))
+        # what a call naming no scopes reads; the rest is read by naming it
+        data["default_scopes"] = list(self.grant.default_scopes)
         return data
 
     def _read_pages(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -518,7 +570,22 @@ class ToolSession:
 
     def _link_pages(self, args: dict[str, Any]) -> dict[str, Any]:
         self._check_write()
-        self._require_visible(args["from_id"], args["to_id"])
+        pages = [i for i in (args["from_id"], args["to_id"]) if not i.startswith("rev_")]
+        revisions = [i for i in (args["from_id"], args["to_id"]) if i.startswith("rev_")]
+        self._require_visible(*pages)
+        if revisions:
+            # a revision id pins the relation to that revision: it must be readable as
+            # pcp_read_pages would read it (its page inside the grant, not suppressed, and the
+            # revision itself served: scope, sensitivity, affirmed, not withdrawn)
+            read = self.backend.read_pages(self.grant, ids=tuple(revisions),
+                                           views=("manifest",), suppressed=self.suppressed)
+            found = {p.get("revision_id") for p in read.get("pages", []) if isinstance(p, dict)
+                     and p.get("page_id") not in self._suppressed}
+            for revision_id in revisions:
+                if revision_id not in found:
+                    raise NotFound(f"revision {revision_id} not found",
+                                   hint="relations and the history view of pcp_read_pages "
+                                   "name the revisions you can read")
         return self.backend.link_pages(self.grant, from_id=args["from_id"],
                                        relation_type=args["relation_type"], to_id=args["to_id"])
 
@@ -540,6 +607,7 @@ class ToolSession:
 
     def _propose_keystone(self, args: dict[str, Any]) -> dict[str, Any]:
         self._check_write()
+        dated = {"stale_after": args["stale_after"]} if args.get("stale_after") else {}
         return self.backend.propose_keystone(self.grant, content=args["content"],
                                              category=args["category"],
-                                             confidence=args["confidence"])
+                                             confidence=args["confidence"], **dated)

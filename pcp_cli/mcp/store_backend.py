@@ -314,6 +314,9 @@ class StoreBackend:
                               operations: Sequence[str] | None = None) -> JSON:
         with self._reading() as store:
             data = api.capabilities(store, operations=operations)
+        from pcp_cli.render.versions import protocols
+
+        data["protocols"] = protocols(grant.pcp_version)  # what this client is served
         # The store's default namespace is the owner's own: not for a client granted elsewhere.
         default = data.get("default_namespace")
         if isinstance(default, str) and not scope_allows(grant, default):
@@ -520,6 +523,10 @@ class StoreBackend:
         title: str | None,
     ) -> JSON:
         with self._writing() as store:
+            if api.persons_page(store, page_id):
+                return _proposed(api.propose_change(
+                    store, "revise", page_id, actor=self._actor(grant), content=content,
+                    title=title, expected_revision_id=expected_revision_id), "revise", page_id)
             try:
                 result = api.revise_page(
                     store, page_id, content=content, title=title,
@@ -538,25 +545,37 @@ class StoreBackend:
 
     def link_pages(self, grant: Grant, *, from_id: str, relation_type: str, to_id: str) -> JSON:
         with self._writing() as store:
+            # a revision id names its page here: supersession acts on pages (api.link)
+            target, source = api.link_end(store, to_id)[0], api.link_end(store, from_id)[0]
+            if relation_type in api.RETIRING_RELATIONS and api.persons_page(store, target):
+                return _proposed(api.propose_change(
+                    store, "supersede", target, actor=self._actor(grant), from_page_id=source,
+                    relation_type=relation_type), "supersede", target)
             return api.link_pages(store, from_id, relation_type, to_id,
                                   actor=self._actor(grant),
                                   note=f"linked by MCP client {grant.client_id}")
 
     def tombstone_page(self, grant: Grant, *, page_id: str, reason: str | None) -> JSON:
         with self._writing() as store:
+            if api.persons_page(store, page_id):
+                return _proposed(api.propose_change(
+                    store, "tombstone", page_id, actor=self._actor(grant), reason=reason),
+                    "tombstone", page_id)
             result = api.set_lifecycle(store, page_id, "tombstoned", actor=self._actor(grant),
                                        reason=reason or f"tombstoned by MCP client "
                                        f"{grant.client_id}")
             return {**result.to_dict(), "lifecycle_status": "tombstoned"}
 
     def propose_keystone(
-        self, grant: Grant, *, content: str, category: str | None, confidence: float | None
+        self, grant: Grant, *, content: str, category: str | None, confidence: float | None,
+        stale_after: str | None = None,
     ) -> JSON:
         with self._writing() as store:
             target = self._target_namespace(store, grant, None)
             result = api.add_keystone(
                 store, content, category=category or "other", confidence=confidence,
                 source=KEYSTONE_SOURCE, proposed=True, namespace=target, actor=self._actor(grant),
+                stale_after=stale_after,
             )
             return {**result.to_dict(), "review_status": "proposed",
                     "note": "waits for the person's review; not served until affirmed"}
@@ -572,6 +591,15 @@ class StoreBackend:
                 allow_namespace=lambda namespace: self._target_namespace(store, grant,
                                                                          namespace),
             )
+
+
+def _proposed(result: api.WriteResult, action: str, page_id: str) -> JSON:
+    """What a write tool answers when its change to the person's material became a proposal."""
+    return {"proposed": True, "page_id": result.page_id, "revision_id": result.revision_id,
+            "status": result.status, "review_status": "proposed", "action": action,
+            "target": page_id,
+            "note": f"{page_id} is the person's own material: this {action} waits for their "
+                    "review (pcp review) and changes nothing until they accept it"}
 
 
 def _other_end(relation: JSON, page_id: str) -> str:

@@ -23,7 +23,7 @@ import pcp_cli.model.search_request as search_request
 from pcp_cli.api import ingest_event_schema
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model.jsonlimit import MAX_JSON_DEPTH, json_depth
-from pcp_cli.model.search_request import TIME_PATTERN, Option
+from pcp_cli.model.search_request import SCOPE_PATTERN, SCOPES_WHY, TIME_PATTERN, Option
 from pcp_cli.model.validate import Violation, schema_checker
 from pcp_cli.model.vocab import (
     KEYSTONE_CATEGORIES,
@@ -48,6 +48,7 @@ PROFILE_FORMATS = ("json", "markdown", "micro_prompt")
 # person's.
 WRITABLE_TYPES = ("note", "document", "summary", "conversation")
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 
 # SearchPages' modes (semantic and hybrid are accepted here and refused with a clear error by
 # the store, which has no semantic index yet) and the store's searchable lifecycle states.
@@ -78,6 +79,7 @@ class Param:
     maximum: float | None = None
     item_max_len: int | None = None  # lists: per-item limits
     unique: bool = False  # lists: repeated items are merged (so the schema does not forbid them)
+    star: bool = False  # lists: the string "*" is accepted too, meaning ["*"]
     fields: tuple[Param, ...] = ()  # kind "object": its keys (no others allowed), or else
     # the JSON Schema the object must satisfy (the library validates against the same published
     # schema, so what is advertised is what is checked). max_len caps its size as JSON.
@@ -111,6 +113,13 @@ class Param:
                 out["minItems"] = self.min_len
             if self.max_len is not None:
                 out["maxItems"] = self.max_len
+            if self.star:
+                array = {k: v for k, v in out.items() if k != "description"}
+                options = [array, {"const": "*"}] + ([] if self.required else [{"type": "null"}])
+                schema: dict[str, Any] = {"description": self.description, "anyOf": options}
+                if self.default is not None:
+                    schema["default"] = self.default
+                return schema
         else:
             out["type"] = _JSON_TYPES[self.kind]
             if self.enum:
@@ -173,6 +182,11 @@ def _ids(description: str, max_items: int) -> Param:
     )
 
 
+def _scopes(description: str) -> Param:
+    return Param("scopes", "list", description, pattern=SCOPE_PATTERN, min_len=1, max_len=20,
+                 item_max_len=200, unique=True, star=True)
+
+
 def _id(name: str, description: str) -> Param:
     return Param(name, "string", description, required=True, pattern=ID_PATTERN, max_len=128)
 
@@ -181,7 +195,7 @@ def _param(o: Option) -> Param:
     return Param(o.name, o.kind, o.description, required=o.name == "query", default=o.default,
                  enum=o.enum, pattern=o.pattern, min_len=o.min_len, max_len=o.max_len,
                  minimum=o.minimum, maximum=o.maximum, item_max_len=o.item_max_len,
-                 unique=o.unique)
+                 unique=o.unique, star=o.star)
 
 
 def _search_params() -> tuple[Param, ...]:
@@ -202,7 +216,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "AI. Load the micro_prompt format at the start of a session.",
         (Param("format", "string", "json (the PCP profile object), markdown, or micro_prompt "
                "(a compact ~350-token rendering)", enum=PROFILE_FORMATS, default="json"),
-         Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)),
+         Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+         _scopes("Render from these namespaces' profile and keystones. " + SCOPES_WHY)),
         idempotent=True,
     ),
     ToolSpec(
@@ -231,14 +246,19 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param(*INCLUDE_SENSITIVE, default=False),
             Param(*CURSOR, min_len=1, max_len=400),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+            _scopes("Events of these namespaces. " + SCOPES_WHY
+                    + "; filters_applied.scopes says which were read"),
         ),
         idempotent=True,
     ),
     ToolSpec("pcp_stats", "Context statistics",
              "High-level counts and the time range covered, for orientation; "
-             "filters_applied says what was counted.",
+             "filters_applied says what was counted, protocols which versions are spoken.",
              (Param(*INCLUDE_SENSITIVE, default=False),
-              Param(*AS_OF, pattern=TIME_PATTERN, max_len=40)), idempotent=True),
+              Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+              _scopes("Count these namespaces. " + SCOPES_WHY
+                      + "; filters_applied.scopes says which were counted")),
+             idempotent=True),
     ToolSpec("pcp_describe_capabilities", "Describe capabilities",
              "What this server offers this client: tools, views, limits, and the client's grant.",
              idempotent=True),
@@ -286,6 +306,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             Param("depth", "integer", "Relation steps to follow (1-5)", default=1, minimum=1,
                   maximum=5),
             Param(*AS_OF, pattern=TIME_PATTERN, max_len=40),
+            _scopes("Walk only through these namespaces (the start page must be in them). "
+                    + SCOPES_WHY + "; filters_applied.scopes says which were walked"),
         ),
         idempotent=True,
     ),
@@ -340,13 +362,15 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "pcp_link_pages",
         "Link pages",
-        "Record a typed relation from one page to another.",
+        "Record a typed relation from one page to another: page ids relate their current "
+        "revisions; a revision id (rev_…, as relations and the history view name them) pins "
+        "the relation to that revision.",
         (
-            _id("from_id", "Source page"),
+            _id("from_id", "Source page (or revision)"),
             Param("relation_type", "string", "Relation: " + ", ".join(RELATION_TYPES) + ", or a "
                   "namespaced type such as com.example.reviews", required=True,
                   pattern=RELATION_PATTERN, max_len=128),
-            _id("to_id", "Target page"),
+            _id("to_id", "Target page (or revision)"),
         ),
         write=True,
         idempotent=True,
@@ -373,6 +397,9 @@ TOOLS: tuple[ToolSpec, ...] = (
                   max_len=MAX_KEYSTONE_CHARS),
             Param("category", "string", "Kind of claim", enum=KEYSTONE_CATEGORIES),
             Param("confidence", "number", "How sure you are (0-1)", minimum=0, maximum=1),
+            Param("stale_after", "string", "For a claim that decays (a current project, a "
+                  "temporary arrangement): the day it should be re-checked, YYYY-MM-DD",
+                  pattern=DATE_PATTERN, max_len=10),
         ),
         write=True,
     ),
@@ -484,6 +511,18 @@ def _explain(spec: ToolSpec, violation: Violation) -> InvalidInput:
                     f"use a value from {low:g} to {high:g}")
     if kw in ("anyOf", "oneOf") and not violation.path and spec.rule:
         return _bad(tool, spec.rule[0], spec.rule[1])
+    star = next((p for p in spec.params if p.star and (p.name,) == violation.path), None)
+    if kw == "anyOf" and star is not None:
+        # a list-or-"*" parameter: explain what is wrong with it as a list
+        if not isinstance(value, list):
+            return _bad(tool, f"{label} must be a list or \"*\", not {_show(value)}",
+                        f'pass {label} as a list of namespaces or patterns, or "*" for all')
+        array = dict(star.schema()["anyOf"][0])
+        inner = schema_checker(array)(value)
+        if inner:
+            first = inner[0]
+            return _explain(spec, Violation((star.name, *first.path), first.keyword,
+                                            first.expected, first.value, first.message))
     return _bad(tool, f"{label}: {violation.message[:200]}",
                 f"see the input schema of {tool} in tools/list")
 
@@ -565,7 +604,7 @@ def _normalize(p: Param, value: Any) -> Any:
     if p.kind == "integer":
         return int(value)
     if p.kind == "list":
-        return tuple(dict.fromkeys(value))
+        return ("*",) if p.star and value == "*" else tuple(dict.fromkeys(value))
     if p.kind == "object" and not p.fields:
         return value  # checked against object_schema; the library checks it again
     if p.kind == "object":

@@ -8,7 +8,7 @@ import re
 
 from pcp_cli.errors import InvalidInput
 
-PREFIXES = {"page": "pg", "revision": "rev", "relation": "rel", "event": "ev"}
+PREFIXES = {"page": "pg", "revision": "rev", "relation": "rel", "event": "ev", "lease": "ls"}
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)

@@ -452,12 +452,19 @@ class Relation:
     created_by: Actor
     note: str | None = None
     extensions: dict[str, Any] = field(default_factory=dict)
+    # The ends the person named by a revision id ("from", "to"): the relation is pinned to that
+    # revision (every relation names revisions; an unpinned end named the page's head then).
+    pinned: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         data["created_by"] = self.created_by.to_dict()
         if self.note is None:
             del data["note"]
+        if self.pinned:
+            data["pinned"] = list(self.pinned)
+        else:
+            del data["pinned"]
         return data
 
     @classmethod
@@ -473,6 +480,7 @@ class Relation:
             created_by=Actor.from_dict(data["created_by"]),
             note=data.get("note"),
             extensions=dict(data.get("extensions") or {}),
+            pinned=tuple(data.get("pinned") or ()),
         )
 
 

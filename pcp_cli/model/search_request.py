@@ -42,6 +42,11 @@ TIME_PATTERN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9:]+)?)?)?)
 SCOPE_PATTERN = r"^(\*|[a-z0-9][a-z0-9_-]{0,63}(:[a-z0-9][a-z0-9._-]{0,63}){0,7}(:\*)?)$"
 RELATION_PATTERN = "^(" + "|".join(vocab.RELATION_TYPES) + ")$|" + vocab.RELATION_TYPE_PATTERN
 _TIME = re.compile(TIME_PATTERN)
+# What a call that names no scopes reads (the MCP tools' `scopes` parameters say it).
+SCOPES_WHY = ("Without it: only this client's default scopes (pcp_describe_capabilities "
+              "shows them); reading across the other granted scopes is a named choice: "
+              "scopes: [\"*\"] (or \"*\") for all of them, or a list of namespaces or "
+              "patterns (see pcp_list_scopes)")
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Option:
     maximum: float | None = None
     item_max_len: int | None = None
     unique: bool = False
+    star: bool = False  # a list that may also be given as the string "*" (["*"]) over MCP
     cli_help: str | None = None  # when the command line says it differently
 
     @property
@@ -106,10 +112,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("min_score", "number", "Relevance floor (0-1); score-less results are kept and "
            "labelled", cli=("--min-score",), minimum=0, maximum=1,
            cli_help="Drop scored results below this relevance (0-1)."),
-    Option("scopes", "list", "Search only these namespaces (within this client's grant; see "
-           "pcp_list_scopes). Without it: the grant's default scopes, else all it grants; "
-           "filters_applied.scopes names the namespaces searched", cli=("--scope",),
-           pattern=SCOPE_PATTERN, min_len=1, max_len=20, item_max_len=200, unique=True,
+    Option("exclude_stale", "boolean", "Leave out keystones past their stale_after date; by "
+           "default they are returned with stale: true (verify before relying on them)",
+           cli=("--exclude-stale",), default=False,
+           cli_help="Leave out keystones past their stale_after date (by default they are "
+           "shown, marked stale)."),
+    Option("scopes", "list", "Search these namespaces (within this client's grant). "
+           + SCOPES_WHY + "; filters_applied.scopes names the namespaces searched",
+           cli=("--scope",), pattern=SCOPE_PATTERN, min_len=1, max_len=20, item_max_len=200,
+           unique=True, star=True,
            cli_help="Only these namespaces: NS, prefix:* or * (repeatable)."),
     Option("mode", "string", "auto (picks and reports which), text (ranked), exact (the "
            "phrase or identifier literally), temporal (by observed time; query * = every page "
@@ -249,6 +260,7 @@ class SearchRequest:
     include_superseded: bool = False
     include_sensitive: bool = False
     min_score: float | None = None
+    exclude_stale: bool = False
     scopes: tuple[str, ...] | None = None  # None: every namespace; (): none
     filters: SearchFilters = field(default_factory=SearchFilters)
     depth: int | None = None
@@ -290,6 +302,7 @@ class SearchRequest:
         set_(self, "suppressed", frozenset(self.suppressed))
         set_(self, "include_superseded", bool(self.include_superseded))
         set_(self, "include_sensitive", bool(self.include_sensitive))
+        set_(self, "exclude_stale", bool(self.exclude_stale))
 
     # -- what the layers below read -----------------------------------------------------------
     @property
@@ -353,7 +366,9 @@ class SearchRequest:
                 "include_unclassified": self.include_unclassified, "min_score": self.min_score,
                 "scopes": None if self.scopes is None else sorted(self.scopes),
                 "suppressed": sorted(self.suppressed), "as_of": self.as_of,
-                "depth": self.depth}
+                "depth": self.depth,
+                # only when asked: a cursor issued before exclude_stale existed stays valid
+                **({"exclude_stale": True} if self.exclude_stale else {})}
 
 
 def cli_flags() -> dict[str, tuple[Option, str]]:

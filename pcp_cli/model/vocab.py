@@ -126,3 +126,37 @@ PARTIAL_DATE_PATTERN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$"
 
 # Our own extension namespace, used where we add fields to PCP v1 objects.
 EXT_NS = "org.pcp-cli"
+# Where a page keeps the extension keys an imported PCP object gave without a namespace (`mood`):
+# a reader never drops an extension it does not understand (v1.2 §6, §7.2), and the store holds
+# namespaced keys only; the export gives them back as they came.
+BARE_EXT = "org.pcp-cli.unnamespaced"
+
+
+def stored_extensions(extensions: dict[str, object]) -> dict[str, object]:
+    """An object's extensions as a page keeps them: keys without a namespace moved under
+    BARE_EXT (what was there already is kept beside them)."""
+    import re
+
+    stored: dict[str, object] = {}
+    bare: dict[str, object] = {}
+    for key, value in extensions.items():
+        if re.match(EXTENSION_KEY_PATTERN, key):
+            stored[key] = value
+        else:
+            bare[key] = value
+    if bare:
+        held = stored.get(BARE_EXT)
+        stored[BARE_EXT] = {**(held if isinstance(held, dict) else {}), **bare}
+    return stored
+
+
+def given_extensions(extensions: dict[str, object]) -> dict[str, object]:
+    """A page's extensions as its PCP object gives them: BARE_EXT's keys back at the top
+    (a namespaced key of the same name, which cannot be, would win)."""
+    bare = extensions.get(BARE_EXT)
+    if not isinstance(bare, dict):
+        return dict(extensions)
+    out = {k: v for k, v in extensions.items() if k != BARE_EXT}
+    for key, value in bare.items():
+        out.setdefault(key, value)
+    return out

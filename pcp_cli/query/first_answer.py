@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING, Any
 from pcp_cli.index import IndexHit
 from pcp_cli.index.text import plain_words
 from pcp_cli.model import scopes as scope_rule
-from pcp_cli.model import vocab
+from pcp_cli.model import staleness, vocab
 from pcp_cli.model.page import observed_time
 from pcp_cli.model.search_request import SearchFilters, SearchRequest
 from pcp_cli.query import search as text_search
+from pcp_cli.query import staleness as stale_rule
 from pcp_cli.query.index_build import BUILD_LOG, start_build
 from pcp_cli.query.index_sync import index_missing
 from pcp_cli.store.folder import scan
@@ -87,6 +88,13 @@ def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
         return None
     words = [w.casefold() for w in plain]
     statuses = text_search.lifecycle_statuses(request.include_superseded)
+    exclude_stale = request.exclude_stale
+    today = staleness.today()
+
+    def stale(fields: dict[str, Any]) -> bool:
+        return fields.get("type") == "keystone" and staleness.is_stale(fields.get("record"),
+                                                                       today)
+
     served = text_search.served_sensitivities(include_sensitive, include_unclassified)
 
     def admitted(fields: dict[str, Any]) -> bool:
@@ -98,7 +106,8 @@ def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
                 and (served is None or (fields.get("sensitivity") or vocab.UNCLASSIFIED)
                      in served)
                 and (not types or page_type in types) and page_type not in exclude_types
-                and (scopes is None or scope_rule.in_scopes(namespace, scopes)))
+                and (scopes is None or scope_rule.in_scopes(namespace, scopes))
+                and not (exclude_stale and stale(fields)))
 
     every: list[tuple[str, dict[str, Any], str]] = []
     some: list[tuple[str, dict[str, Any], str]] = []
@@ -125,8 +134,13 @@ def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
         fields = scan(store, rel, raw)
         if admitted(fields):
             (every if all(held) else some).append((rel, fields, body))
+    chosen = (every + some)[:capped]
     results = [_result(store, rel, fields, body, query, "every" if n < len(every) else "some")
-               for n, (rel, fields, body) in enumerate((every + some)[:capped])]
+               for n, (rel, fields, body) in enumerate(chosen)]
+    labelled = stale_rule.label(results, {
+        fields["page_id"]: date for _rel, fields, _body in chosen
+        if fields.get("type") == "keystone"
+        and (date := staleness.stale_after(fields.get("record"))) is not None}, today)
     # the namespaces the files' folders stand for (the scan reads no catalog)
     folders = {store.layout.namespace_of(path) or store.default_namespace for path, _ in files}
     filters = text_search.filters_report(
@@ -138,6 +152,7 @@ def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
         "not ranked",
         scopes=scopes, scope_filtering="before_answering",
         namespaces=[ns for ns in folders if scope_rule.in_scopes(ns, scopes)])
+    stale_rule.report(filters, exclude_stale=exclude_stale, on=today, labelled=labelled)
     filters.update(
         mode="scan",
         index=f"building: {build}; the next search after it finishes is ranked "

@@ -133,8 +133,12 @@ class _Selector:
 def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results,
     next_cursor}` of `request` (see the module docstring). Unclassified pages: see
-    query/search.py."""
+    query/search.py.
+    Keystones past their `stale_after` are served labelled `stale`, or with `exclude_stale`
+    left out before ranking (query/staleness.py)."""
+    from pcp_cli.model.staleness import day_of
     from pcp_cli.query import semantic
+    from pcp_cli.query import staleness as stale_rule
 
     query, mode, f = request.query, request.mode, request.filters
     if mode in SEMANTIC_MODES:
@@ -171,6 +175,10 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
                                       else text_search.CURRENT)
     current = view(store, as_of)
     position = cursors.decode(request.cursor, "search", request.cursor_key(), current)
+    # Staleness, against the day asked about: today, or the day of as_of
+    today = day_of(stamp)
+    dates = stale_rule.dated(current)
+    excluded = stale_rule.stale_ids(dates, today) if request.exclude_stale else frozenset()
 
     # Restrictions worked out from the store itself, applied inside the index filter.
     page_ids: frozenset[str] | None = frozenset() if nothing else None
@@ -179,7 +187,7 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
     window = bool(f.observed_from or f.observed_to)
     select = _Selector(statuses=tuple(statuses), include_sensitive=include_sensitive,
                        scopes=scopes, types=types, exclude_types=tuple(exclude_types), f=f,
-                       page_ids=page_ids, suppressed=suppressed, window=window)
+                       page_ids=page_ids, suppressed=suppressed | excluded, window=window)
     select.include_unclassified = include_unclassified
     if window:
         in_time = frozenset(e.page_id for e in current.entries(statuses=None)
@@ -191,6 +199,9 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
                 and (not f.namespaces or ns in f.namespaces)]
     narrowing = _narrowing(current, f, tuple(statuses), page_ids,
                            tuple(searched) if scopes is not None else f.namespaces)
+    if excluded:  # before ranking, as every filter
+        narrowing = dataclasses.replace(
+            narrowing, exclude_page_ids=narrowing.exclude_page_ids | excluded)
 
     # A query that is one page's id (`ks-001`, `pg_01J…`) finds that page first, in the modes
     # that read words; the ranking then leaves it out.
@@ -270,6 +281,7 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
         results, next_cursor = cursors.page(everything, position, capped, "search",
                                             request.cursor_key(), current)
         extra["matched"] = len(everything)
+    labelled = stale_rule.label(results, dates, today)
     safeguards = text_search.filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
         lifecycle_statuses=statuses,
@@ -279,6 +291,7 @@ def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
         scope_filtering="before_ranking", **_unscored_terms(used, query))
     if suppressed:
         safeguards["suppressed"] = len(suppressed)
+    stale_rule.report(safeguards, exclude_stale=request.exclude_stale, on=today, labelled=labelled)
     filters_applied = _report(safeguards, base, f, mode, used, reason, stamp, position,
                               current, extra)
     return {"schema_version": text_search.SCHEMA_VERSION, "query": query,

@@ -9,6 +9,7 @@ from an over-fetched ranking, so `limit` results still come back and none is cou
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -123,45 +124,106 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
     fetch = max(need + SLACK, passages.POOL) if rank else need + SLACK
     hits: list[IndexHit] = []
     stale = False
-    if rank:
-        with open_index(store) as ix:
+    with contextlib.ExitStack() as still_open:
+        explained = _Explained(query)
+        if rank:
+            ix = still_open.enter_context(open_index(store))
             report = ensure_current(store, ix)
             try:
-                hits = ix.search(query, filter=flt, limit=fetch)
+                fetch = _fetch(ix, query, flt, fetch, need)
+                hits = ix.search(query, filter=flt, limit=fetch, explain=False)
             except IndexNeedsRebuild:
                 # Damage found only while reading (a truncated segment): rebuild, retry once.
                 report = ensure_current(store, ix)
-                hits = ix.search(query, filter=flt, limit=fetch)
-            # A band of nearly tied hits cut by the fetch would be ordered differently by a
-            # longer fetch (the next cursor page): fetch until it closes.
-            while len(hits) == fetch and fetch < tiebreak.MAX_FETCH and not tiebreak.settled(
-                    [h.score_raw for h in hits], need):
-                fetch = min(fetch * 2, tiebreak.MAX_FETCH)
-                hits = ix.search(query, filter=flt, limit=fetch)
-        stale = report.stale
-    if narrowing and narrowing.past:
-        hits = _merge_past(store, hits, query, flt, narrowing, fetch)
-    words = query_words(query)
-    bodies: dict[str, str | None] = {}
+                fetch = _fetch(ix, query, flt, fetch, need)
+                hits = ix.search(query, filter=flt, limit=fetch, explain=False)
+            explained = _Explained(query, ix, hits)
+            stale = report.stale
+        if narrowing and narrowing.past:
+            hits = _merge_past(store, hits, query, flt, narrowing, fetch)
+        words = query_words(query)
+        bodies: dict[str, str | None] = {}
 
-    def body_of(hit: IndexHit) -> str | None:
-        if hit.page_id not in bodies:
-            body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
-                    narrowing.past else None)
-            bodies[hit.page_id] = _body(store, hit) if body is None else body
-        return bodies[hit.page_id]
+        def body_of(hit: IndexHit) -> str | None:
+            if hit.page_id not in bodies:
+                body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
+                        narrowing.past else None)
+                bodies[hit.page_id] = _body(store, hit) if body is None else body
+            return bodies[hit.page_id]
 
-    best: dict[str, passages.Scored] = {}
-    coverage = None
+        best: dict[str, passages.Scored] = {}
+        coverage = None
+        if rank:
+            hits, best, coverage = _by_passages(hits, words, body_of, suppressed)
+            hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
+                                  observed=lambda h: h.timestamp)
+        results = _results(store, hits, explained, words, body_of, best,
+                           suppressed=suppressed, min_score=min_score, hits_only=hits_only,
+                           offset=offset, capped=capped, current=current)
+    # What this channel says of itself; the safeguards are stated once, for the results
+    # served, by query/pages.py (filters_report).
+    filters: dict[str, Any] = {}
     if rank:
-        hits, best, coverage = _by_passages(hits, words, body_of, suppressed)
-        hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
-                              observed=lambda h: h.timestamp)
-    results: list[dict[str, Any]] = []
-    unscored = 0
+        filters["tie_break"] = tiebreak.RULE
+    if stale:
+        filters["index"] = "stale: another process was updating it; read as it stood"
+    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
+            "filters_applied": filters, "results": results, COVERAGE: coverage}
+
+
+def _fetch(ix: Any, query: str, flt: IndexFilter, fetch: int, need: int) -> int:
+    """How many hits to fetch so that the band of nearly tied hits holding position `need`
+    is whole: a band cut by the fetch would be ordered differently by a longer fetch (the
+    next cursor page). Decided on the scores alone (no stored document read), doubling the
+    fetch until the band closes or `tiebreak.MAX_FETCH`: on the best `MAX_FETCH` scores
+    fetched once, whose first N are the scores a fetch of N gives (an engine's top-N costs a
+    pass over the matching postings, whatever N: one pass, not one per doubling)."""
+    scores = ix.scores(query, filter=flt, limit=fetch)
+    if len(scores) < fetch or fetch >= tiebreak.MAX_FETCH or tiebreak.settled(scores, need):
+        return fetch
+    scores = ix.scores(query, filter=flt, limit=tiebreak.MAX_FETCH)
+    while len(scores[:fetch]) == fetch and fetch < tiebreak.MAX_FETCH and not tiebreak.settled(
+            scores[:fetch], need):
+        fetch = min(fetch * 2, tiebreak.MAX_FETCH)
+    return fetch
+
+
+class _Explained:
+    """The hits of one search with their matched fields, worked out by the index (still open)
+    for the hits a caller reaches only, a few at a time: a tie-break may read thousands of
+    hits to serve ten. Hits the index did not give (a past revision's) are as they came. A
+    hit is known by its file's path (one per page's head file): re-ranking by passages
+    replaces its score, not which file it is."""
+
+    CHUNK = 16
+
+    def __init__(self, query: str, ix: Any = None, hits: Sequence[IndexHit] = ()) -> None:
+        self.query, self.ix = query, ix
+        self.waiting = {hit.path for hit in hits}
+        self.done: dict[str, IndexHit] = {}
+
+    def __call__(self, hit: IndexHit, following: Sequence[IndexHit]) -> IndexHit:
+        key = hit.path
+        if key in self.done or key not in self.waiting:
+            return self.done.get(key, hit)
+        batch = [hit, *(h for h in following if h.path in self.waiting
+                        and h.path not in self.done)][:self.CHUNK]
+        for before, after in zip(batch, self.ix.explain(self.query, batch), strict=True):
+            self.done[before.path] = after
+        return self.done[key]
+
+
+def _results(store: Store, hits: list[IndexHit], explained: _Explained, words: list[str],
+             body_of: Any, best: dict[str, passages.Scored], *, suppressed: frozenset[str],
+             min_score: float | None, hits_only: bool, offset: int, capped: int,
+             current: Any) -> list[Any]:
+    """The results served from `hits` (best first): each page once, none suppressed, none
+    under `min_score`, none whose file is gone, `offset` skipped, at most `capped`; a page's
+    snippet at its best passage (`best`, by page id)."""
+    results: list[Any] = []
     seen: set[str] = set()
     skip = offset
-    for hit in hits:
+    for i, hit in enumerate(hits):
         # A page has one head file, but a stray copy (a diverged sync) must not show it twice.
         if hit.page_id in suppressed or hit.page_id in seen:
             continue
@@ -180,23 +242,15 @@ def search(store: Store, request: SearchRequest, *, query: str | None = None,
         if skip:
             skip -= 1
             continue
+        hit = explained(hit, hits[i + 1:i + _Explained.CHUNK])
         if hits_only:
             results.append(hit)
         else:
             results.append(_result(store, hit, body, words, scored, _LOOK_UP,
                                    best.get(hit.page_id), current=current))
-        unscored += not scored
         if len(results) >= capped:
             break
-    # What this channel says of itself; the safeguards are stated once, for the results
-    # served, by query/pages.py (filters_report).
-    filters: dict[str, Any] = {}
-    if rank:
-        filters["tie_break"] = tiebreak.RULE
-    if stale:
-        filters["index"] = "stale: another process was updating it; read as it stood"
-    return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
-            "filters_applied": filters, "results": results, COVERAGE: coverage}
+    return results
 
 
 # What `search` says of its best match besides the envelope (popped by query/pages.py): the

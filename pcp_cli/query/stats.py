@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from pcp_cli.store.store import Store
 
 
-# One group of entries: (namespace, type, origin, lifecycle_status, count, earliest and latest
-# created_at, earliest and latest updated_at, newest updated_at-else-created_at), as
+# One group of entries: (namespace, type, origin, lifecycle_status, count), as
 # `Catalog.groups` counts them.
 Group = tuple[Any, ...]
 
@@ -45,19 +44,9 @@ def _groups(store: Store, scopes: Sequence[str] | None, suppressed: frozenset[st
 
 def _count(entries: Iterable[Entry]) -> list[Group]:
     """`Catalog.groups` over entries in memory."""
-    groups: dict[tuple[Any, ...], list[Any]] = {}
-    for e in entries:
-        key = (e.namespace, e.type, e.origin, e.lifecycle_status)
-        row = groups.setdefault(key, [0, None, None, None, None, None])
-        row[0] += 1
-        for slot, value in ((1, e.created_at), (3, e.updated_at)):
-            if value:
-                row[slot] = value if row[slot] is None else min(row[slot], value)
-                row[slot + 1] = value if row[slot + 1] is None else max(row[slot + 1], value)
-        stamp = e.updated_at or e.created_at
-        if stamp and (row[5] is None or stamp > row[5]):
-            row[5] = stamp
-    return [(*key, *row) for key, row in groups.items()]
+    groups: Counter[tuple[Any, ...]] = Counter(
+        (e.namespace, e.type, e.origin, e.lifecycle_status) for e in entries)
+    return [(*key, n) for key, n in groups.items()]
 
 
 def stats(store: Store, *, scopes: Sequence[str] | None = None,
@@ -78,7 +67,7 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
     counters = {key: Counter[str]() for key in ("by_type", "by_origin", "by_namespace",
                                                "by_lifecycle")}
     total = 0
-    for namespace, type_, origin, lifecycle, count, *_stamps in _groups(
+    for namespace, type_, origin, lifecycle, count in _groups(
             store, scopes, suppressed, statuses, sensitivities):
         total += count
         counters["by_type"][type_ or "unknown"] += count
@@ -86,6 +75,8 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
         counters["by_namespace"][namespace or "unknown"] += count
         counters["by_lifecycle"][lifecycle or "unknown"] += count
     times = _observed_range(store, scopes, suppressed, statuses, sensitivities)
+    from pcp_cli.render.versions import protocols
+
     return {
         "schema_version": "1.0",
         "total": total,
@@ -99,6 +90,7 @@ def stats(store: Store, *, scopes: Sequence[str] | None = None,
             "scopes": None if scopes is None else list(scopes),
             **({"suppressed": len(suppressed)} if suppressed else {}),
         },
+        "protocols": protocols(),
     }
 
 
@@ -212,13 +204,14 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
     from pcp_cli.query.graph import MAX_DEPTH, MAX_PAGES
     from pcp_cli.query.pages import MATCH_CHANNELS, unavailable_modes
     from pcp_cli.query.search import READ_VIEWS, SNIPPET_CHARS
+    from pcp_cli.render.versions import protocols
 
     data: dict[str, Any] = {
         "store_format": store.manifest.format,
         "store_id": store.manifest.store_id,
         "owner_id": store.owner_id,
         "default_namespace": store.default_namespace,
-        "protocols": {"portable_context_protocol": "1.1", "paged_context_protocol": "0.4"},
+        "protocols": protocols(),
         "search": {
             "modes": [m for m in MODES if m not in unavailable_modes()],
             "unavailable_modes": list(unavailable_modes()),

@@ -85,8 +85,23 @@ def order(items: Sequence[T], *, score: Callable[[T], float], origin: Callable[[
     return out
 
 
-def _newest_first(stamp: str | None) -> tuple[int, tuple[int, ...]]:
-    """A sort key putting later ISO 8601 times first and a missing one last."""
+def _newest_first(stamp: str | None) -> tuple[int, str]:
+    """A sort key putting later ISO 8601 times first and a missing one last: each character
+    mirrored (`_MIRROR`), so that of two stamps the one with the greater character at their
+    first difference comes first, and of a stamp and its own prefix the prefix does (as a
+    tuple of negated code points orders them; a band holds thousands of hits, and this is
+    a tenth of that tuple's cost)."""
     if not stamp:
-        return (1, ())
-    return (0, tuple(-ord(c) for c in stamp))
+        return (1, "")
+    return (0, stamp.translate(_MIRROR))
+
+
+class _Mirror(dict[int, str]):
+    """str.translate's table: code point c -> the character 0x10FFFF - c."""
+
+    def __missing__(self, code: int) -> str:
+        self[code] = mirrored = chr(0x10FFFF - code)
+        return mirrored
+
+
+_MIRROR = _Mirror()

@@ -239,10 +239,21 @@ def timeline(store: Store, *, from_: str | None = None, to: str | None = None,
 
 def _copied(event: dict[str, Any]) -> dict[str, Any]:
     """A copy of an event that shares nothing with it: its values are strings and numbers but
-    for `extensions` (a whole deepcopy of every event was a tenth of a second at 6,000)."""
-    import copy
+    for `extensions` (a whole deepcopy of every event was a tenth of a second at 6,000; a
+    deepcopy of each one's extensions still 90 ms at 6,000, where marshal's round trip of the
+    same plain data, made in C, is a tenth of that)."""
+    import marshal
 
     out = dict(event)
     if "extensions" in out:
-        out["extensions"] = copy.deepcopy(out["extensions"]) if out["extensions"] else {}
+        extensions = out["extensions"]
+        if not extensions:
+            out["extensions"] = {}
+        else:
+            try:
+                out["extensions"] = marshal.loads(marshal.dumps(extensions))
+            except ValueError:  # not plain data (marshal refuses it): the general copy
+                import copy
+
+                out["extensions"] = copy.deepcopy(extensions)
     return out

@@ -3,12 +3,16 @@
 Which keystones feed which profile field:
 - identity     -> name (only when clearly stated), profession, summary
 - objective    -> primary_focus (the slot winner)
-- preference   -> communication_style when about communication, else working_style
+- preference   -> communication_style when about communication, tools_and_workflows when it
+                  names a tool in use ("Uses Neovim", "Makes their slides in Keynote"),
+                  working_style when about how they work ("Works best in the morning"),
+                  else the summary (a taste in food or music is who they are, not a way of
+                  working)
 - rule         -> how_interacts_with_ai when about the AI/assistant, else communication_style
                   when about communication, else working_style
-- constraint   -> working_style
+- constraint   -> working_style when about work, else the summary ("Is vegetarian.")
 - relationship, glossary -> summary
-`domain_expertise`, `values` and `tools_and_workflows` are not derived; they keep their value.
+`domain_expertise` and `values` are not derived; they keep their value.
 
 Only current keystones are used (active, affirmed, not high-sensitivity, not superseded; see
 `select`). A field listed in the current profile's `record["pinned"]` was set by hand and is
@@ -45,7 +49,11 @@ MAX_SUMMARY_SENTENCES = 8
 
 _NAME_WORD = r"[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?"
 _NAME = rf"{_NAME_WORD}(?: {_NAME_WORD}){{0,3}}"
-_MY_NAME = re.compile(rf"^(?:my name is|i am called|call me) ({_NAME})\b", re.IGNORECASE)
+# "Their name is …" is how `pcp propose` words "My name is …" (third person, as every claim).
+_MY_NAME = re.compile(rf"^(?:my name is|their name is|i am called|call me) ({_NAME})\b",
+                      re.IGNORECASE)
+_ONLY_NAME = re.compile(rf"^(?:my name is|their name is|i am called|call me) {_NAME}\.?$",
+                        re.IGNORECASE)
 _X_IS_A = re.compile(rf"^({_NAME}) is (?:a|an) ")
 # Capitalised sentence openers that are not names.
 _NOT_NAMES = frozenset(
@@ -85,9 +93,23 @@ _NOT_NAMES = frozenset(
         "Works",
     ]
 )
-_ROLE = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as) (an? [^;.,()]+)")
+_ROLE = re.compile(r"^(?:(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm|I work as|Is) "
+                   r"(an? [^;.,()]+)|Works as ((?:an? )?[^;.,()]+))")
 _FOCUS = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* is|I am|I'm) ([a-z]+ing\b.*)$")
 _AI_WORDS = re.compile(r"\b(ai|assistant|model|llm|chatbot|agent|you|your)\b", re.IGNORECASE)
+_TOOL_CLAIM = re.compile(r"^(?:Uses|Runs|Writes (?:[A-Z]|mostly|mainly)|Their team uses|"
+                         r"(?:Makes|Writes|Does|Builds|Keeps|Typesets|Draws|Drafts) their .+ "
+                         r"(?:in|with|on|using) )")
+_WORK_WORDS = re.compile(
+    r"\b(work(?:s|ing|ed|days?|load|flow|place|space)?|job|meetings?|calls?|focus\w*|"
+    r"productive|deadlines?|schedul\w*|async\w*|remote\w*|office|desk|morning person|"
+    r"night owl|early riser|plan\w*|tasks?|projects?|"
+    r"code|coding|review\w*|commits?|tests?|testing|ship\w*|document\w*|sketch\w*|draft\w*|"
+    r"batch\w*|sprints?|emails?|notes?|journal\w*|deep work|breaks?|pomodoro|interruptions?|"
+    r"colleagues?|team|clients?|research|writing|learn\w*|stud(?:y|ies|ying)|hours?|"
+    r"weekends?|evenings?|mornings?|kids?|childcare|commute|budget|on call|time)\b",
+    re.IGNORECASE,
+)
 _COMM_WORDS = re.compile(
     r"\b(concise|terse|verbose|brief|tone|hedg\w*|explain\w*|examples?|answers?|repl(?:y|ies)|"
     r"responses?|wording|jargon|bullet\w*|language|formal|informal|communicat\w*|writ\w*)\b",
@@ -146,7 +168,7 @@ def extract_role(text: str) -> str | None:
     match = _ROLE.match(clean(text))
     if not match:
         return None
-    role = re.sub(r"^an? ", "", match.group(1)).strip()
+    role = re.sub(r"^an? ", "", match.group(1) or match.group(2)).strip()
     return _capitalise(role) if role else None
 
 
@@ -200,26 +222,38 @@ def distill(keystones: Sequence[Revision], current_profile: Revision | None) -> 
 
     ai: list[Revision] = []
     comm: list[Revision] = []
+    tools: list[Revision] = []
     work: list[Revision] = []
+    personal: list[Revision] = []
     for rev in facts:
         cat = category(rev)
-        text = rev.state.content
+        text = clean(rev.state.content)
         if cat == "rule" and _AI_WORDS.search(text):
             ai.append(rev)
         elif cat in ("rule", "preference") and _COMM_WORDS.search(text):
             comm.append(rev)
-        elif cat in ("rule", "preference", "constraint"):
+        elif cat == "preference" and _TOOL_CLAIM.match(text):
+            tools.append(rev)
+        elif cat == "rule" or (cat in ("preference", "constraint") and _WORK_WORDS.search(text)):
             work.append(rev)
+        elif cat in ("preference", "constraint"):
+            personal.append(rev)
     for key, group in (
         ("how_interacts_with_ai", ai),
         ("communication_style", comm),
+        ("tools_and_workflows", tools),
         ("working_style", work),
     ):
         if group:
             used = group[:MAX_SENTENCES_PER_FIELD]
             derived[key] = (_join(used, MAX_SENTENCES_PER_FIELD), used)
 
-    summary_sources = identity + by_cat.get("relationship", []) + by_cat.get("glossary", [])
+    # the name is the headline's; a keystone that only says it is not said again below it
+    headline = {rev.page_id for key in ("profession",) if key in derived
+                for rev in derived[key][1]}
+    summary_sources = ([rev for rev in identity if rev.page_id not in headline
+                        and not _ONLY_NAME.match(clean(rev.state.content))]
+                       + by_cat.get("relationship", []) + by_cat.get("glossary", []) + personal)
     summary_sources = summary_sources[:MAX_SUMMARY_SENTENCES]
     if summary_sources:
         derived["summary"] = (_join(summary_sources, MAX_SUMMARY_SENTENCES), summary_sources)

@@ -2,7 +2,9 @@
 
 Contract (each point has its own test in tests/render/test_micro_prompt.py):
 - at most `LIMIT` (1,400) characters, always, ending with `(profile as of YYYY-MM-DD)`, the date
-  of the newest material actually used;
+  of the newest material actually used; when what it says was said earlier than it was last
+  affirmed (a claim accepted from a conversation two years old), the line says that too:
+  `(profile as of 2026-12-05; said between 2023-01-20 and 2023-08-10)`;
 - identity and role first, then current focus and workflow, then how to work with the person;
 - only the profile and current keystones (active, affirmed, not high-sensitivity, not
   superseded); competing claims resolved by `select` (newest high-authority wins);
@@ -27,8 +29,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from pcp_cli.model.page import Revision
+from pcp_cli.model.page import OBSERVED_AT, Revision
 from pcp_cli.render.select import (
+    DISTILLED_FROM,
     authority,
     category,
     clean,
@@ -92,6 +95,10 @@ class _Unit:
     seconds: float | None  # when this material was last known true
     top_tier: bool = False
     from_profile: bool = False
+    # When it was said, where the keystones record it (`observed_at`: a claim `pcp propose`
+    # drew from a conversation keeps the time of its sentence when it is accepted); for a
+    # distilled profile field, of the keystones it was distilled from.
+    said: tuple[float, ...] = ()
 
 
 def _sentence(text: str) -> str:
@@ -159,9 +166,27 @@ _KEYSTONE_PLACES = {
 }
 
 
-def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
+def _said(revision: Revision) -> tuple[float, ...]:
+    seconds = instant(revision.state.record.get(OBSERVED_AT))
+    return () if seconds is None else (seconds,)
+
+
+def _said_of_fields(profile: Revision, keystones: Sequence[Revision]
+                    ) -> dict[str, tuple[float, ...]]:
+    """Per distilled field, when the keystones it was distilled from were said."""
+    by_page = {rev.page_id: _said(rev) for rev in keystones}
+    sources = profile.state.record.get(DISTILLED_FROM)
+    if not isinstance(sources, dict):
+        return {}
+    return {key: tuple(t for page in claims for t in by_page.get(page, ()))
+            for key, claims in sources.items() if isinstance(claims, dict)}
+
+
+def _units(profile: Revision | None, keystones: list[Revision],
+           said_of: dict[str, tuple[float, ...]] | None = None) -> list[_Unit]:
     units: list[_Unit] = []
     name = ""
+    said_of = said_of or {}
     if profile is not None:
         seconds = instant(profile.created_at)
         name = _field(profile, "name")
@@ -175,6 +200,7 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
             tier: int,
             pos: int = 0,
             list_item: bool = False,
+            key: str = "",
         ) -> None:
             if text:
                 units.append(
@@ -189,18 +215,20 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
                         seconds,
                         tier == 0,
                         from_profile=True,
+                        said=said_of.get(key, ()),
                     )
                 )
 
         def prose(section: int, group: int, label: str, key: str, tier: int) -> None:
             # The first sentence carries the field; later ones are one tier less important.
             for pos, sentence in enumerate(_split_sentences(_field(profile, key))):
-                add(section, group, label, sentence, tier if pos == 0 else tier + 1, pos)
+                add(section, group, label, sentence, tier if pos == 0 else tier + 1, pos,
+                    key=key)
 
         headline = " — ".join(part for part in (name, profession) if part)
-        add(0, 0, "", _sentence(headline), 0)
+        add(0, 0, "", _sentence(headline), 0, key="profession")
         for pos, sentence in enumerate(_split_sentences(_field(profile, "summary"))):
-            add(0, 2, "", sentence, 5, pos)
+            add(0, 2, "", sentence, 5, pos, key="summary")
         for pos, item in enumerate(_list_field(profile, "domain_expertise")):
             add(0, 3, "Expertise:", item, 4, pos, list_item=True)
         prose(1, 0, "Current focus:", "primary_focus", 0)
@@ -225,6 +253,7 @@ def _units(profile: Revision | None, keystones: list[Revision]) -> list[_Unit]:
                 (tier, section, group, rank),
                 _sentence(rev.state.content),
                 material_instant(rev),
+                said=_said(rev),
             )
         )
     return units
@@ -292,9 +321,20 @@ def _redundant(unit: _Unit, kept: Sequence[_Unit]) -> bool:
 
 
 def _currency(units: Sequence[_Unit]) -> str:
+    """`(profile as of DAY)`, and when the material was said before it was affirmed, when it
+    was said: "(profile as of 2026-12-05; said between 2023-01-20 and 2023-08-10)"."""
     known = [u.seconds for u in units if u.seconds is not None]
     when = day(max(known)) if known else "unknown date"
-    return f"(profile as of {when})"
+    said = sorted(day(t) for u in units for t in u.said)
+    if not said or said[-1] == when:
+        return f"(profile as of {when})"
+    if said[0] == said[-1]:
+        return f"(profile as of {when}; said on {said[0]})"
+    return f"(profile as of {when}; said between {said[0]} and {said[-1]})"
+
+
+def _said_earlier(units: Sequence[_Unit]) -> bool:
+    return any(u.seconds is not None and day(t) != day(u.seconds) for u in units for t in u.said)
 
 
 # Categories that hold one current value: the newest highest-authority claim is what is true
@@ -396,11 +436,14 @@ def micro_prompt_explained(profile: Revision | None, keystones: Sequence[Revisio
                              "reason": "the profile already says it (distilled from it)"})
         else:
             claims.append(rev)
-    units = _units(fresh, claims)
+    units = _units(fresh, claims, _said_of_fields(fresh, keystones) if fresh else None)
     if not units:
         return EMPTY, left_out
-    # The currency line has a fixed length whatever the date, so reserve it first.
-    budget = LIMIT - len("\n\n(profile as of unknown date)")
+    # The currency line has a fixed length whatever the date, so reserve it first (its longer
+    # form only where some material was said before it was affirmed).
+    longest = ("(profile as of unknown date; said between YYYY-MM-DD and YYYY-MM-DD)"
+               if _said_earlier(units) else "(profile as of unknown date)")
+    budget = LIMIT - len("\n\n" + longest)
     kept: list[_Unit] = []
     for unit in sorted(units, key=lambda u: u.priority):
         if _redundant(unit, kept):

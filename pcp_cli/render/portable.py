@@ -1,7 +1,8 @@
 """Portable Context Protocol v1 objects rendered from pages: keystone, timeline_event, profile.
 
-Pure functions over model objects. What they return validates against the published v1 schemas
-unchanged: only the schema's own fields, our extras under namespaced `extensions`. Values that
+Pure functions over model objects. What they return validates against the published v1.2
+schemas unchanged (render/versions.py makes v1.1 objects of them for a reader that asks): only
+the schema's own fields, our extras under namespaced `extensions`. Values that
 would break the schema are normalised (timestamps to RFC 3339 UTC) or left out (an optional
 field holding garbage), never passed through; a missing required value raises InvalidInput.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from pcp_cli.errors import InvalidInput
 from pcp_cli.model.page import PageState, Revision
+from pcp_cli.model.staleness import stale_after as stale_after_of
 from pcp_cli.model.vocab import (
     EXT_NS,
     KEYSTONE_CATEGORIES,
@@ -23,6 +25,7 @@ from pcp_cli.model.vocab import (
     PROFILE_LIST_FIELDS,
     SENSITIVITIES,
     TIMELINE_CATEGORIES,
+    given_extensions,
 )
 from pcp_cli.render.select import instant, rfc3339
 
@@ -52,7 +55,10 @@ KEYSTONE_ORDER = (
     "status",
     "sensitivity",
     "created_at",
+    "generated_by",
     "last_confirmed_at",
+    "last_confirmed_by",
+    "stale_after",
     "supersedes",
     "extensions",
 )
@@ -95,9 +101,16 @@ def keystone_object(revision: Revision) -> dict[str, Any]:
     confirmed = rfc3339(record.get("last_confirmed_at"))
     if confirmed:
         obj["last_confirmed_at"] = confirmed
+    # v1.2 (§3.2.1, §3.2.2): the actors and the staleness date, where the record has them
+    for key in ("generated_by", "last_confirmed_by"):
+        if isinstance(record.get(key), str) and record[key]:
+            obj[key] = record[key]
+    stale_after = stale_after_of(record)
+    if stale_after:
+        obj["stale_after"] = stale_after
     if isinstance(record.get("supersedes"), str) and record["supersedes"]:
         obj["supersedes"] = record["supersedes"]
-    obj["extensions"] = dict(state.extensions)
+    obj["extensions"] = given_extensions(state.extensions)
     if status is None:
         ours = obj["extensions"].get(EXT_NS)
         obj["extensions"][EXT_NS] = {**(ours if isinstance(ours, dict) else {}),
@@ -120,12 +133,15 @@ def timeline_event(page_id: str, record: dict[str, Any], content: str, origin: s
             hint="set record.date to YYYY, YYYY-MM or YYYY-MM-DD",
         )
     obj: dict[str, Any] = {"id": page_id, "date": date, "summary": content.rstrip("\n")}
-    if record.get("category") in TIMELINE_CATEGORIES:
-        obj["category"] = record["category"]
+    # As for a keystone: a category the record lacks (an imported event without one) is
+    # `other`, never left out nor guessed.
+    obj["category"] = (
+        record.get("category") if record.get("category") in TIMELINE_CATEGORIES else "other"
+    )
     if _unit_interval(record.get("confidence")) is not None:
         obj["confidence"] = record["confidence"]
     obj["source"] = _source(record, origin)
-    obj["extensions"] = dict(extensions)
+    obj["extensions"] = given_extensions(extensions)
     return obj  # built in TIMELINE_ORDER
 
 
@@ -154,7 +170,7 @@ def profile_object(revision: Revision | None) -> dict[str, Any]:
                 obj[key] = items
         elif isinstance(value, str) and value.strip():
             obj[key] = value
-    obj["extensions"] = dict(state.extensions)
+    obj["extensions"] = given_extensions(state.extensions)
     return _ordered(obj, PROFILE_ORDER)
 
 

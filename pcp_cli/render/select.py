@@ -1,7 +1,9 @@
 """Which material the compact renderings may use, and in what order: filtering and ranking.
 
 Shared by the micro_prompt, the Markdown profile and distillation so all three agree on what is
-current, what is allowed, and which of two competing claims wins.
+current, what is allowed, and which of two competing claims wins. A keystone past its
+`stale_after` (today) is not current here: it is served, labelled, by search and listings, never
+by these views.
 
 Two keystones *compete* when
 - they are revisions of the same page (only the newest revision counts), or
@@ -24,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pcp_cli.model.page import PageState, Revision
+from pcp_cli.model.staleness import is_stale
 from pcp_cli.model.vocab import KEYSTONE_CATEGORIES, ORIGIN_AUTHORITY
 
 ALLOWED_SENSITIVITIES = ("low", "medium")
@@ -87,12 +90,15 @@ def authority(origin: str) -> int:
 
 
 def is_usable(state: PageState, page_type: str) -> bool:
-    """Active, affirmed, not high-sensitivity, of the expected type: fit for a compact view."""
+    """Active, affirmed, not high-sensitivity, of the expected type, and (a keystone) not past
+    its `stale_after` today: fit for a compact view, which has no room to label a stale claim
+    (PCP v1.2 §4.1), nor a distilled field drawn from one."""
     return (
         state.type == page_type
         and state.lifecycle_status == "active"
         and state.review_status == "affirmed"
         and state.sensitivity in ALLOWED_SENSITIVITIES
+        and not (page_type == "keystone" and is_stale(state.record))
     )
 
 

@@ -37,7 +37,7 @@ from pcp_cli.store.files import FileStat, head_files, head_stat
 if TYPE_CHECKING:
     from pcp_cli.model.page import PageState
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 BUCKETS = 4096  # a power of two: bucket = crc32(path) & (BUCKETS - 1)
 # A file changed this close to the moment its content was read may be rewritten again within
 # the same timestamp tick, leaving its stat as it was. Linux file systems keep nanoseconds but
@@ -63,12 +63,6 @@ _LATE_INDEXES = {
     # (walked backwards: `path DESC` in the index is RECENT_ORDER's `path` ascending)
     "pages_recent": "CREATE INDEX IF NOT EXISTS pages_recent ON pages("
                     "COALESCE(updated_at, ''), COALESCE(page_id, ''), path DESC)",
-    # `pcp stats` / `pcp_stats` (`groups`) count from this index alone, in its GROUP BY order,
-    # instead of scanning the table and sorting (0.19 s -> 0.08 s of CPU at 100k pages): it
-    # covers every column that query and its filters read.
-    "pages_groups": "CREATE INDEX IF NOT EXISTS pages_groups ON pages(namespace, type, origin, "
-                    "lifecycle_status, review_status, sensitivity, created_at, updated_at, "
-                    "page_id) WHERE problem IS NULL AND page_id IS NOT NULL",
     # `namespaces()` (every search resolves its scopes with it) steps from one namespace to
     # the next in this index instead of scanning the table (~100 ms at 100k pages -> 0.1 ms).
     # Partial, so that only a query naming a namespace can use it: the whole-table GROUP BY
@@ -78,11 +72,6 @@ _LATE_INDEXES = {
 }
 # Indexes of schema 7 (built once, like the late ones, on a schema-7 catalog that lacks one).
 _INDEXES_7 = {
-    # `observed_ranges` reads the `observed` column from this index alone (json_extract over
-    # every row's record was 0.18 s of CPU at 100k pages)
-    "pages_observed": "CREATE INDEX IF NOT EXISTS pages_observed ON pages(namespace, "
-                      "review_status, lifecycle_status, sensitivity, page_id, observed) WHERE "
-                      "problem IS NULL AND page_id IS NOT NULL AND observed IS NOT NULL",
     # `pcp timeline list` shows every event: `details` of them read from this index alone, in
     # path order (a look-up of each row in the table was two thirds of the query at 100k)
     "pages_timeline": "CREATE INDEX IF NOT EXISTS pages_timeline ON pages(type, path, page_id, "
@@ -91,6 +80,48 @@ _INDEXES_7 = {
     # and its `type_stamp` from this small one (0.6 ms instead of 9 ms over the one above)
     "pages_timeline_stamp": "CREATE INDEX IF NOT EXISTS pages_timeline_stamp ON pages(type, "
                             "seq, edited) WHERE type = 'timeline_event'",
+}
+
+
+# Schema 8: what `pcp stats`, `pcp_stats` and ListScopes show, without a pass over the rows
+# (at 100k pages that pass was 60-90 ms of every call, at 1M over a second).
+# - `tally`: how many readable rows (problem IS NULL, a page id) there are of each (namespace,
+#   type, origin, lifecycle_status, review_status, sensitivity), kept by triggers as rows are
+#   inserted, updated and deleted, so it is right whichever code path wrote the row. A key is
+#   the JSON array of those six values (NULL kept as null).
+# - two indexes that end in a time, so that the earliest or newest time of one such group is
+#   one seek (`bound`): there are tens of groups, not a row per page.
+_TALLIED = "{0}.problem IS NULL AND {0}.page_id IS NOT NULL"
+_TALLY_KEY = ("json_array({0}.namespace, {0}.type, {0}.origin, {0}.lifecycle_status, "
+              "{0}.review_status, {0}.sensitivity)")
+_TALLY = (
+    "CREATE TABLE IF NOT EXISTS tally(key TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    f"CREATE TRIGGER IF NOT EXISTS tally_insert AFTER INSERT ON pages "
+    f"WHEN {_TALLIED.format('NEW')} BEGIN "
+    f"INSERT INTO tally VALUES({_TALLY_KEY.format('NEW')}, 1) "
+    f"ON CONFLICT(key) DO UPDATE SET n = n + 1; END",
+    f"CREATE TRIGGER IF NOT EXISTS tally_delete AFTER DELETE ON pages "
+    f"WHEN {_TALLIED.format('OLD')} BEGIN "
+    f"UPDATE tally SET n = n - 1 WHERE key = {_TALLY_KEY.format('OLD')}; END",
+    f"CREATE TRIGGER IF NOT EXISTS tally_update AFTER UPDATE OF namespace, type, origin, "
+    f"lifecycle_status, review_status, sensitivity, problem, page_id ON pages BEGIN "
+    f"UPDATE tally SET n = n - 1 WHERE {_TALLIED.format('OLD')} "
+    f"AND key = {_TALLY_KEY.format('OLD')}; "
+    f"INSERT INTO tally SELECT {_TALLY_KEY.format('NEW')}, 1 WHERE {_TALLIED.format('NEW')} "
+    f"ON CONFLICT(key) DO UPDATE SET n = n + 1; END",
+)
+_TALLY_FILL = ("INSERT INTO tally SELECT " + _TALLY_KEY.format("pages") + ", COUNT(*) FROM pages "
+               "WHERE " + _TALLIED.format("pages") + " GROUP BY 1")
+# A row's activity: its newest time, `updated_at`, else `created_at` (ListScopes'
+# `last_activity`).
+ACTIVITY = "COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))"
+_INDEXES_8 = {
+    "pages_observed_at": "CREATE INDEX IF NOT EXISTS pages_observed_at ON pages(namespace, "
+                         "review_status, lifecycle_status, sensitivity, observed) WHERE "
+                         "problem IS NULL AND page_id IS NOT NULL AND observed IS NOT NULL",
+    "pages_activity": f"CREATE INDEX IF NOT EXISTS pages_activity ON pages(namespace, "
+                      f"review_status, lifecycle_status, sensitivity, {ACTIVITY}) WHERE "
+                      f"problem IS NULL AND page_id IS NOT NULL",
 }
 
 
@@ -245,6 +276,25 @@ def _detail(state: PageState) -> dict[str, Any] | None:
     return {"content": state.content, "extensions": state.extensions}
 
 
+@dataclass(frozen=True)
+class TallyFilter:
+    """Which groups of the tally a read counts: the lifecycle and review states and the
+    sensitivities it serves (None: any; an empty sequence of states: any, of sensitivities:
+    none; None among the sensitivities: unclassified pages too). The same rule as the SQL
+    filter reads use (store.py's `_entry_filter`)."""
+
+    statuses: Sequence[str] | None
+    review: Sequence[str] | None
+    sensitivities: Sequence[str | None] | None
+
+    def selects(self, key: Sequence[Any]) -> bool:
+        """Whether a tally key (namespace, type, origin, lifecycle_status, review_status,
+        sensitivity, ...) is counted."""
+        return ((not self.statuses or key[3] in self.statuses)
+                and (not self.review or key[4] in self.review)
+                and (self.sensitivities is None or key[5] in self.sensitivities))
+
+
 class Catalog:
     def __init__(self, db_path: Path, root: Path, pages_dir: Path, scan: Scanner) -> None:
         self.db_path = db_path
@@ -252,6 +302,7 @@ class Catalog:
         self.pages_dir = pages_dir
         self._scan = scan
         self._db = self._connect()
+        self.walked = 0  # head files the last full scan found
 
     # -- connection ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -280,7 +331,7 @@ class Catalog:
             # write lock: queries work without it, a later open builds it.
             present = {row[0] for row in db.execute(
                 "SELECT name FROM sqlite_master WHERE type='index'")}
-            for name, sql in {**_LATE_INDEXES, **_INDEXES_7}.items():
+            for name, sql in {**_LATE_INDEXES, **_INDEXES_7, **_INDEXES_8}.items():
                 if name in present:
                     continue
                 try:
@@ -297,11 +348,12 @@ class Catalog:
             if row and row[0] == SCHEMA_VERSION:
                 db.execute("COMMIT")
                 return
-            if row and row[0] == "5":
-                self._upgrade_from_5(db)
-                self._upgrade_from_6(db)
-            elif row and row[0] == "6":
-                self._upgrade_from_6(db)
+            if row and row[0] in ("5", "6", "7"):
+                if row[0] == "5":
+                    self._upgrade_from_5(db)
+                if row[0] in ("5", "6"):
+                    self._upgrade_from_6(db)
+                self._upgrade_from_7(db)
             else:
                 self._create(db)
             db.execute("COMMIT")
@@ -330,7 +382,7 @@ class Catalog:
         # query's WHERE is this one, so both live here.
         db.execute(f"CREATE INDEX pages_pending ON pages(path) WHERE {PENDING}")
         Catalog._add_scan_indexes(db)
-        for sql in _INDEXES_7.values():
+        for sql in (*_INDEXES_7.values(), *_INDEXES_8.values(), *_TALLY):
             db.execute(sql)
         db.execute("CREATE TABLE removed(path TEXT, page_id TEXT, seq INTEGER)")
         db.execute("DELETE FROM meta")
@@ -368,6 +420,17 @@ class Catalog:
                    f"'[0-9][0-9][0-9][0-9]' THEN o END FROM (SELECT {OBSERVED_SQL} AS o))")
         for sql in _INDEXES_7.values():
             db.execute(sql)
+
+    @staticmethod
+    def _upgrade_from_7(db: sqlite3.Connection) -> None:
+        """Schema 7 counted stats and ListScopes with a pass over the rows: the tally and its
+        triggers are added and filled in one pass (rows, sequence and identity are kept, so the
+        search index follows on), and the indexes it replaces are dropped."""
+        db.execute("DROP TABLE IF EXISTS tally")
+        for sql in (*_TALLY, _TALLY_FILL, *_INDEXES_8.values()):
+            db.execute(sql)
+        for name in ("pages_groups", "pages_observed"):
+            db.execute(f"DROP INDEX IF EXISTS {name}")
         db.execute("UPDATE meta SET value=? WHERE key='schema'", (SCHEMA_VERSION,))
 
     def close(self) -> None:
@@ -442,16 +505,84 @@ class Catalog:
 
     def groups(self, where: str = "", params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows `where` selects, counted per (namespace, type, origin, lifecycle_status):
-        tuples of those four, then the count, the earliest and latest non-empty `created_at`
-        and `updated_at` (four values), and the newest `updated_at`, else `created_at` (what
-        listing and statistics show without building an Entry per row)."""
+        tuples of those four and the count (the plain SQL pass; `served_groups` counts the
+        readable rows from the tally instead)."""
         return self._db.execute(
-            "SELECT namespace, type, origin, lifecycle_status, COUNT(*), "
-            "MIN(NULLIF(created_at, '')), MAX(NULLIF(created_at, '')), "
-            "MIN(NULLIF(updated_at, '')), MAX(NULLIF(updated_at, '')), "
-            "MAX(COALESCE(NULLIF(updated_at, ''), NULLIF(created_at, ''))) FROM pages"
+            "SELECT namespace, type, origin, lifecycle_status, COUNT(*) FROM pages"
             + (f" WHERE {where}" if where else "") + " GROUP BY 1, 2, 3, 4",
             tuple(params)).fetchall()
+
+    def served_groups(self, wanted: TallyFilter, exclude: Sequence[str], where: str,
+                      params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """`groups` of what a read serves: the readable rows `wanted` selects, from the tally
+        less the pages in `exclude`, and the rows `where` selects (the few unreadable ones
+        served from their revision) counted in SQL."""
+        counts: dict[tuple[Any, ...], int] = {}
+        for sign, rows in ((1, self.tally()), (-1, self.counted(exclude) if exclude else [])):
+            for *key, n in rows:
+                if wanted.selects(key):
+                    group = (key[0], key[1], key[2], key[3])
+                    counts[group] = counts.get(group, 0) + sign * n
+        for *group, n in self.groups(where, params):
+            counts[tuple(group)] = counts.get(tuple(group), 0) + n
+        return [(*group, n) for group, n in counts.items() if n > 0]
+
+    def served_ranges(self, wanted: TallyFilter, excluding: tuple[str, Sequence[Any]],
+                      where: str, params: Sequence[Any]
+                      ) -> list[tuple[Any, str | None, str | None]]:
+        """`observed_ranges` of what a read serves: per namespace, the earliest and latest
+        observed time of the readable rows `wanted` selects (`excluding` is the clause and
+        parameters that leave a reader's suppressed pages out), two seeks per group of the
+        tally, and of the rows `where` selects in SQL."""
+        ranges: dict[Any, list[str | None]] = {}
+        for group in {(k[0], k[4], k[3], k[5]) for *k, n in self.tally() if wanted.selects(k)}:
+            low = self.bound("observed", group, newest=False, excluding=excluding)
+            high = self.bound("observed", group, newest=True, excluding=excluding)
+            row = ranges.setdefault(group[0], [None, None])
+            row[0], row[1] = _oldest(row[0], low), _newest(row[1], high)
+        for namespace, low, high in self.observed_ranges(where, params):
+            row = ranges.setdefault(namespace, [None, None])
+            row[0], row[1] = _oldest(row[0], low), _newest(row[1], high)
+        return [(namespace, low, high) for namespace, (low, high) in ranges.items()]
+
+    def served_namespaces(self, sensitivities: Sequence[str | None] | None,
+                          exclude: Sequence[str], excluding: tuple[str, Sequence[Any]],
+                          rest: tuple[str, Sequence[Any], str, Sequence[Any]]
+                          ) -> list[tuple[Any, ...]]:
+        """`namespace_counts` of the affirmed pages a read serves, per namespace: (namespace,
+        active pages, their newest activity over every page, active pages one reader may read
+        (`sensitivities`, less `exclude`; `excluding` is that as an SQL clause), their newest
+        non-empty `updated_at`). The readable rows from the tally and one seek per group; the
+        rows `rest` selects (where, params, readable, readable params: the few served from a
+        revision) in SQL."""
+        reader = TallyFilter(("active",), ("affirmed",), sensitivities)
+        found: dict[Any, list[Any]] = {}
+        groups: set[tuple[Any, ...]] = set()
+        for sign, rows in ((1, self.tally()), (-1, self.counted(exclude) if exclude else [])):
+            for *key, n in rows:
+                if key[4] != "affirmed":
+                    continue
+                row = found.setdefault(key[0], [key[0], 0, None, 0, None])
+                if sign > 0 and key[3] == "active":
+                    row[1] += n
+                if reader.selects(key):
+                    row[3] += sign * n
+                if sign > 0:
+                    groups.add((key[0], key[4], key[3], key[5]))
+        for group in groups:
+            row = found[group[0]]
+            row[2] = _newest(row[2], self.bound(ACTIVITY, group, newest=True))
+            if reader.selects((None, None, None, group[2], group[1], group[3])):
+                row[4] = _newest(row[4], self.bound(
+                    ACTIVITY, group, newest=True, excluding=excluding,
+                    where="NULLIF(updated_at, '') IS NOT NULL"))
+        for namespace, active, activity, readable, updated in self.namespace_counts(*rest):
+            row = found.setdefault(namespace, [namespace, 0, None, 0, None])
+            row[1] += active
+            row[2] = _newest(row[2], activity)
+            row[3] += readable
+            row[4] = _newest(row[4], updated)
+        return [tuple(row) for row in found.values()]
 
     def observed_ranges(self, where: str = "", params: Iterable[Any] = ()
                         ) -> list[tuple[Any, str | None, str | None]]:
@@ -481,6 +612,52 @@ class Catalog:
                 row[4] = _newest(row[4], updated)
         return [tuple(row) for row in found.values()]
 
+    def tally(self) -> list[tuple[Any, ...]]:
+        """(namespace, type, origin, lifecycle_status, review_status, sensitivity, count) of
+        the readable rows (no problem, a page id), from the table the triggers keep (schema
+        8): tens of rows, whatever the store's size."""
+        found = []
+        for key, n in self._db.execute("SELECT key, n FROM tally WHERE n > 0"):
+            found.append((*json.loads(key), n))
+        return found
+
+    def counted(self, page_ids: Sequence[str]) -> list[tuple[Any, ...]]:
+        """`tally`'s shape for the readable rows of these pages only (what a reader's
+        suppressed pages take out of the counts)."""
+        found: dict[tuple[Any, ...], int] = {}
+        for start in range(0, len(page_ids), 500):
+            chunk = list(page_ids[start:start + 500])
+            for row in self._db.execute(
+                    "SELECT namespace, type, origin, lifecycle_status, review_status, "
+                    "sensitivity FROM pages WHERE problem IS NULL AND page_id IN "
+                    f"({','.join('?' * len(chunk))})", chunk):
+                found[tuple(row)] = found.get(tuple(row), 0) + 1
+        return [(*key, n) for key, n in found.items()]
+
+    def bound(self, column: str, group: tuple[Any, ...], *, newest: bool,
+              excluding: tuple[str, Sequence[Any]] = ("", ()), where: str = "") -> str | None:
+        """The earliest (or `newest`) `column` (`observed` or `ACTIVITY`: the last column of
+        an index of schema 8) of the readable rows of one group (namespace, review_status,
+        lifecycle_status, sensitivity) that `where` also selects, less what `excluding` (an
+        ` AND page_id NOT IN` clause and its parameters) leaves out: one seek in that index,
+        whatever the group's size."""
+        if column not in ("observed", ACTIVITY):
+            raise ValueError(f"no index ends in {column!r}")
+        clause, params = excluding
+        row = self._db.execute(
+            f"SELECT {column} FROM pages WHERE namespace IS ? AND review_status IS ? "
+            f"AND lifecycle_status IS ? AND sensitivity IS ? AND problem IS NULL "
+            f"AND page_id IS NOT NULL AND {column} IS NOT NULL{clause}"
+            + (f" AND {where}" if where else "")
+            + f" ORDER BY {column} {'DESC' if newest else 'ASC'} LIMIT 1",
+            (*group, *params)).fetchone()
+        return None if row is None else row[0]
+
+    def removed_since(self, seq: int) -> list[tuple[str, str | None]]:
+        """(path, page id) of the rows removed after change number `seq`."""
+        return [(row[0], row[1]) for row in self._db.execute(
+            "SELECT path, page_id FROM removed WHERE seq > ?", (seq,))]
+
     def pending(self) -> list[Entry]:
         """Head files edited by hand, or new files, not yet recorded as revisions."""
         return self.entries(PENDING)
@@ -505,6 +682,14 @@ class Catalog:
                 "SELECT page_id, tags FROM pages WHERE page_id IS NOT NULL "
                 "AND tags IS NOT NULL AND tags != '[]'")
             if wanted & {str(t).lower() for t in json.loads(raw or "[]")})
+
+    def record_values(self, type_: str, key: str) -> dict[str, Any]:
+        """page id -> `record[key]` of every row of `type_` whose record holds `key` (a
+        keystone's `stale_after`), without loading the rows."""
+        return {pid: value for pid, value in self._db.execute(
+            "SELECT page_id, json_extract(record, ?) FROM pages WHERE type = ? "
+            "AND page_id IS NOT NULL AND record LIKE ?",
+            (f"$.{key}", type_, f'%"{key}"%')) if value is not None}
 
     def seq(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key='seq'").fetchone()[0])
@@ -561,8 +746,10 @@ class Catalog:
 
         `auto` and `full` are the same scan, a stat of every head file at any size (`full` is
         kept for callers that want to say so); `verify` also compares every file's content
-        hash (an edit that kept size, mtime and ctime, which only a clock change can do)."""
-        if mode not in ("auto", "full", "verify"):
+        hash (an edit that kept size, mtime and ctime, which only a clock change can do);
+        `safety` is `full` for a watching process's background scan, which never makes a
+        concurrent refresh wait for it."""
+        if mode not in ("auto", "full", "verify", "safety"):
             raise ValueError(f"unknown catalog refresh mode {mode!r}")
         # A long-lived process may watch the folders (store/changes/watch.py): then the scan
         # runs only when something under pages/ moved. Never imported here unless someone watches.
@@ -571,7 +758,17 @@ class Catalog:
         if mode == "verify":
             return self._scan_files(verify=True)
         if watched is None:
-            return self._refresh_with_monitor(mode)
+            return self._refresh_with_monitor("full" if mode == "safety" else mode)
+        if mode == "safety":
+            # The watch's safety net (watch.keep_scanning): a full scan for what events may
+            # have missed, run beside the calls, never holding the watch's lock: a call's own
+            # refresh looks at what its events named meanwhile and does not wait for a scan
+            # of every file (seconds at a million pages). Rows both write are written from
+            # the file as it is then, so either order leaves them right.
+            started = time.monotonic()
+            changes = self._scan_files()
+            watched.scanned(started)
+            return changes
         with watched.lock:
             started = time.monotonic()
             paths = watched.pending()
@@ -605,7 +802,11 @@ class Catalog:
         row = self._db.execute("SELECT value FROM meta WHERE key='monitor_token'").fetchone()
         answer = monitor.ask(self.root, row[0] if row else None)
         if answer is None:
-            return self._scan_files()
+            started = time.monotonic()
+            changes = self._scan_files()
+            # a big store gets a monitor for the commands after this one (or says why not)
+            monitor.after_scan(self.root, self.walked, time.monotonic() - started)
+            return changes
         token, paths = answer
         if paths is not None and mode != "full" and self._db.execute(
                 "SELECT 1 FROM meta WHERE key='fingerprints'").fetchone():
@@ -647,6 +848,7 @@ class Catalog:
     def _scan_files(self, *, verify: bool = False) -> Changes:
         walked_at = time.time_ns()
         files = self._walk()
+        self.walked = len(files)
         crc32 = zlib.crc32
         mask = BUCKETS - 1
         sums = [0] * BUCKETS
@@ -917,37 +1119,15 @@ OBSERVED_SQL = (
 _OBSERVED_OF_ROW = (f"(SELECT CASE WHEN substr(o, 1, 4) GLOB '[0-9][0-9][0-9][0-9]' THEN o END "
                     f"FROM (SELECT {OBSERVED_SQL} AS o))")
 _WRITTEN_COLUMNS = (*_COLUMNS, *_STAT_COLUMNS, "detail")
-_UPSERT = (f"INSERT OR REPLACE INTO pages({','.join(_WRITTEN_COLUMNS)}, observed) "
+# An upsert, not INSERT OR REPLACE: a replaced row fires no delete trigger, and the tally's
+# triggers must see the row it replaces (`WHERE true` is SQLite's parsing rule for an upsert
+# of a SELECT).
+_UPSERT = (f"INSERT INTO pages({','.join(_WRITTEN_COLUMNS)}, observed) "
            f"SELECT *, {_OBSERVED_OF_ROW} FROM (SELECT "
-           + ", ".join(f"? AS {c}" for c in _WRITTEN_COLUMNS) + ")")
-
-
-def merge_groups(*parts: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """`Catalog.groups` of disjoint row sets, as one `groups` over their union would count."""
-    merged: dict[tuple[Any, ...], list[Any]] = {}
-    for part in parts:
-        for key, count, *stamps in ((tuple(g[:4]), g[4], *g[5:]) for g in part):
-            row = merged.get(key)
-            if row is None:
-                merged[key] = [count, *stamps]
-                continue
-            row[0] += count
-            for slot in (1, 3):  # the earliest and latest created_at, then updated_at
-                row[slot] = _oldest(row[slot], stamps[slot - 1])
-                row[slot + 1] = _newest(row[slot + 1], stamps[slot])
-            row[5] = _newest(row[5], stamps[4])
-    return [(*key, *row) for key, row in merged.items()]
-
-
-def merge_ranges(*parts: list[tuple[Any, str | None, str | None]]
-                 ) -> list[tuple[Any, str | None, str | None]]:
-    """`Catalog.observed_ranges` of disjoint row sets, as one over their union would give."""
-    merged: dict[Any, list[Any]] = {}
-    for part in parts:
-        for namespace, low, high in part:
-            row = merged.setdefault(namespace, [None, None])
-            row[0], row[1] = _oldest(row[0], low), _newest(row[1], high)
-    return [(namespace, low, high) for namespace, (low, high) in merged.items()]
+           + ", ".join(f"? AS {c}" for c in _WRITTEN_COLUMNS) + ") WHERE true "
+           "ON CONFLICT(path) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in (*_WRITTEN_COLUMNS, "observed")
+                       if c != "path"))
 
 
 def _oldest(a: str | None, b: str | None) -> str | None:

@@ -2,9 +2,11 @@
 
 One walk, shared by the catalog's change scan, `pcp validate` and `pcp doctor`, so the three
 never disagree about what a file is. A head file is a regular `.md` file with one link, in a
-folder that is not hidden and holds no store or repository of its own. A symlink or a file with
-more than one hard link is refused (it may be, or become, some other file: pcp never reads or
-writes through it); a folder with its own `pcp.yaml` or `.git` is another store's and skipped.
+folder that is not hidden and holds no store or repository of its own, named in text (a
+file or folder name that is not UTF-8 is reported, never adopted: model/filenames.py). A
+symlink or a file with more than one hard link is refused (it may be, or become, some other
+file: pcp never reads or writes through it); a folder with its own `pcp.yaml` or `.git` is
+another store's and skipped.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import NamedTuple
 
+from pcp_cli.model.filenames import is_text
 from pcp_cli.store.layout import is_foreign_root
 
 
@@ -35,7 +38,7 @@ class FileStat(NamedTuple):
 
 @dataclass(frozen=True)
 class OddFile:
-    kind: str  # symlink | hard_link
+    kind: str  # symlink | hard_link | not_text
     path: Path
     message: str
 
@@ -51,6 +54,10 @@ def classify(entry: os.DirEntry[str]) -> tuple[os.stat_result | None, OddFile | 
         stat = entry.stat(follow_symlinks=False)
     except OSError:
         return None, None
+    if not is_text(entry.name):
+        return None, OddFile("not_text", Path(entry.path), "a file whose name is not valid "
+                             "UTF-8: pcp cannot keep it as a page; rename it (to any name "
+                             "ending in .md) and the next pcp command adopts it")
     mode = stat.st_mode
     if S_ISLNK(mode):
         try:
@@ -118,6 +125,8 @@ def _heads_in(entries: Iterable[os.DirEntry[str]], rel_folder: str, folders: lis
         name = entry.name
         if name[0] == ".":
             continue
+        if not (name.isascii() or is_text(name)):
+            continue  # never a page, nor a folder of pages: doctor and validate name it
         if name[-3:] != ".md":
             if entry.is_dir(follow_symlinks=False):
                 folders.append(name)
@@ -140,7 +149,7 @@ def head_stat(path: Path) -> FileStat | None:
     """The lstat of `path` when `classify` would take it as a head file (a regular `.md` file
     with one link, not hidden), else None: for a path an event named, in a folder the walk
     visits."""
-    if path.name.startswith(".") or not path.name.endswith(".md"):
+    if path.name.startswith(".") or not path.name.endswith(".md") or not is_text(str(path)):
         return None
     try:
         stat = os.lstat(path)
@@ -159,7 +168,11 @@ def walk_pages(pages: Path) -> Iterator[tuple[Path, os.stat_result | None, OddFi
         if entry.name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            if not is_foreign_root(Path(entry.path)):
+            if not is_text(entry.name):
+                yield Path(entry.path), None, OddFile(
+                    "not_text", Path(entry.path), "a folder whose name is not valid UTF-8: "
+                    "pcp reads no page in it; rename it")
+            elif not is_foreign_root(Path(entry.path)):
                 yield from walk_pages(Path(entry.path))
             continue
         stat, odd = classify(entry)

@@ -28,11 +28,11 @@ from pcp_cli.model.check import FieldError, check_fields
 from pcp_cli.model.ids import check_id, is_safe_id
 from pcp_cli.model.page import Actor, PageState, Relation, Revision
 from pcp_cli.store.atomic import is_temp_name, write_atomic
-from pcp_cli.store.catalog import Catalog, Entry, entry_fields, merge_groups, merge_ranges
+from pcp_cli.store.catalog import Catalog, Entry, TallyFilter, entry_fields
 from pcp_cli.store.headfile import ParsedHead, parse_head
 from pcp_cli.store.layout import Layout, check_namespace, enclosing_store, nested_store
 from pcp_cli.store.local import heal as heal_local
-from pcp_cli.store.lock import writer_lock
+from pcp_cli.store.lock import Waiting, writer_lock
 from pcp_cli.store.manifest import Manifest, read_manifest, write_manifest
 from pcp_cli.store.writes import Writer
 
@@ -64,6 +64,8 @@ class StoreFolder:
         self.manifest: Manifest = read_manifest(self.layout.manifest)
         self._catalog: Catalog | None = None
         self._lock_depth = 0
+        # Told when a write starts and stops waiting for another process's lock (store/lock.py).
+        self.lock_waiting: Waiting | None = None
         self.writes = Writer(self.layout, lambda: self.catalog)
         self.hand_edits: list[HandEdit] = []
         self._relations_seen: tuple[int, dict[tuple[str, str, str], Relation]] | None = None
@@ -156,7 +158,7 @@ class StoreFolder:
             finally:
                 self._lock_depth -= 1
             return
-        with writer_lock(self.layout.local / "lock"):
+        with writer_lock(self.layout.local / "lock", waiting=self.lock_waiting):
             self.refuse_replaced_folders()
             self._lock_depth = 1
             try:
@@ -293,11 +295,18 @@ class StoreFolder:
         statuses: Sequence[str] | None = None,
         review: Sequence[str] | None = ("affirmed",),
         sensitivities: Sequence[str | None] | None = None,
+        record_keys: Sequence[str] | None = None,
     ) -> list[Entry]:
         """Catalog entries of readable pages matching the filters (no file is opened).
-        `sensitivities`: the sensitivity values let through (None in it: unclassified pages)."""
-        return self.catalog.entries(*_entry_filter(types, namespaces, statuses, review,
-                                                   sensitivities))
+        `sensitivities`: the sensitivity values let through (None in it: unclassified pages).
+        `record_keys`: only pages whose record has one of these keys holding a string."""
+        where, params = _entry_filter(types, namespaces, statuses, review, sensitivities)
+        if record_keys is not None:
+            if not all(key.isidentifier() for key in record_keys):
+                raise ValueError(f"not record keys: {record_keys!r}")
+            where += " AND (" + (" OR ".join(f"json_type(record, '$.{key}') = 'text'"
+                                             for key in record_keys) or "0") + ")"
+        return self.catalog.entries(where, params)
 
     def entry_details(
         self,
@@ -319,10 +328,11 @@ class StoreFolder:
         namespaces: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
         review: Sequence[str] | None = ("affirmed",),
+        sensitivities: Sequence[str | None] | None = None,
     ) -> list[Entry]:
         """The entries `entries` would give, newest first (`pcp ls`'s order), `limit` of them
         from `offset` on, read in SQL with LIMIT (the rest are never loaded)."""
-        where, params = _entry_filter(types, namespaces, statuses, review, None)
+        where, params = _entry_filter(types, namespaces, statuses, review, sensitivities)
         return self.catalog.window(where, params, limit, offset)
 
     def entry_groups(
@@ -333,11 +343,14 @@ class StoreFolder:
         sensitivities: Sequence[str | None] | None = None,
         exclude: Iterable[str] = (),
     ) -> list[tuple[Any, ...]]:
-        """The entries `entries` would give (less the pages in `exclude`), counted in SQL by
-        (namespace, type, origin, lifecycle_status): see `Catalog.groups`."""
-        clause, more = _not_in(exclude)
-        return merge_groups(*(self.catalog.groups(where + clause, params + more)
-                              for where, params in _served_parts(statuses, review, sensitivities)))
+        """The entries `entries` would give (less the pages in `exclude`), counted by
+        (namespace, type, origin, lifecycle_status): the readable rows from the catalog's
+        tally, the few served from a revision in SQL (`Catalog.served_groups`)."""
+        excluded = sorted(exclude)
+        clause, more = _not_in(excluded)
+        where, params = _served_parts(statuses, review, sensitivities)[1]
+        return self.catalog.served_groups(
+            TallyFilter(statuses, review, sensitivities), excluded, where + clause, params + more)
 
     def observed_ranges(
         self,
@@ -347,11 +360,11 @@ class StoreFolder:
         exclude: Iterable[str] = (),
     ) -> list[tuple[Any, str | None, str | None]]:
         """Per namespace, the earliest and latest observed time of the affirmed entries
-        `entry_groups` counts (`Catalog.observed_ranges`)."""
+        `entry_groups` counts (`Catalog.served_ranges`)."""
         clause, more = _not_in(exclude)
-        return merge_ranges(*(self.catalog.observed_ranges(where + clause, params + more)
-                              for where, params in _served_parts(statuses, ("affirmed",),
-                                                                 sensitivities)))
+        where, params = _served_parts(statuses, ("affirmed",), sensitivities)[1]
+        return self.catalog.served_ranges(TallyFilter(statuses, ("affirmed",), sensitivities),
+                                          (clause, more), where + clause, params + more)
 
     def namespace_counts(
         self,
@@ -359,14 +372,17 @@ class StoreFolder:
         sensitivities: Sequence[str | None] | None = None,
         exclude: Iterable[str] = (),
     ) -> list[tuple[Any, ...]]:
-        """Per namespace of the affirmed readable pages, in one SQL pass (`Catalog.
-        namespace_counts`): active pages and newest activity, and the same for one reader,
-        who sees only `sensitivities` and not the pages in `exclude`."""
-        where, params = _entry_filter(None, None, None, ("affirmed",), None)
+        """Per namespace of the affirmed readable pages (`Catalog.served_namespaces`): active
+        pages and newest activity, and the same for one reader, who sees only
+        `sensitivities` and not the pages in `exclude`."""
+        excluded = sorted(exclude)
+        where, params = _entry_filter(None, None, None, ("affirmed",), None,
+                                      served=_SERVED_PARTS[1])
         readable, readable_params = _entry_filter(None, None, None, None, sensitivities)
-        clause, more = _not_in(exclude)
-        return self.catalog.namespace_counts(where, params, f"({readable}{clause})",
-                                             readable_params + more)
+        clause, more = _not_in(excluded)
+        return self.catalog.served_namespaces(
+            sensitivities, excluded, (clause, more),
+            (where, params, f"({readable}{clause})", readable_params + more))
 
     def read_body(self, entry: Entry) -> str:
         """The current body of a page listed in the catalog (its head file, else its revision)."""

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FRONTMATTER_BYTES = 256 * 1024
+# The most an imported body may hold: with its frontmatter, its head file stays in the limit.
+MAX_BODY_BYTES = MAX_FILE_BYTES - MAX_FRONTMATTER_BYTES
 MAX_DEPTH = 16
 MAX_NODES = 20_000
 

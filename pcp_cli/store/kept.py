@@ -69,7 +69,10 @@ def kept_while(store: Any, key: tuple[Any, ...], types: tuple[str, ...],
     of `types` is a hand edit waiting to be recorded (reading it reads the revisions folder).
     The caller must not change what is returned (copy it before handing it out).
     """
-    full = (str(store.root), store.catalog.identity(), *key)
+    from pcp_cli.model.staleness import today
+
+    # today: what is kept may hold a keystone that goes stale overnight, no file changing
+    full = (str(store.root), store.catalog.identity(), today(), *key)
     seq = store.catalog.seq()
     with _KEPT_LOCK:
         kept = _KEPT.get(full)

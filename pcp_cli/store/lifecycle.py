@@ -40,8 +40,10 @@ def link(
     note: str | None = None,
     from_revision_id: str | None = None,
     to_revision_id: str | None = None,
+    pinned: Sequence[str] = (),
 ) -> Relation:
-    """LinkPages: a typed edge between two revisions (page ids resolve to their heads)."""
+    """LinkPages: a typed edge between two revisions (page ids resolve to their heads).
+    `pinned`: the ends ("from", "to") the person named by their revision id."""
     if not vocab.is_relation_type(relation_type):
         raise UsageError(
             f"unknown relation type {relation_type!r}",
@@ -66,6 +68,7 @@ def link(
             created_at=now_iso(),
             created_by=actor or store.user,
             note=note,
+            pinned=tuple(end for end in ("from", "to") if end in pinned),
         )
         write_new(store.layout.relation_path(relation.relation_id),
                   file_json(relation.to_dict()))

@@ -16,7 +16,7 @@ from pcp_cli.errors import PcpWarning
 
 # name under .pcp/ -> what it must be when it exists. Not the audit log: it is a record, not
 # derived, so an unwritable one fails the MCP call instead (an unaudited answer is never given).
-EXPECTED = {"catalog.sqlite": "file", "index": "folder", "lock": "file"}
+EXPECTED = {"catalog.sqlite": "file", "index": "folder", "lock": "file", "lock.queue": "file"}
 
 
 def _is(path: Path, kind: str) -> bool:

@@ -17,7 +17,8 @@ from pcp_cli.store.atomic import write_atomic
 from pcp_cli.store.layout import check_namespace
 
 FORMAT = "pcp-store/1"
-KNOWN_KEYS = ("format", "store_id", "owner_id", "default_namespace", "clients", "settings")
+KNOWN_KEYS = ("format", "store_id", "owner_id", "default_namespace", "clients", "settings",
+              "retention")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Manifest:
     format: str = FORMAT
     clients: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    # how long tombstoned pages and replaced revisions are kept (store/retention.py)
+    retention: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -39,6 +42,8 @@ class Manifest:
         }
         if self.settings:
             data["settings"] = self.settings
+        if self.retention is not None:
+            data["retention"] = self.retention
         return data
 
     @classmethod
@@ -82,6 +87,10 @@ def read_manifest(path: Path) -> Manifest:
         raise InvalidInput(exc.message, path=rel, hint=exc.hint) from None
     clients = data.get("clients") or {}
     settings = data.get("settings") or {}
+    if data.get("retention") is not None:
+        from pcp_cli.model.retention import policy_from
+
+        policy_from(data["retention"])  # a misspelt rule must not silently keep or delete
     if not isinstance(clients, dict) or not isinstance(settings, dict):
         raise InvalidInput("clients and settings must be mappings", path=rel)
     return Manifest(
@@ -91,6 +100,7 @@ def read_manifest(path: Path) -> Manifest:
         format=data["format"],
         clients=clients,
         settings=settings,
+        retention=data.get("retention"),
     )
 
 
@@ -129,21 +139,24 @@ def write_manifest(path: Path, manifest: Manifest) -> None:
     write_atomic(path, header + frontmatter.dump_mapping(manifest.to_dict()))
 
 
-_CLIENTS_KEY = re.compile(r"^clients\s*:")
-
-
 def replace_clients(path: Path, clients: dict[str, Any]) -> None:
-    """Rewrite only the `clients:` section of `pcp.yaml` (atomically), keeping every other line
-    of the file as it was, comments included. Comments inside the old `clients:` section (lines
-    indented under it) are replaced with the new section; a comment at the start of a line
-    after it belongs to what follows and is kept. Raises InvalidInput, changing nothing, if the
-    result would not read back as exactly the same manifest with the new clients."""
+    """Rewrite only the `clients:` section of `pcp.yaml` (`replace_section`)."""
+    replace_section(path, "clients", clients)
+
+
+def replace_section(path: Path, key: str, value: dict[str, Any]) -> None:
+    """Rewrite only the `key:` section of `pcp.yaml` (atomically), keeping every other line
+    of the file as it was, comments included. Comments inside the old section (lines indented
+    under it) are replaced with the new section; a comment at the start of a line after it
+    belongs to what follows and is kept. Raises InvalidInput, changing nothing, if the result
+    would not read back as exactly the same manifest with the new section."""
     rel = path.name
     text = frontmatter.decode(path.read_bytes(), rel)
     before = frontmatter.load_mapping(text, rel)
     lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if _CLIENTS_KEY.match(line)), None)
-    block = frontmatter.dump_mapping({"clients": clients}) if clients else "clients: {}\n"
+    pattern = re.compile(rf"^{re.escape(key)}\s*:")
+    start = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+    block = frontmatter.dump_mapping({key: value}) if value else f"{key}: {{}}\n"
     if start is None:
         new_lines = [*lines]
         if new_lines and not new_lines[-1].endswith("\n"):
@@ -159,10 +172,10 @@ def replace_clients(path: Path, clients: dict[str, Any]) -> None:
         new_lines = [*lines[:start], block, *lines[end:]]
     new_text = "".join(new_lines)
     after = frontmatter.load_mapping(new_text, rel)
-    expected = {**before, "clients": clients}
+    expected = {**before, key: value}
     if after != expected:
         raise InvalidInput(
-            "pcp.yaml could not be edited safely (its clients section is not a plain block)",
-            path=rel, hint="edit the clients section of pcp.yaml by hand",
+            f"pcp.yaml could not be edited safely (its {key} section is not a plain block)",
+            path=rel, hint=f"edit the {key} section of pcp.yaml by hand",
         )
     write_atomic(path, new_text)

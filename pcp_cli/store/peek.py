@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcp_cli.model.filenames import is_text
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.page import Revision
 from pcp_cli.store.catalog import Entry
@@ -175,7 +176,7 @@ def _head_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
         if entry.name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            if not is_foreign_root(Path(entry.path)):
+            if is_text(entry.name) and not is_foreign_root(Path(entry.path)):
                 yield from _head_files(Path(entry.path))
             continue
         stat, _ = classify(entry)

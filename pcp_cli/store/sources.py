@@ -1,6 +1,6 @@
 """The folders this device imported from (`.pcp/imported-sources.json`): what `pcp watch`
-watches when it is given no folder. (Not `.pcp/sources.json`: in a store's folder that name is
-the PCP device registry's project file, `./.pcp/sources.json`.)
+watches when it is given no folder. (Not `.pcp/sources.json`: that name is the PCP device
+registry's, `~/.pcp/sources.json`; a `./.pcp/sources.json` is never read as one.)
 
 Per device and derived, like everything under `.pcp/`: a path means something on this
 machine only. A folder is recorded by its first successful import and keeps its format;

@@ -33,6 +33,7 @@ from pcp_cli.model.page import (
     file_json,
     now_iso,
 )
+from pcp_cli.store import reimport
 from pcp_cli.store.atomic import write_new
 from pcp_cli.store.catalog import Changes
 from pcp_cli.store.folder import StoreFolder
@@ -135,13 +136,16 @@ class Store(StoreFolder):
         actor: Actor,
         operation: str = "import",
         source_note: str | None = None,
+        weak_observed: bool = False,
     ) -> WriteResult:
         """Importers: create the page for `key`, revise it if its content changed, else nothing.
 
         "Changed" is judged against the last revision written for `key`, so a page the person
         edited after an import keeps the edit while the source stays the same. A page whose
         revision was published but whose head file never was (a killed import) gets its head
-        file now.
+        file now. A revision never lowers the page's sensitivity nor undoes the person's
+        lifecycle or rejection, and with `weak_observed` (`record.observed_at` is only a
+        file's mtime) a changed observed time alone is no change (store/reimport.py).
         """
         with self.locked():
             page_id = state.page_id or page_id_for_key(key)
@@ -152,7 +156,7 @@ class Store(StoreFolder):
                                         idempotency_key=key, source_note=source_note,
                                         absent=True)
             refreshing.record_pending_edit(self, page_id)  # a hand edit first, as revise() does
-            status, head = self._upsert_plan(page_id, state, key)
+            status, head = self._upsert_plan(page_id, state, key, weak_observed)
             if status == "created":
                 return self._write_page(state, actor=actor, operation=operation,
                                         idempotency_key=key, source_note=source_note)
@@ -162,29 +166,31 @@ class Store(StoreFolder):
                     self.writes.publish(head, new_revision=False, batched=True)
                     status = "revised" if head.parent_revision_id else "created"
                 return WriteResult(page_id, head.revision_id, status)
-            revision = new_revision(state, actor=actor, operation=operation, parent=head,
-                                          idempotency_key=key, note=source_note)
+            revision = new_revision(reimport.kept(state, head.state),
+                                    actor=actor, operation=operation, parent=head,
+                                    idempotency_key=key, note=source_note)
             self.writes.publish(revision, batched=True)
             return WriteResult(page_id, revision.revision_id, "revised")
 
-    def plan_upsert(self, state: PageState, *, key: str) -> str:
+    def plan_upsert(self, state: PageState, *, key: str, weak_observed: bool = False) -> str:
         """What `upsert_page` would answer (created, revised, unchanged), writing nothing."""
         page_id = state.page_id or page_id_for_key(key)
-        status, head = self._upsert_plan(page_id, state.evolve(page_id=page_id), key)
+        status, head = self._upsert_plan(page_id, state.evolve(page_id=page_id), key,
+                                         weak_observed)
         if status == "unchanged" and head is not None and self._head_missing(head):
             return "revised" if head.parent_revision_id else "created"
         return status
 
-    def _upsert_plan(self, page_id: str, state: PageState, key: str
-                     ) -> tuple[str, Revision | None]:
+    def _upsert_plan(self, page_id: str, state: PageState, key: str,
+                     weak_observed: bool = False) -> tuple[str, Revision | None]:
         if not self.revision_ids(page_id):  # no page, or one whose first write was killed
             return "created", None
         head = self.current(page_id)
-        if head.content_hash == state.content_hash:
+        if reimport.unchanged(state, head, weak_observed):
             return "unchanged", head
         if head.idempotency_key != key:  # edited since: compare with the last keyed write
             keyed = [rev for rev in self.revisions(page_id) if rev.idempotency_key == key]
-            if keyed and keyed[-1].content_hash == state.content_hash:
+            if keyed and reimport.unchanged(state, keyed[-1], weak_observed):
                 return "unchanged", head
         return "revised", head
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcp_cli.errors import ExitStatus, PcpError, UsageError
+from pcp_cli.model.filenames import shown
 
 
 class GitError(PcpError):
@@ -132,7 +133,7 @@ class Repo:
     def changes(self) -> list[dict[str, str]]:
         """Uncommitted changes inside the store: [{path, status}], paths relative to the store."""
         raw = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
-                       self.pathspec).stdout.decode("utf-8", "replace")
+                       self.pathspec).stdout.decode("utf-8", "surrogateescape")
         items = raw.split("\0")
         found: list[dict[str, str]] = []
         i = 0
@@ -144,7 +145,8 @@ class Repo:
             status, path = item[:2], item[3:]
             if status[0] in "RC":
                 i += 1  # the rename source follows
-            found.append({"path": self._store_rel(path), "status": status.strip() or status})
+            found.append({"path": shown(self._store_rel(path)),  # a non-UTF-8 name escaped
+                          "status": status.strip() or status})
         return found
 
     def unmerged(self) -> list[str]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from pcp_cli.audit_anchor import read_anchor
 from pcp_cli.errors import ExitStatus, PcpError, UsageError
+from pcp_cli.model.filenames import shown
 from pcp_cli.store.graph import summaries
 from pcp_cli.store.store import Store
 from pcp_cli.sync.git import GitError, Repo, find_repo, require_repo
@@ -43,12 +44,22 @@ def status(store: Store) -> dict[str, Any]:
         "missing_head_files": report["missing_head_files"],
         "invalid_files": report["invalid_files"],
         "git": git_status(store),
+        "monitor": monitor_status(store),
     }
     git = data["git"]
     data["clean"] = not any(data[key] for key in (
         "hand_edits", "diverged", "conflicts", "missing_head_files", "invalid_files")) and (
         git is None or not (git["uncommitted"] or git["in_progress"] or git["unmerged"]))
     return data
+
+
+def monitor_status(store: Store) -> dict[str, Any]:
+    """The store monitor as `pcp status` reports it (store/changes/monitor.py's `status`), with the
+    number of head files the catalog lists: whether commands ask a monitor what changed or
+    check every page file, and if they check, why and what that cost the last time."""
+    from pcp_cli.store.changes import monitor
+
+    return {**monitor.status(store.root), "pages": store.catalog.count()}
 
 
 def git_status(store: Store) -> dict[str, Any] | None:
@@ -209,9 +220,10 @@ def _merge(store: Store, repo: Repo, remote: str, branch: str,
     if repo.in_progress() != "merge":
         raise GitError(f"git merge failed: {_words(merge)}",
                        hint="fix what git reports, then run `pcp sync` again")
-    everywhere = repo.git("diff", "--name-only", "-z", "--diff-filter=U").stdout.decode()
+    everywhere = repo.git("diff", "--name-only", "-z", "--diff-filter=U").stdout.decode(
+        "utf-8", "surrogateescape")
     prefix = f"{repo.prefix}/" if repo.prefix else ""
-    others = [p for p in everywhere.split("\0") if p and not (
+    others = [shown(p) for p in everywhere.split("\0") if p and not (
         p.startswith(prefix + "pages/") and p.endswith(".md"))]
     if others:
         raise GitBusy(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.errors import PcpError
+from pcp_cli.model.filenames import shown
 from pcp_cli.model.ids import is_safe_id
 from pcp_cli.model.lifecycle import supersedes_now
 from pcp_cli.store import lifecycle
@@ -59,10 +60,14 @@ KINDS = {
     "symlink": "a symlink under pages/ (never followed: it may point outside the store)",
     "hard_link": "a file under pages/ with more than one hard link (never adopted or written "
     "through)",
+    "not_text": "a file or folder under pages/ whose name is not valid UTF-8 (never adopted: "
+    "rename it)",
     "invalid": "a file `pcp validate` rejects (fix it by hand)",
     "audit_log": "the MCP audit log's hash chain is broken: a record was removed or changed",
     "unfinished_supersede": "a keystone that supersedes another, without the supersession "
     "recorded (the old keystone's revision or the relation is missing)",
+    "unfinished_collect": "a `pcp retention collect` was interrupted: --fix removes the rest of "
+    "what its event lists (and nothing else)",
     "unfinished_ingest": "ingested events stored, but their conversation page was not written "
     "(an interrupted `pcp ingest` or session import)",
     "not_a_folder": "one of the store's folders (pages/, revisions/, relations/, events/), a "
@@ -92,7 +97,7 @@ def check(store: Store, *, fix: bool = False) -> list[Finding]:
                          damage.page_ids[0] if len(damage.page_ids) == 1 else None,
                          fixable=False) for damage in damaged]
     events = _stored_events(store)  # read once, for the three checks that look at events
-    deletes = _unfinished_deletes(store, fix, events)
+    deletes = _unfinished_deletes(store, fix, events) + _unfinished_collects(store, fix, events)
     if fix and deletes:
         store.catalog.refresh("full")
     deleting = {f.page_id for f in deletes}
@@ -138,7 +143,7 @@ def _validation(store: Store, findings: list[Finding],
 
 def _odd_files(store: Store) -> list[Finding]:
     """Symlinks and hard-linked files under pages/: never adopted, read or written through."""
-    return [Finding(odd.kind, store.layout.rel(odd.path), odd.message, fixable=False)
+    return [Finding(odd.kind, shown(store.layout.rel(odd.path)), odd.message, fixable=False)
             for odd in odd_files(store.layout.pages)]
 
 
@@ -196,6 +201,25 @@ def _unfinished_deletes(store: Store, fix: bool,
                           f"the delete of {page_id} was interrupted; --fix finishes it", page_id)
         if fix:
             lifecycle.finish_delete(store, page_id, revision_ids, relation_ids)
+            finding.fixed = True
+        found.append(finding)
+    return found
+
+
+def _unfinished_collects(store: Store, fix: bool,
+                         events: list[tuple[Path, Any]]) -> list[Finding]:
+    """`retention_collected` events whose files are not all gone: a `pcp retention collect`
+    cut short. --fix removes the rest of what the event lists, and nothing else."""
+    from pcp_cli.store import retention
+
+    found = []
+    for path, data in retention.collected_events(store.root, events):
+        if not retention.left_to_remove(store, data):
+            continue
+        finding = Finding("unfinished_collect", store.layout.rel(path),
+                          KINDS["unfinished_collect"])
+        if fix:
+            retention.finish(store, data)
             finding.fixed = True
         found.append(finding)
     return found

@@ -1,7 +1,8 @@
 """`pcp validate`: check every file of a store against the store's JSON Schemas.
 
 Also renders every keystone, timeline_event and profile page as its Portable Context Protocol
-v1 object and checks it against the published v1 schemas (shipped as package data, unchanged),
+v1 object and checks it against the published v1.2 schemas, and its v1.1 form against the v1.1
+ones (both shipped as package data, unchanged),
 through `pcp_cli.model.validate` (where jsonschema lives).
 """
 
@@ -40,7 +41,9 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     """Every problem of the store at `root`. `events`: its event files already read, each
     with its parsed JSON or the ValueError/OSError that stopped it (`pcp doctor` reads them
     once for all its checks)."""
+    from pcp_cli.model.filenames import shown
     from pcp_cli.render.portable import portable_object
+    from pcp_cli.render.versions import as_version
     from pcp_cli.store.atomic import is_temp_name, writer_alive
     from pcp_cli.store.files import walk_pages
     from pcp_cli.store.frontmatter import (
@@ -70,7 +73,7 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
     # head files
     for path, _stat, odd in walk_pages(layout.pages):
         if odd is not None:
-            problems.append(Problem(rel(path), odd.message))
+            problems.append(Problem(shown(rel(path)), odd.message))
             continue
         try:
             text = decode(path.read_bytes(), rel(path))
@@ -112,9 +115,16 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
         if hash_state(revision.state.to_dict()) != data["content_hash"]:
             problems.append(Problem(rel(path), "content_hash does not match the content"))
         revisions[revision.revision_id] = revision
+    if events is None:
+        paths = sorted(layout.events.glob("*/*/*.json")) if layout.events.exists() else []
+        events = [(path, _load_json(path, rel(path), problems)) for path in paths]
+    from pcp_cli.store.retention import collected_revision_ids
+
+    # a parent removed by `pcp retention collect` (its event says so) was removed on purpose
+    collected = collected_revision_ids(events)
     for revision in revisions.values():
         for parent in revision.parent_ids:
-            if parent not in revisions:
+            if parent not in revisions and parent not in collected:
                 problems.append(Problem(
                     rel(layout.revision_path(revision.page_id, revision.revision_id)),
                     f"parent revision {parent} does not exist"))
@@ -127,9 +137,6 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
             for end in ("from", "to"):
                 if isinstance(data, dict) and data.get(f"{end}_revision_id") not in revisions:
                     problems.append(Problem(rel(path), f"{end}_revision_id names no revision"))
-    if events is None:
-        paths = sorted(layout.events.glob("*/*/*.json")) if layout.events.exists() else []
-        events = [(path, _load_json(path, rel(path), problems)) for path in paths]
     for path, data in events:
         if isinstance(data, (ValueError, OSError)):
             _load_json_problem(data, rel(path), problems)
@@ -150,8 +157,11 @@ def validate_store(root: Path, *, events: Sequence[tuple[Path, Any]] | None = No
         if portable is None:
             continue
         obj, name = portable
-        problems += [Problem(where, f"as a v1 {revision.state.type}: {e}")
-                     for e in errors_for(f"v1/{name}", obj)]
+        # what pcp serves (v1.2), and what a reader asking for v1.1 gets
+        problems += [Problem(where, f"as a v1.2 {revision.state.type}: {e}")
+                     for e in errors_for(f"v1.2/{name}", obj)]
+        problems += [Problem(where, f"as a v1.1 {revision.state.type}: {e}")
+                     for e in errors_for(f"v1/{name}", as_version(obj, name, "1.1"))]
 
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in (".pcp", ".git")

@@ -57,7 +57,7 @@ class Console:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         sent = {"Host": self.host}
         if cookie and self.cookie:
-            sent["Cookie"] = f"pcp_console={self.cookie}"
+            sent["Cookie"] = f"pcp_console_{self.port}={self.cookie}"
         if body is not None:
             sent["Content-Type"] = "application/x-www-form-urlencoded"
         sent.update(headers or {})
@@ -97,7 +97,7 @@ class Console:
         parts = urlsplit(self.signin_url)
         reply = self.request("GET", f"{parts.path}?{parts.query}", cookie=False)
         cookie = reply.headers.get("set-cookie", "")
-        found = re.match(r"pcp_console=([^;]+)", cookie)
+        found = re.match(rf"pcp_console_{self.port}=([^;]+)", cookie)
         assert found, (reply.status, reply.headers)
         self.cookie = found.group(1)
         return reply

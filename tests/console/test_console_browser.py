@@ -57,7 +57,7 @@ def test_review_fifty_with_the_keyboard_then_bulk_edit_undo(big_store: Path) -> 
             page.goto(link)
             assert page.url == base + "/review"
             assert "<script>" in page.content().replace("&lt;script&gt;", "<script>")
-            assert page.locator(".proposal").count() == len(_waiting(big_store))
+            assert page.locator(".proposal").count() == min(50, len(_waiting(big_store)))
             assert page.locator("text=" + HOSTILE).count() >= 1  # the title, as text
             decided = []
             for number in range(50):
@@ -146,7 +146,7 @@ def test_what_an_assistant_read_after_a_real_mcp_call_then_revoke(tmp_path: Path
                 page.click("nav >> text=Assistants")
                 assert page.locator("td", has_text="never").count() >= 1
                 page.click("a:text-is('claude-desktop')")
-                assert page.url == base + "/assistants/claude-desktop"
+                assert page.url == base + "/assistant?id=claude-desktop"
                 calls = page.locator(".calls .call")
                 assert calls.count() == 1
                 assert "pcp_search" in calls.first.inner_text()
@@ -209,3 +209,107 @@ def test_the_refusals_in_a_browser(tmp_path: Path) -> None:
         finally:
             browser.close()
     assert len(_waiting(store)) == before
+
+
+def test_what_a_hostile_page_or_text_tries_in_the_browser(tmp_path: Path) -> None:
+    """In Chromium: the CSP stops script injected into a console page (inline, and an inline
+    handler); a page on another port of 127.0.0.1 (same site: the cookie goes with its
+    requests) can neither post a form to the console (Origin) nor frame it (frame-ancestors);
+    a title reversed by U+202E shows as written, with a mark where the override was."""
+    _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    store = make_store(tmp_path / "store")
+    add_conversations(store, 6)
+    with api.open_store(store) as opened:
+        api.add_page(opened, "Body.", title="Invoice \u202efdp.exe", page_id="reversed")
+    before = len(_waiting(store))
+    with pcp_console(store) as link, sync_playwright() as pw:
+        base = link.split("/signin")[0]
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH)
+        try:
+            page = browser.new_context().new_page()
+            page.goto(link)
+            page.goto(base + "/page/reversed")
+            assert page.inner_text("h1") == "Invoice [U+202E]fdp.exe"
+            violations = page.evaluate("""() => new Promise(done => {
+                const seen = [];
+                document.addEventListener('securitypolicyviolation',
+                    e => seen.push(e.violatedDirective));
+                const script = document.createElement('script');
+                script.textContent = 'window.injected = 1';
+                document.body.appendChild(script);
+                document.body.insertAdjacentHTML('beforeend',
+                    '<img src="/static/none.png" onerror="window.handled = 1">');
+                setTimeout(() => done(seen), 500);
+            })""")
+            assert page.evaluate("[window.injected, window.handled]") == [None, None]
+            assert any(v.startswith("script-src") for v in violations), violations
+            # a page served on another port of 127.0.0.1: the same site, the cookie goes along
+            hostile = "http://127.0.0.1:9/"
+            page_id = _waiting(store)[0]["page_id"]
+            page.route(hostile + "post", lambda route: route.fulfill(
+                status=200, content_type="text/html", body=f"""
+                <form id=f method=post action="{base}/review/decide">
+                <input name=action value="accept:{page_id}:"></form>
+                <script>document.getElementById('f').submit()</script>"""))
+            with page.expect_navigation(url=base + "/review/decide"):
+                page.goto(hostile + "post")
+            assert page.locator("body").inner_text().startswith("Refused")
+            page.route(hostile + "frame", lambda route: route.fulfill(
+                status=200, content_type="text/html",
+                body=f'<iframe id=c src="{base}/review" width=800 height=600></iframe>'))
+            page.goto(hostile + "frame")
+            page.wait_for_load_state("load")
+            framed = page.frames[1]
+            assert not framed.url.startswith(base) or "Review" not in framed.content()
+        finally:
+            browser.close()
+    assert len(_waiting(store)) == before
+
+
+def test_two_consoles_and_a_phone_sized_window(tmp_path: Path) -> None:
+    """Signed in to two consoles (two stores) in one browser, both stay signed in; at 375 px
+    wide no console page is wider than the window; after a key decides a proposal, the next
+    one and the message saying what was done are both in sight, below the sticky bar."""
+    _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    first, second = make_store(tmp_path / "one"), make_store(tmp_path / "two")
+    add_conversations(first, 12)
+    with pcp_console(first) as one, pcp_console(second) as two, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 720})
+            page = context.new_page()
+            page.goto(one)
+            page.goto(two)
+            for link, name in ((one, "one"), (two, "two")):
+                answer = page.goto(link.split("/signin")[0] + "/pages")
+                assert answer.status == 200 and page.inner_text(".brand span") == name
+            base = one.split("/signin")[0]
+            page.goto(base + "/review")
+            for _ in range(3):
+                page.keyboard.press("j")
+            with page.expect_navigation():
+                page.keyboard.press("r")
+            bar = page.locator(".bulk").bounding_box()
+            current = page.locator(".proposal.current").bounding_box()
+            assert bar and current and current["y"] >= bar["y"] + bar["height"] - 1
+            assert current["y"] < 720
+            assert page.locator(".bulk .flash").is_visible()
+            assert page.inner_text(".bulk .flash").startswith("rejected 1: “")
+            phone = browser.new_context(viewport={"width": 375, "height": 740},
+                                        is_mobile=True, has_touch=True)
+            phone.add_cookies(context.cookies())
+            small = phone.new_page()
+            for path in ("/review", "/pages", "/pages?q=Emacs", "/page/ks-001", "/timeline",
+                         "/profile", "/assistants", "/assistant?id=claude-desktop",
+                         "/health"):
+                small.goto(base + path)
+                width = small.evaluate("document.documentElement.scrollWidth")
+                assert width <= 375, (path, width)
+            small.goto(base + "/assistants")
+            small.screenshot(path=str(tmp_path / "assistants-phone.png"))
+        finally:
+            browser.close()

@@ -13,7 +13,7 @@ from tests.console.conftest import HOSTILE
 from tests.console.helpers import running_console
 
 PAGES = ["/", "/review", "/pages", "/pages?q=emacs", "/page/ks-001", "/timeline", "/profile",
-         "/assistants", "/assistants/claude-desktop", "/health", "/static/console.css",
+         "/assistants", "/assistant?id=claude-desktop", "/health", "/static/console.css",
          "/static/console.js"]
 
 
@@ -78,7 +78,7 @@ def test_a_write_needs_the_csrf_token_and_a_same_origin(console_store: Path) -> 
             console.post("/review/decide", action, origin=f"http://localhost:{console.port}"),
             console.request("POST", "/review/decide", f"csrf=wrong&action=accept:{page_id}:",
                             headers={"Origin": console.origin}),
-            console.post("/assistants/claude-desktop/revoke", [], csrf=False),
+            console.post("/assistant/revoke", [("client_id", "claude-desktop")], csrf=False),
             console.post("/signout", [], csrf=False),
         ]
         for reply in refused:

@@ -4,7 +4,8 @@
 
 FUNCTION is one of the file operations the Store uses (`remove_file`, `write_atomic`,
 `write_new`), counted across the modules of the Store that call it (`pcp_cli.store.writes`,
-`pcp_cli.store.store`, `pcp_cli.store.folder`, `pcp_cli.store.lifecycle`). The patch lives in
+`pcp_cli.store.store`, `pcp_cli.store.folder`, `pcp_cli.store.lifecycle`,
+`pcp_cli.store.retention`). The patch lives in
 this child process only; pcp itself has no test hook. Exits 0 (printing `finished`) if the
 command ended before the Nth call.
 """
@@ -16,12 +17,12 @@ import signal
 import sys
 
 from pcp_cli.cli.main import run
-from pcp_cli.store import folder, lifecycle, store, writes
+from pcp_cli.store import folder, lifecycle, retention, store, writes
 
 
 def main() -> None:
     function, n, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    modules = [module for module in (writes, store, folder, lifecycle)
+    modules = [module for module in (writes, store, folder, lifecycle, retention)
                if hasattr(module, function)]
     real = getattr(modules[0], function)
     calls = 0

@@ -6,8 +6,11 @@ OP is `write`, `fsync` (a file's), `rename`, `dirfsync` (a folder's fsync) or `s
 group commit's sync of the file system), as `pcp_cli.store.atomic` performs them, or `commit`
 / `committed` (just before / just after the catalog records a batch of pages); FAULT is `EIO`,
 `ENOSPC` or `kill` (SIGKILL just before the operation, or for `committed` just after the
-commit). With OP `trace` (N and FAULT ignored), every operation is logged instead, one
-`op path` line each, to the file named by `PCP_FAULT_TRACE`.
+commit), or `term` for a server (`pcp console`): SIGTERM, then the operation goes on once
+uvicorn has given up waiting for the request doing it (the write outlives the grace period on
+any machine), and the process exits as pcp does, waiting for its threads. With OP `trace` (N
+and FAULT ignored), every operation is logged instead, one `op path` line each, to the file
+named by `PCP_FAULT_TRACE`.
 
 `PCP_TEST_NO_SYNCFS=1` (read here) makes `pcp_cli.store.atomic` find no syncfs, as on a
 platform without one: a group commit then fsyncs each file and folder.
@@ -23,14 +26,26 @@ process's; `finished after K calls` goes to stderr so a test can tell whether N 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import signal
 import stat
 import sys
+import threading
 import types
 
 from pcp_cli.cli.main import run
 from pcp_cli.store import atomic
+
+# Set when uvicorn says it cancels the requests still running at shutdown (fault `term`).
+GAVE_UP = threading.Event()
+
+
+def _gave_up(record: logging.LogRecord) -> bool:
+    """A filter on uvicorn's logger (its logging setup replaces handlers, keeps filters)."""
+    if record.getMessage().startswith("Cancel"):
+        GAVE_UP.set()
+    return True
 
 
 class FaultyOs(types.ModuleType):
@@ -56,6 +71,12 @@ class FaultyOs(types.ModuleType):
             return
         if self._fault == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if self._fault == "term":  # asked to stop, and the operation goes on
+            os.kill(os.getpid(), signal.SIGTERM)
+            # ... after the server has given up waiting for the request doing it (uvicorn
+            # logs that it cancels what outlived its grace period): whatever the machine's speed
+            GAVE_UP.wait(120)
+            return
         code = getattr(errno, self._fault)
         raise OSError(code, os.strerror(code), str(path))
 
@@ -129,6 +150,8 @@ def watch_syncs(fake: FaultyOs) -> None:
 def main() -> None:
     op, n, fault, args = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
     fake = FaultyOs(op, n, fault)
+    if fault == "term":
+        logging.getLogger("uvicorn.error").addFilter(_gave_up)
     atomic.os = fake  # type: ignore[attr-defined]
     watch_syncs(fake)
     if op == "trace":
@@ -141,6 +164,8 @@ def main() -> None:
     sys.stderr.write(f"finished after {fake.calls} calls\n")
     sys.stderr.flush()
     sys.stdout.flush()
+    if fault == "term":  # exit as pcp does: Python waits for the threads still working
+        sys.exit(code)
     os._exit(code)
 
 

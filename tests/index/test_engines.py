@@ -195,34 +195,55 @@ def _store(tmp_path: Path) -> Path:
 
 def test_pcp_index_engine_switches_rebuilds_and_status_says_so(tmp_path: Path) -> None:
     root = _store(tmp_path)
-    out = cli("index", "--engine", "tantivy", "--store", str(root), "--json")
+    assert cli("search", "pools", "--store", str(root)).code == 0  # tantivy: the default
+    assert json.loads((root / ".pcp/index/meta.json").read_text())["engine"] == "tantivy"
+    out = cli("index", "--engine", "whoosh", "--store", str(root), "--json")
     assert out.code == 0, out.stderr
-    assert out.json["engine"] == "tantivy" and out.json["rebuilt"]
-    assert (root / ".pcp/index/.engine").read_text().strip() == "tantivy"
+    assert out.json["engine"] == "whoosh" and out.json["rebuilt"]
+    assert (root / ".pcp/index/.engine").read_text().strip() == "whoosh"
     meta = json.loads((root / ".pcp/index/meta.json").read_text())
-    assert meta["engine"] == "tantivy"
+    assert meta["engine"] == "whoosh"
     assert len(cli("search", "pools", "--store", str(root), "--json").json["results"]) == 1
     status = cli("status", "--store", str(root), "--json")
     assert status.json["search_engine"] == {
-        "engine": "tantivy", "chosen_by": ".pcp/index/.engine",
-        "index": {"exists": True, "built_by": "tantivy", "format": "tantivy-2.2",
+        "engine": "whoosh", "chosen_by": ".pcp/index/.engine",
+        "index": {"exists": True, "built_by": "whoosh", "format": meta["format_version"],
                   "documents": 1, "usable": True, "reason": None},
         "build": None}
-    assert "Search engine: tantivy" in cli("status", "--store", str(root)).stdout
+    assert "Search engine: whoosh" in cli("status", "--store", str(root)).stdout
     again = cli("index", "--store", str(root))
-    assert again.code == 0 and "tantivy search index is up to date" in again.stdout
+    assert again.code == 0 and "whoosh search index is up to date" in again.stdout
     # the index is a cache: lose it and the next search rebuilds it, with the chosen engine
     for p in (root / ".pcp/index").glob("g-*"):
         import shutil
 
         shutil.rmtree(p)
     assert len(cli("search", "dawn", "--store", str(root), "--json").json["results"]) == 1
+    assert json.loads((root / ".pcp/index/meta.json").read_text())["engine"] == "whoosh"
+    back = cli("index", "--engine", "tantivy", "--store", str(root), "--json")
+    assert back.code == 0 and back.json["engine"] == "tantivy" and back.json["rebuilt"]
+    # chosen over an index of the other engine: the choice is written down
+    assert (root / ".pcp/index/.engine").read_text().strip() == "tantivy"
+    assert cli("status", "--store", str(root), "--json").json["search_engine"][
+        "engine"] == "tantivy"
+
+
+def test_an_index_whoosh_built_as_the_old_default_is_kept(tmp_path: Path) -> None:
+    """An index built by whoosh when it was the default (no choice file) is not rebuilt behind
+    the person's back now that tantivy is: it stays whoosh's until they choose."""
+    root = _store(tmp_path)
+    assert cli("index", "--engine", "whoosh", "--store", str(root)).code == 0
+    (root / ".pcp/index/.engine").unlink()  # as an older pcp left it
+    close_all()
+    before = (root / ".pcp/index/meta.json").read_bytes()
+    found = cli("search", "pools", "--store", str(root), "--json")
+    assert found.code == 0 and len(found.json["results"]) == 1
+    assert (root / ".pcp/index/meta.json").read_bytes() == before  # not rebuilt
+    engine = cli("status", "--store", str(root), "--json").json["search_engine"]
+    assert engine["engine"] == "whoosh" and engine["chosen_by"] == "the index it built"
+    assert "(chosen by the index it built)" in cli("status", "--store", str(root)).stdout
+    assert cli("index", "--engine", "tantivy", "--store", str(root)).code == 0
     assert json.loads((root / ".pcp/index/meta.json").read_text())["engine"] == "tantivy"
-    back = cli("index", "--engine", "whoosh", "--store", str(root), "--json")
-    assert back.code == 0 and back.json["engine"] == "whoosh" and back.json["rebuilt"]
-    assert not (root / ".pcp/index/.engine").exists()
-    assert cli("status", "--store", str(root), "--json").json["search_engine"]["engine"] == \
-        "whoosh"
 
 
 def test_each_engine_names_the_other_engines_index_as_such(
@@ -279,18 +300,21 @@ def test_an_unknown_engine_is_a_usage_error_and_changes_nothing(tmp_path: Path) 
     assert not (root / ".pcp/index/.engine").exists()
 
 
-def test_tantivy_without_the_extra_is_one_clear_line(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tantivy_without_its_package_is_one_clear_line(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import pcp_cli.index as index
+
     root = _store(tmp_path)
+    monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` fails
+    monkeypatch.setattr(index, "DEFAULT_ENGINE", index.FALLBACK_ENGINE)  # as where it is
     assert cli("search", "dawn", "--store", str(root)).code == 0  # a whoosh index
     before = (root / ".pcp/index/meta.json").read_bytes()
-    monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` fails
     out = cli("index", "--engine", "tantivy", "--store", str(root))
     assert out.code == ExitStatus.INDEX_UNAVAILABLE == 7
     lines = out.stderr.strip().splitlines()
     assert lines[0] == ("Error: The tantivy search engine is chosen, but the tantivy package "
                         "is not installed.")
-    assert "pip install 'pcp-cli[fast]'" in lines[1]
+    assert "pip install 'tantivy" in lines[1]
     assert not (root / ".pcp/index/.engine").exists()
     assert (root / ".pcp/index/meta.json").read_bytes() == before
     # chosen earlier, then the package went away: searches say so, never fall back silently

@@ -20,6 +20,13 @@ from pcp_cli.index import _whoosh as W
 
 from .conftest import assert_exact_top, doc, ids, whoosh_reference
 
+
+@pytest.fixture(autouse=True)
+def _whoosh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """whoosh's own ranking internals: its index, though tantivy is the default engine (a test
+    that runs on both engines asks for the `engine` fixture, which overrides this)."""
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "whoosh")
+
 ALL = IndexFilter.everything()
 # Word i is on a page with probability about PRESENCE[i]: from nearly every page to a few.
 WORDS = ["ocean", "kelp", "reef", "tide", "shell", "coral", "wave", "sand"]

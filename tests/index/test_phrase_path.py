@@ -22,6 +22,13 @@ from pcp_cli.index import _whoosh as W
 
 from .conftest import assert_exact_top, doc, ids, whoosh_reference
 
+
+@pytest.fixture(autouse=True)
+def _whoosh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """whoosh's own ranking internals: its index, though tantivy is the default engine (a test
+    that runs on both engines asks for the `engine` fixture, which overrides this)."""
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "whoosh")
+
 ALL = IndexFilter.everything()
 FILTERS = [IndexFilter(), ALL, IndexFilter(namespaces=("work",))]
 # Few words, so that phrases of them occur by chance; CJK runs share characters.

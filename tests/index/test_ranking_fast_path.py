@@ -12,6 +12,13 @@ from pcp_cli.index import _whoosh as W
 
 from .conftest import assert_exact_top, doc, ids, whoosh_reference
 
+
+@pytest.fixture(autouse=True)
+def _whoosh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """whoosh's own ranking internals: its index, though tantivy is the default engine (a test
+    that runs on both engines asks for the `engine` fixture, which overrides this)."""
+    monkeypatch.setenv("PCP_INDEX_ENGINE", "whoosh")
+
 # 40 words, a few per page: each is in well under half of the pages (not "common").
 WORDS = [f"{a}{b}" for a in ("apple", "lemon", "olive", "peach") for b in "abcdefghij"] + [
     "apple",

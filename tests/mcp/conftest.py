@@ -90,7 +90,7 @@ def mcp_session(
         )
         with server_stderr.open("a") as errlog:
             transport = stdio_client(params, errlog=errlog)
-            async with Client(transport, mode=mode, read_timeout_seconds=30) as client:
+            async with Client(transport, mode=mode, read_timeout_seconds=300) as client:
                 yield client
 
     return open_session
@@ -130,7 +130,7 @@ def mcp_inprocess_session(
                 raise AssertionError(f"{arg}: not an in-process option; use the stdio session")
         with server_stderr.open("a") as errlog:
             server = stdio_server(mcp_store, log=errlog, watch=False, **options)
-            async with Client(server, mode=mode, read_timeout_seconds=30) as client:
+            async with Client(server, mode=mode, read_timeout_seconds=300) as client:
                 yield client
 
     return open_session

@@ -143,3 +143,34 @@ def test_read_audit_missing_log_is_empty(tmp_path):
 def test_read_audit_bad_since(tmp_path):
     with pytest.raises(InvalidInput):
         read_audit(tmp_path, since="last tuesday")
+
+
+def test_read_audit_newest_reads_from_the_end_across_rotations(tmp_path, monkeypatch):
+    """The console's Assistants pages: newest first, through rotated files, a torn line
+    skipped, at most `limit` (then `whole` is false), stopping after `max_bytes`; the same
+    records `read_audit` gives, reversed, whatever the chunk boundaries."""
+    from pcp_cli.mcp import audit
+
+    monkeypatch.setenv("PCP_AUDIT_MAX_BYTES", "600")
+    log = AuditLog(tmp_path)
+    odd = 'client "quoted" \u202e'
+    for number in range(30):
+        _record(log, client_id=["a", "b", odd][number % 3], params={"query": f"q{number}"})
+    with audit_path(tmp_path).open("ab") as handle:
+        handle.write(b'{"time": "2026-11-30T09:00:00.000Z", "client_id": "a", "tool": "pcp_se')
+    assert len(audit.log_files(tmp_path)) > 3  # rotated
+    everything = read_audit(tmp_path)
+    newest, whole = audit.read_audit_newest(tmp_path)
+    assert whole and newest == everything[::-1] and len(newest) == 30
+    for client in ("a", odd):
+        mine, whole = audit.read_audit_newest(tmp_path, client=client)
+        assert whole and mine == read_audit(tmp_path, client=client)[::-1]
+    few, whole = audit.read_audit_newest(tmp_path, client="b", limit=4)
+    assert not whole and few == read_audit(tmp_path, client="b")[::-1][:4]
+    exact, whole = audit.read_audit_newest(tmp_path, client="b", limit=10)
+    assert whole and len(exact) == 10
+    cut, whole = audit.read_audit_newest(tmp_path, max_bytes=1500)
+    assert not whole and 0 < len(cut) < 30 and cut == everything[::-1][:len(cut)]
+    for path in audit.log_files(tmp_path):
+        lines = path.read_bytes().split(b"\n")
+        assert list(audit._lines_backwards(path, chunk=7)) == lines[::-1]

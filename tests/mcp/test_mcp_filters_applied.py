@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli
-from tests.mcp.test_mcp_serve import ok
+from tests.mcp.test_mcp_serve import call, ok
 from tests.test_filters_applied import (
     EVENT,
     MODES,
@@ -33,17 +33,26 @@ def mcp_session(mcp_inprocess_session):
     return mcp_inprocess_session
 
 
+# `reader` reads every granted scope by default: the person chose that in pcp.yaml
+# (default_scopes: ["*"]). `home` names no default scopes: a call naming none reads the owner's
+# namespace only.
 GRANTS = """\
 clients:
   reader:
     scopes: ["*"]
+    default_scopes: ["*"]
     allow_sensitive: true
   plain:
     scopes: ["*"]
+    default_scopes: ["*"]
   agent:
     scopes: ["*"]
     default_scopes: ["user:tester"]
     allow_sensitive: true
+  home:
+    scopes: ["project:*", "user:tester"]
+  away:
+    scopes: ["project:*", "user:other"]
 """
 
 
@@ -127,6 +136,7 @@ async def test_a_grant_default_scopes_are_searched_when_a_call_names_none(mcp_se
     async with mcp_session(["--client-id", "agent"]) as client:
         plain = await ok(client, "pcp_search", {"query": "harbor"})
         wide = await ok(client, "pcp_search", {"query": "harbor", "scopes": ["*"]})
+        star = await ok(client, "pcp_search", {"query": "harbor", "scopes": "*"})
         other = await ok(client, "pcp_search", {"query": "harbor", "scopes": ["project:*"]})
         caps = await ok(client, "pcp_describe_capabilities")
     assert plain["filters_applied"]["scopes"] == [OWN_NS]
@@ -135,13 +145,65 @@ async def test_a_grant_default_scopes_are_searched_when_a_call_names_none(mcp_se
     # cross-scope recall is explicit: naming the scopes widens it, within the grant
     assert wide["filters_applied"]["scopes"] == sorted([OTHER_NS, OWN_NS])
     assert ids["other"] in {r["id"] for r in wide["results"]}
-    assert wide["filters_applied"]["scope_source"].startswith("the call's scopes")
+    assert wide["filters_applied"]["scope_source"].startswith("every scope of the grant")
+    assert star["filters_applied"]["scopes"] == wide["filters_applied"]["scopes"]
     assert other["filters_applied"]["scopes"] == [OTHER_NS]
+    assert other["filters_applied"]["scope_source"].startswith("the call's scopes")
     assert caps["grant"]["default_scopes"] == [OWN_NS]
-    async with mcp_session(["--client-id", "reader"]) as client:  # no default_scopes
-        every = await ok(client, "pcp_search", {"query": "harbor"})
-    assert every["filters_applied"]["scopes"] == sorted([OTHER_NS, OWN_NS])
-    assert "no default_scopes" in every["filters_applied"]["scope_source"]
+
+
+async def test_a_call_naming_no_scopes_reads_the_default_scopes_on_every_tool(
+        mcp_session, harbor_store):
+    """A grant without default_scopes: a call naming none reads the owner's namespace (when
+    granted), on every tool that recalls; the others only when the call names them."""
+    _root, ids = harbor_store
+    calls = {"pcp_search": {"query": "harbor"}, "pcp_get_timeline": {}, "pcp_stats": {},
+             "pcp_related_pages": {"page_id": ids["low"]}}
+    async with mcp_session(["--client-id", "home"]) as client:
+        narrow = {name: await ok(client, name, args) for name, args in calls.items()}
+        wide = {name: await ok(client, name, {**args, "scopes": ["*"]})
+                for name, args in calls.items()}
+        named = await ok(client, "pcp_stats", {"scopes": [OTHER_NS]})
+        profile = await ok(client, "pcp_get_profile", {"format": "markdown"})
+        caps = await ok(client, "pcp_describe_capabilities")
+        listed = await ok(client, "pcp_list_scopes")
+    for name in calls:
+        filters = narrow[name]["filters_applied"]
+        assert filters["scopes_read" if name != "pcp_search" else "scopes"] == [OWN_NS], name
+        assert "owner's namespace" in filters["scope_source"], name
+        assert 'scopes: ["*"]' in filters["scope_source"], name
+        assert wide[name]["filters_applied"]["scope_source"].startswith("every scope"), name
+    assert ids["other"] not in {r["id"] for r in narrow["pcp_search"]["results"]}
+    assert ids["other"] in {r["id"] for r in wide["pcp_search"]["results"]}
+    assert OTHER_NS not in narrow["pcp_stats"]["by_namespace"]
+    assert narrow["pcp_stats"]["by_namespace"][OWN_NS] > 0
+    assert wide["pcp_stats"]["by_namespace"][OTHER_NS] > 0
+    assert set(named["by_namespace"]) == {OTHER_NS}
+    assert profile["scopes_read"] == [OWN_NS]
+    assert caps["grant"]["default_scopes"] == [OWN_NS]
+    assert "owner's namespace" in caps["grant"]["default_scopes_source"]
+    assert listed["default_scopes"] == [OWN_NS]
+    assert {row["namespace"] for row in listed["scopes"]} == {OWN_NS, OTHER_NS}
+    # a grant that does not cover the owner's namespace reads its first scope
+    async with mcp_session(["--client-id", "away"]) as client:
+        away = await ok(client, "pcp_search", {"query": "harbor"})
+        walk, _ = await call(client, "pcp_related_pages", {"page_id": ids["low"]})
+    assert away["filters_applied"]["scopes"] == [OTHER_NS]
+    assert "first scope" in away["filters_applied"]["scope_source"]
+    assert walk.is_error and "not found" in walk.content[0].text  # user:tester: not granted
+
+
+async def test_a_walk_from_a_page_outside_the_calls_scopes_says_how_to_widen(mcp_session,
+                                                                            harbor_store):
+    _root, ids = harbor_store
+    async with mcp_session(["--client-id", "home"]) as client:
+        refused, _ = await call(client, "pcp_related_pages", {"page_id": ids["other"]})
+        allowed = await ok(client, "pcp_related_pages", {"page_id": ids["other"],
+                                                         "scopes": [OTHER_NS]})
+    assert refused.is_error
+    assert "outside the scopes this call reads" in refused.content[0].text
+    assert 'scopes: ["*"]' in refused.content[0].text
+    assert allowed["filters_applied"]["scopes_read"] == [OTHER_NS]
 
 
 async def test_timeline_and_stats_take_the_same_opt_in_as_search(mcp_session, harbor_store):

@@ -158,3 +158,41 @@ def test_mcp_config_for_a_client_without_a_grant_says_how_to_add_one(commented: 
     assert "newcomer has no grant in pcp.yaml" in out.stderr
     assert "pcp grant add newcomer --scope user:ada-lumen" in out.stderr
     assert json.loads(out.stdout)["mcpServers"]["pcp"]["args"][4] == "newcomer"
+
+
+def test_mcp_config_can_make_a_configuration_that_writes(commented: Path) -> None:
+    """`--allow-write` puts `--allow-write` on the server it launches; a grant that does not
+    allow writing is named, with the command that lets it."""
+    out = cli("mcp-config", "old-client", "--for", "claude-code", "--allow-write", "--json",
+              "--store", str(commented))
+    assert out.code == 0, out.stderr
+    args = out.json["config"]["mcpServers"]["pcp"]["args"]
+    assert "--allow-write" in args and args[-1] == str(commented.resolve())
+    assert out.json["write_command"] == ("pcp grant add old-client --scope user:ada-lumen "
+                                         f"--write --store {commented.resolve()}")
+    human = cli("mcp-config", "old-client", "--for", "claude-code", "--allow-write",
+                "--store", str(commented))
+    assert "old-client's grant does not allow writing" in human.stderr
+    # as pasted, with the grant made to write: the server offers the write tools
+    assert cli(*out.json["write_command"].split()[1:]).code == 0
+    again = cli("mcp-config", "old-client", "--allow-write", "--json", "--store",
+                str(commented)).json
+    assert again["write_command"] is None
+    plain = cli("mcp-config", "old-client", "--json", "--store", str(commented)).json
+    assert "--allow-write" not in plain["config"]["mcpServers"]["pcp"]["args"]
+
+
+@pytest.mark.slow  # a real `pcp serve` process
+@pytest.mark.anyio
+async def test_the_configuration_that_writes_serves_the_write_tools(commented: Path) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    assert cli("grant", "add", "old-client", "--scope", "user:ada-lumen", "--write",
+               "--store", str(commented)).code == 0
+    server = cli("mcp-config", "old-client", "--allow-write", "--json", "--store",
+                 str(commented)).json["config"]["mcpServers"]["pcp"]
+    params = StdioServerParameters(command=server["command"], args=server["args"])
+    async with Client(stdio_client(params), mode="legacy") as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+    assert "pcp_write_page" in tools

@@ -6,7 +6,11 @@ import pytest
 
 from pcp_cli.errors import InvalidInput, UsageError
 from pcp_cli.mcp.grants import (
+    FIRST_SCOPE,
+    OWNERS_NAMESPACE,
     Grant,
+    call_scopes,
+    implicit_defaults,
     intersect_scopes,
     is_scope_pattern,
     resolve_grant,
@@ -39,6 +43,9 @@ def test_known_client_gets_its_grant():
         allow_sensitive=False,
         allow_write=False,
         granted_by="pcp.yaml",
+        # no default_scopes in pcp.yaml: a call naming none reads the owner's namespace
+        default_scopes=("user:ada-lumen",),
+        default_scopes_source=OWNERS_NAMESPACE,
     )
 
 
@@ -195,8 +202,46 @@ def test_grant_to_dict_has_no_notices():
         "client_id": "cursor",
         "actor": "model",
         "scopes": ["project:*"],
-        "default_scopes": [],
+        "default_scopes": ["project:*"],
+        "default_scopes_source": FIRST_SCOPE,
         "allow_sensitive": True,
         "allow_write": True,
         "granted_by": "pcp.yaml",
+        "pcp_version": "1.2",
     }
+
+
+@pytest.mark.parametrize("scopes, default_namespace, expected", [
+    (("user:ada-lumen", "project:tidewatch"), "user:ada-lumen", ("user:ada-lumen",)),
+    (("project:tidewatch", "user:ada-lumen"), "user:ada-lumen", ("user:ada-lumen",)),
+    (("*",), "user:ada-lumen", ("user:ada-lumen",)),
+    (("user:*",), "user:ada-lumen", ("user:ada-lumen",)),
+    (("project:*", "project:x"), "user:ada-lumen", ("project:*",)),
+    (("project:x",), None, ("project:x",)),
+    ((), "user:ada-lumen", ()),
+])
+def test_a_grant_without_default_scopes_reads_one_home(scopes, default_namespace, expected):
+    """Never every granted scope: the owner's namespace when granted, else the first scope."""
+    assert implicit_defaults(scopes, default_namespace)[0] == expected
+
+
+def test_a_call_reads_the_defaults_unless_it_names_scopes():
+    grant = resolve_grant(MANIFEST, "claude-desktop", None, False)
+    assert call_scopes(grant, None)[0] == ("user:ada-lumen",)
+    assert call_scopes(grant, "*")[0] == ("user:ada-lumen", "project:tidewatch")
+    assert call_scopes(grant, ["*"])[0] == ("user:ada-lumen", "project:tidewatch")
+    kept, dropped, source = call_scopes(grant, ["project:tidewatch", "project:secret"])
+    assert (kept, dropped) == (("project:tidewatch",), ("project:secret",))
+    assert source.startswith("the call's scopes")
+    # narrowing the server to scopes without the defaults moves the default inside them
+    narrowed = resolve_grant(MANIFEST, "claude-desktop", ["project:tidewatch"], False)
+    assert narrowed.default_scopes == ("project:tidewatch",)
+
+
+def test_a_grant_names_the_protocol_version_it_is_served():
+    manifest = {**MANIFEST, "clients": {"old": {"scopes": ["*"], "pcp_version": "1.1"},
+                                        "bad": {"scopes": ["*"], "pcp_version": 1.1}}}
+    assert resolve_grant(manifest, "old").pcp_version == "1.1"
+    assert resolve_grant(MANIFEST, "cursor").pcp_version == "1.2"
+    with pytest.raises(InvalidInput, match="pcp_version 1.1 is not a version"):
+        resolve_grant(manifest, "bad")

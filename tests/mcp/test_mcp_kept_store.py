@@ -29,7 +29,8 @@ SENSITIVE_PAGE = "health-notes"
 
 def session_for(store: Path, client: str = "agent",
                 scopes: tuple[str, ...] = ("project:tidewatch",)) -> ToolSession:
-    grant = resolve_grant({"clients": {client: {"scopes": list(scopes)}}}, client)
+    grant = resolve_grant({"clients": {client: {"scopes": list(scopes),
+                                                "default_scopes": ["*"]}}}, client)
     return ToolSession(StoreBackend(store), grant, AuditLog(store))
 
 

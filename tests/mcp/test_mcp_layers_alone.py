@@ -105,3 +105,81 @@ def test_the_store_backend_alone_refuses_a_start_page_the_grant_cannot_read(
     readable = backend.related_pages(NO_SENSITIVE, page_id="conv-tidewatch-mobile",
                                      relation_types=(), depth=1, suppressed=frozenset())
     assert readable["page_id"] == "conv-tidewatch-mobile" or readable["pages"]
+
+
+# -- reading by revision id: the page's guard, alone -------------------------------------------
+def _old_revision_then(example: Path, change: str) -> str:
+    """A page whose first revision any reader may see; then the page itself is made
+    unreadable to NO_SENSITIVE (the old revision stays low, affirmed, inside the grant)."""
+    from pcp_cli import api
+
+    with api.open_store(example) as store:
+        written = api.add_page(store, "Old address: 12 Kelp Street.", page_type="note",
+                               namespace="user:ada-lumen", sensitivity="low")
+        old = written.revision_id
+        if change == "tombstoned":
+            api.set_lifecycle(store, written.page_id, "tombstoned")
+        elif change == "high":
+            api.revise_page(store, written.page_id, content="New address: withheld.",
+                            sensitivity="high")
+        else:
+            store.revise(written.page_id, changes={"namespace": "team:secret"})
+    return old
+
+
+@pytest.mark.parametrize("change", ["tombstoned", "high", "moved"])
+def test_the_page_guard_alone_refuses_an_old_revision_of_a_page_now_unreadable(
+        example: Path, change: str) -> None:
+    """The revision's own checks all pass (it was low, active, in the grant): only the page's
+    guard (its head as it is now) can refuse it."""
+    old = _old_revision_then(example, change)
+    backend = StoreBackend(example)
+    read = backend.read_pages(NO_SENSITIVE, ids=(old,), views=("manifest", "payload"),
+                              suppressed=frozenset())
+    assert read["not_found"] == [old] and read["pages"] == []
+    assert "Kelp" not in str(read)
+
+
+# -- related_pages' start page: the query layer, alone -----------------------------------------
+@pytest.mark.parametrize("why", ["suppressed", "sensitive", "outside_scopes", "tombstoned"])
+def test_the_query_layer_alone_refuses_a_related_start_page_it_cannot_show(
+        example: Path, why: str) -> None:
+    """`api.related` asked directly (no session, no backend): the start page must pass the
+    same checks as every page the walk reaches."""
+    from pcp_cli import api
+
+    start = {"suppressed": "tidewatch-architecture", "sensitive": "health-notes",
+             "outside_scopes": "tidewatch-architecture",
+             "tombstoned": "tidewatch-architecture"}[why]
+    with api.open_store(example) as store:
+        if why == "tombstoned":
+            api.set_lifecycle(store, start, "tombstoned")
+        kwargs: dict[str, Any] = {"scopes": ["user:ada-lumen", "project:tidewatch"]}
+        if why == "suppressed":
+            kwargs["suppressed"] = frozenset({start})
+        if why == "outside_scopes":
+            kwargs["scopes"] = ["user:ada-lumen"]
+        with pytest.raises(NotFound):
+            api.related(store, start, include_superseded=True, **kwargs)
+        readable = api.related(store, "conv-tidewatch-mobile", include_superseded=True,
+                               scopes=["user:ada-lumen", "project:tidewatch"])
+        assert readable["page_id"] == "conv-tidewatch-mobile"
+
+
+# -- the micro_prompt's sensitivity filter: the query layer, alone -----------------------------
+def test_the_query_layer_alone_keeps_high_keystones_out_of_the_micro_prompt(
+        example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The renderer's own filter is switched off (it would let `high` through): what the query
+    layer hands it must already leave the high keystone out."""
+    from pcp_cli import api
+    from pcp_cli.render import select
+
+    with api.open_store(example) as store:
+        api.add_keystone(store, "Takes lithium for bipolar disorder.", category="identity",
+                         sensitivity="high", importance=1.0)
+        api.add_keystone(store, "Swims at dawn on Saturdays.", category="preference",
+                         sensitivity="low")
+    monkeypatch.setattr(select, "ALLOWED_SENSITIVITIES", ("low", "medium", "high"))
+    with api.open_store(example) as store:
+        text = api.micro_prompt_text(store)
+    assert "Swims at dawn" in text and "lithium" not in text

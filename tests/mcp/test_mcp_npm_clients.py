@@ -141,6 +141,34 @@ def test_the_inspector_cli_calls_a_tool_with_string_arguments(tmp_path: Path) ->
     assert "pcp_search" in {t["name"] for t in json.loads(listed.stdout)["tools"]}
 
 
+def test_the_inspector_cli_names_scopes_and_exclude_stale_as_strings(tmp_path: Path) -> None:
+    """The arguments issue #34 added, as Inspector 0.15 sends them (every --tool-arg a string):
+    `scopes=*` is the schema's "*" (every scope of the grant), `exclude_stale=true` the
+    boolean; a call naming no scope reads the grant's default scope only, and says so."""
+    _install()
+    store = make_store(tmp_path / "store")
+    plain = _inspector(store, "--method", "tools/call", "--tool-name", "pcp_search",
+                       "--tool-arg", "query=tidewatch")
+    wide = _inspector(store, "--method", "tools/call", "--tool-name", "pcp_search",
+                      "--tool-arg", "query=tidewatch", "--tool-arg", "scopes=*",
+                      "--tool-arg", "exclude_stale=true")
+    stats = _inspector(store, "--method", "tools/call", "--tool-name", "pcp_stats",
+                       "--tool-arg", "scopes=*")
+    listed = _inspector(store, "--method", "tools/list")
+    for out in (plain, wide, stats, listed):
+        assert out.returncode == 0, out.stderr[-3000:]
+    narrow = json.loads(plain.stdout)["structuredContent"]["filters_applied"]
+    assert narrow["scopes"] == ["user:ada-lumen"] and "default" in narrow["scope_source"]
+    every = json.loads(wide.stdout)["structuredContent"]["filters_applied"]
+    assert every["scopes"] == ["project:tidewatch", "user:ada-lumen"]
+    assert every["exclude_stale"] is True
+    counted = json.loads(stats.stdout)["structuredContent"]
+    assert set(counted["by_namespace"]) == {"project:tidewatch", "user:ada-lumen"}
+    assert counted["protocols"]["portable_context_protocol"]["served"] == "1.2"
+    search = next(t for t in json.loads(listed.stdout)["tools"] if t["name"] == "pcp_search")
+    assert {"const": "*"} in search["inputSchema"]["properties"]["scopes"]["anyOf"]
+
+
 def test_the_inspector_cli_0_15_over_http_through_mcp_remote(tmp_path: Path) -> None:
     """Inspector 0.15 has no --header option; on Node 20 it reaches `pcp serve --http` through
     the mcp-remote bridge, as docs/mcp.md says."""

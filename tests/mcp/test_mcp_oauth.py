@@ -46,7 +46,7 @@ def server(store: Path) -> Iterator[Running]:
 
 # -- playing the person -----------------------------------------------------------------------
 def approval_code(running: Running, request_id: str) -> str:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 300  # a guard: the line comes when the server writes it
     while time.monotonic() < deadline:
         for line in running.stderr.read_text(errors="replace").splitlines():
             if f"pcp grant approve {request_id}" in line:
@@ -378,8 +378,18 @@ def test_plain_pkce_and_other_resource_refused(server: Running) -> None:
     assert other.status_code == 400 and other.json()["error"] == "invalid_target"
 
 
-def test_consent_needs_the_owners_code_and_the_csrf_token(server: Running,
-                                                          store: Path) -> None:
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[tuple[Running, Path]]:
+    """A server and store of the test's own: a wrong approval code slows down every later try
+    from 127.0.0.1 on that server, which would make the next test wait on the clock."""
+    store = make_store(tmp_path / "store")
+    with running_server(store) as running:
+        yield running, store
+
+
+def test_consent_needs_the_owners_code_and_the_csrf_token(
+        own_server: tuple[Running, Path]) -> None:
+    server, store = own_server
     client = register(server)
     _, challenge = pkce()
     url = authorize_url(server, client["client_id"], challenge)
@@ -504,44 +514,11 @@ def test_public_url_must_be_https_without_a_path(store: Path) -> None:
 def metadata_host(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, Any]]]:
     """An https server on 127.0.0.1 (a self-signed certificate made with openssl) serving
     whatever `documents` holds; yields (base URL, CA file, documents)."""
-    import http.server
-    import shutil
-    import ssl
-    import subprocess
-    import threading
+    from tests.mcp.oauth_inprocess import json_answer, tls_server
 
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
-                   timeout=60)
     documents: dict[str, Any] = {}
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            body = documents.get(self.path)
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(200 if body is not None else 404)
-            self.send_header("content-type", "application/json")
-            self.end_headers()
-            self.wfile.write(data if body is not None else b"{}")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{httpd.server_address[1]}", cert, documents
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with tls_server(tmp_path, json_answer(documents.get)) as tls:
+        yield tls.base, tls.cert, documents
 
 
 async def test_client_id_metadata_document_instead_of_registration(

@@ -19,9 +19,12 @@ SEED_REQUEST = {
                 "lifecycle_status": ["active", "superseded"]},
     "limit": 20,
 }
+# default_scopes: ["*"]: this client reads both of its scopes when a call names none (the
+# person's choice in pcp.yaml; without it a call would read the owner's namespace only)
 GRANT = """clients:
   math:
     scopes: ["project:formal-math", "user:user_01"]
+    default_scopes: ["*"]
 """
 
 

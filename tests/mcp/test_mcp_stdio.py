@@ -112,7 +112,7 @@ async def test_backend_errors_become_tool_errors(mcp_session, server_stderr, mcp
 
 async def test_audit_records_every_call_without_content(mcp_session, mcp_store):
     async with mcp_session(["--client-id", "writer", "--allow-write"]) as client:
-        await _call(client, "pcp_search", {"query": "tide"})
+        await _call(client, "pcp_search", {"query": "tide", "scopes": ["*"]})
         result, data = await _call(client, "pcp_write_page",
                                    {"content": "my private journal entry", "title": "Journal"})
         assert not result.is_error
@@ -130,8 +130,8 @@ async def test_audit_records_every_call_without_content(mcp_session, mcp_store):
 async def test_backend_printing_does_not_corrupt_the_stream(mcp_session, server_stderr):
     async with mcp_session(["--client-id", "claude-desktop"]) as client:
         for _ in range(2):
-            result, data = await _call(client, "pcp_stats")
-            assert not result.is_error and data == {"pages": 2}
+            result, data = await _call(client, "pcp_stats", {"scopes": ["*"]})
+            assert not result.is_error and data["pages"] == 2
     log = server_stderr.read_text()
     assert "stray print from the backend" in log
     assert "stray raw write to fd 1" in log
@@ -147,7 +147,7 @@ def test_stdout_carries_only_protocol_messages(mcp_store, mcp_server_command, tm
             "clientInfo": {"name": "raw", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "pcp_stats", "arguments": {}}},
+         "params": {"name": "pcp_stats", "arguments": {"scopes": "*"}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
     ]
     with (tmp_path / "stderr.log").open("w") as errlog:
@@ -168,5 +168,5 @@ def test_stdout_carries_only_protocol_messages(mcp_store, mcp_server_command, tm
     responses = [json.loads(line) for line in lines if line.strip()]
     assert [r.get("id") for r in responses] == [1, 2, 3]
     assert all(r["jsonrpc"] == "2.0" for r in responses)
-    assert responses[1]["result"]["structuredContent"] == {"pages": 2}
+    assert responses[1]["result"]["structuredContent"]["pages"] == 2
     assert "stray print" in (tmp_path / "stderr.log").read_text()

@@ -1,6 +1,7 @@
-"""What is served over MCP is true (issue #22): a `supersedes` relation written by a client
-supersedes; a past revision can be read and is labelled as such; model-written keystones are
-data, not instructions."""
+"""What is served over MCP is true (issue #22): a `supersedes` relation a client writes between
+its own pages supersedes (against the person's material it is a proposal: issue #31); a past
+revision can be read and is labelled as such; model-written keystones are data, not
+instructions."""
 
 from __future__ import annotations
 
@@ -36,29 +37,31 @@ def _added(store: Path, *args: str) -> str:
 
 
 async def test_a_link_over_mcp_supersedes_on_every_surface(mcp_session, mcp_store):
-    new = _added(mcp_store, "keystone", "add", "Prefers Lit web components over Svelte.",
-                 "--category", "preference")
-    event = _added(mcp_store, "timeline", "add", "2025-12", "Tidewatch public beta opened.")
-    async with mcp_session(READER) as client:
-        stats_before = (await ok(client, "pcp_stats"))["by_lifecycle"]
-        found = await ok(client, "pcp_search", {"query": "Svelte"})
-        assert "ks-008" in {r["id"] for r in found["results"]}  # the index exists already
+    """Between the client's own pages, a `supersedes` link takes effect at once; against the
+    person's material it waits for their review (tests/mcp/test_mcp_model_changes.py)."""
     async with mcp_session(WRITER) as client:
-        await ok(client, "pcp_link_pages", {"from_id": new, "relation_type": "supersedes",
-                                            "to_id": "ks-008"})
-        await ok(client, "pcp_link_pages", {"from_id": event, "relation_type": "supersedes",
-                                            "to_id": "tl-006"})
+        old = (await ok(client, "pcp_write_page", {"content": "Draft: sensors every 10 min.",
+                                                   "namespace": "project:tidewatch"}))["page_id"]
+        new = (await ok(client, "pcp_write_page", {"content": "Draft: sensors every 5 min.",
+                                                   "namespace": "project:tidewatch"}))["page_id"]
+    every = {"scopes": ["*"]}  # the client's pages are in project:tidewatch, not its default
     async with mcp_session(READER) as client:
-        micro = (await ok(client, "pcp_get_profile", {"format": "micro_prompt"}))["text"]
-        assert "Svelte 5" not in micro
-        found = await ok(client, "pcp_search", {"query": "Svelte"})
-        assert {r["id"] for r in found["results"]} == {new}
-        events = {e["id"] for e in (await ok(client, "pcp_get_timeline"))["events"]}
-        assert "tl-006" not in events and event in events
-        stats = (await ok(client, "pcp_stats"))["by_lifecycle"]
-        assert stats["superseded"] == stats_before["superseded"] + 2
-    listed = cli("keystone", "list", "--json", "--store", str(mcp_store))
-    assert "ks-008" not in {k["id"] for k in listed.json}
+        stats_before = (await ok(client, "pcp_stats", every))["by_lifecycle"]
+        found = await ok(client, "pcp_search", {"query": "sensors every", **every})
+        assert {old, new} <= {r["id"] for r in found["results"]}  # the index exists already
+    async with mcp_session(WRITER) as client:
+        linked = await ok(client, "pcp_link_pages", {"from_id": new,
+                                                     "relation_type": "supersedes",
+                                                     "to_id": old})
+        assert "proposed" not in linked and linked["relation_type"] == "supersedes"
+    async with mcp_session(READER) as client:
+        found = await ok(client, "pcp_search", {"query": "sensors every", **every})
+        assert new in {r["id"] for r in found["results"]}
+        assert old not in {r["id"] for r in found["results"]}
+        stats = (await ok(client, "pcp_stats", every))["by_lifecycle"]
+        assert stats["superseded"] == stats_before["superseded"] + 1
+    shown = cli("show", old, "--json", "--store", str(mcp_store)).json
+    assert shown["page"]["lifecycle_status"] == "superseded"
 
 
 async def test_a_client_cannot_supersede_outside_its_grant(mcp_session, mcp_store):
@@ -150,7 +153,7 @@ async def test_a_models_proposed_keystone_is_data_only(mcp_session, mcp_store):
 # -- stats and scopes count a namespace each their way, and say so ---------------------------
 async def test_stats_and_scopes_say_how_they_count(mcp_session, mcp_store):
     async with mcp_session(READER) as client:
-        stats = await ok(client, "pcp_stats")
+        stats = await ok(client, "pcp_stats", {"scopes": ["*"]})  # every scope it lists
         scopes = await ok(client, "pcp_list_scopes")
     assert "every lifecycle state" in stats["counted"] and "active" in stats["counted"]
     assert "active" in scopes["counted"] and "superseded" in scopes["counted"]

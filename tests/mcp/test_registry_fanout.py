@@ -88,6 +88,8 @@ def device(tmp_path: Path) -> dict[str, Path]:
          "url": "http://127.0.0.1:9/mcp"},
     ]
     registry().write_text(json.dumps(data, indent=2), "utf-8")
+    for source in ("mini", "hang", "broken"):  # the person trusts these commands
+        assert cli("sources", "approve", source).code == 0
     return {"ada": ada, "bob": bob}
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from pcp_cli.model.page import Actor, PageState, ProvenanceStep, Revision
-from tests.conftest import V1_EXAMPLES, V1_SCHEMAS
+from tests.conftest import V1_EXAMPLES, V12_SCHEMAS
 
-SCHEMAS = V1_SCHEMAS
+SCHEMAS = V12_SCHEMAS
 ARCHIVE_EXAMPLE = V1_EXAMPLES / "full-archive.example.json"
 GOLDEN = Path(__file__).parent / "golden"
 USER = Actor("user", "usr_ada")

@@ -15,6 +15,7 @@ ALLOWED_PACKAGE_MODULES = (
     "pcp_cli.render",
     "pcp_cli.model.page",
     "pcp_cli.model.vocab",
+    "pcp_cli.model.staleness",  # standard library only: a date comparison
     "pcp_cli.errors",
 )
 

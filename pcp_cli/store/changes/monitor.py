@@ -24,12 +24,24 @@ is git's fsmonitor, and so are its rules:
   answers, because macOS delivers file events late. Linux queues an inotify event inside the
   system call that made the change, so a monitor that drains its queue when a question arrives
   has seen every change completed before the question was sent.
-- **Who starts it.** Nobody, unless the person asks: `pcp monitor start` starts it in the
-  background and marks the store (on this device only, `.pcp/monitor/auto`) so that any later
-  command starts it again when it is not running (after a reboot, say); that command itself
-  does the full scan. `pcp monitor stop` stops it and removes the mark. It runs only where
-  inotify can be trusted: Linux, local file systems (as `pcp serve`'s watch, watch.py);
-  elsewhere `pcp monitor start` says so and every command keeps scanning.
+- **Who starts it.** The first command that has to scan a store of `AUTO_MIN_PAGES` head files
+  or more (`PCP_MONITOR_MIN_PAGES`) starts it in the background, and the commands after it ask
+  it (`after_scan`); that command itself does the full scan. A store can also be marked by hand
+  (`pcp monitor start`: `.pcp/monitor/auto`, any size), or kept without one (`pcp monitor
+  stop`: `.pcp/monitor/off`, until `pcp monitor start`); `PCP_MONITOR=off` keeps every command
+  of a process from starting one (the test suite, a script). It runs only where inotify can be
+  trusted: Linux, local file systems (as `pcp serve`'s watch, watch.py). Where it cannot
+  run (another OS, a network file system, no inotify watch or instance to spare, a socket
+  folder someone else owns), every command keeps scanning, and the first one on a store that
+  big says so once, with the reason (a `PcpNotice`); `pcp status` says it every time, with
+  what the last scan cost. A monitor that failed to start is not started again for
+  `RETRY_FAILED_S`.
+- **Only the owner is believed.** The socket lives in the store's `.pcp/monitor/` or, when that
+  path is too long for a socket address, in a folder under `$XDG_RUNTIME_DIR` (else the
+  temporary folder) that must be a real folder owned by this user and closed to others; and
+  every answer is authenticated by the kernel (`SO_PEERCRED`): an answer from a process of
+  another user is never taken (another user who made that folder first could otherwise answer
+  "nothing changed" and hide a hand edit). The monitor answers its own user only.
 - **It stops by itself** after `--idle-timeout` seconds with no question (default one hour),
   when its store folder goes away, and on SIGTERM / SIGINT.
 
@@ -43,7 +55,9 @@ The protocol is one JSON line each way over a Unix socket (`.pcp/monitor/socket`
 path under the runtime folder when the store's path is too long for a socket address):
 `{"since": TOKEN | null}` -> `{"token": TOKEN, "paths": [store-relative head files] | null}`
 (`null`: cannot vouch, scan everything); with `"revisions": true` the answer also has
-`"revisions": [page folder names] | null`.
+`"revisions": [page folder names] | null`, and with `"top": true`, `"top": [names] | null`: the
+entries created, removed or renamed in `revisions/` itself (one watch, kept even past the budget
+for page folders), for the read-side damage check (upkeep/damage.py).
 """
 
 from __future__ import annotations
@@ -63,6 +77,10 @@ ASK_TIMEOUT_S = 2.0  # a monitor that cannot answer in this long is treated as a
 DEFAULT_IDLE_TIMEOUT_S = 3600.0
 DEFAULT_JOURNAL_LIMIT = 200_000  # distinct head-file paths remembered between two floors
 _SOCKET_MAX = 100  # sun_path is 108 bytes on Linux, 104 on macOS
+AUTO_MIN_PAGES = 2_000  # a full scan of this many head files costs ~10 ms of CPU: worth a monitor
+MODE_ENV = "PCP_MONITOR"  # "off": no command of this process starts a monitor by itself
+RETRY_FAILED_S = 600.0  # a monitor that could not start is not started again for this long
+STARTING_S = 30.0  # a monitor started this recently is given time to answer, not started again
 
 
 def folder(root: Path) -> Path:
@@ -71,16 +89,88 @@ def folder(root: Path) -> Path:
 
 def socket_path(root: Path) -> Path:
     """Where the monitor of the store at `root` listens: in its `.pcp/monitor/` folder, or,
-    when that path is too long for a socket address, in a private folder of this user's."""
+    when that path is too long for a socket address, in a private folder of this user's
+    (`runtime_folder`)."""
     local = folder(root) / "socket"
     if len(os.fsencode(str(local))) <= _SOCKET_MAX:
         return local
     import hashlib
-    import tempfile
 
     digest = hashlib.sha256(os.fsencode(str(root.resolve()))).hexdigest()[:24]
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
-    return base / f"pcp-monitor-{os.getuid()}" / f"{digest}.sock"
+    return runtime_folder() / f"{digest}.sock"
+
+
+def runtime_folder() -> Path:
+    """This user's folder for monitor sockets whose store path is too long: `pcp-monitor` in
+    `$XDG_RUNTIME_DIR` (the login's private folder) when that is set, else
+    `pcp-monitor-UID` in the temporary folder. Either must pass `private_folder` before a
+    socket in it is used."""
+    import tempfile
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        return Path(runtime) / "pcp-monitor"
+    return Path(tempfile.gettempdir()) / f"pcp-monitor-{os.getuid()}"
+
+
+def private_folder(path: Path) -> str | None:
+    """None when `path` is a folder (not a link) owned by this user that no one else may enter
+    or write, else why not. Anyone may create a name in /tmp first: a folder made there by
+    another user would let them put a socket of theirs where the monitor's is looked for."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return f"{path} does not exist"
+    except OSError as exc:
+        return f"{path} cannot be checked ({exc.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a folder"
+    if st.st_uid != os.getuid():
+        return f"{path} belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o077:
+        return f"{path} is open to other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _socket_folder_problem(root: Path) -> str | None:
+    """Why the socket's folder cannot be trusted, for a socket outside the store; None if it
+    can (or does not exist yet: the monitor makes it, private)."""
+    path = socket_path(root)
+    if path.parent == folder(root) or not os.path.lexists(path.parent):
+        return None
+    why = private_folder(path.parent)
+    return None if why is None else f"the monitor's socket folder {why}"
+
+
+class ForeignAnswer(OSError):
+    """The process at the monitor's socket belongs to another user: it is never believed."""
+
+
+def _check_peer(conn: Any) -> None:
+    """Raise ForeignAnswer unless the other end of the Unix socket `conn` runs as this user (the
+    kernel's SO_PEERCRED, which the peer cannot forge). Linux only, as the monitor is."""
+    import socket
+    import struct
+
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    if uid != _owner():
+        raise ForeignAnswer(f"the process answering at {socket_path_of(conn)} runs as "
+                            f"another user (uid {uid})")
+
+
+def _owner() -> int:
+    """The user whose monitor answers are believed: this process's."""
+    return os.getuid()
+
+
+def socket_path_of(conn: Any) -> str:
+    try:
+        return str(conn.getpeername()) or "the monitor's socket"
+    except OSError:
+        return "the monitor's socket"
 
 
 def auto_started(root: Path) -> bool:
@@ -101,21 +191,35 @@ def ask_revisions(root: Path, token: str | None) -> tuple[str, list[str] | None]
     return _ask(root, {"since": token, "revisions": True}, "revisions")
 
 
+def ask_top(root: Path, token: str | None) -> tuple[str, list[str] | None] | None:
+    """`ask` for the entries of `revisions/` itself: (new token, the names created, removed or
+    renamed there since `token`, or None: cannot vouch), or None when no monitor answers."""
+    return _ask(root, {"since": token, "top": True}, "top")
+
+
 def _ask(root: Path, question: dict[str, Any], key: str
          ) -> tuple[str, list[str] | None] | None:
     path = socket_path(root)
     try:
         if not os.path.exists(path):  # no monitor: not even the socket module is loaded
             raise FileNotFoundError(path)
+        if path.parent != folder(root):
+            why = private_folder(path.parent)
+            if why is not None:
+                raise ForeignAnswer(f"the monitor's socket folder {why}")
         import socket
 
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(ASK_TIMEOUT_S)
             conn.connect(str(path))
+            _check_peer(conn)
             conn.sendall(json.dumps(question).encode() + b"\n")
             answer = _read_line(conn)
+    except ForeignAnswer as exc:
+        _tell(root, f"{exc}; it is not believed and every command checks every page file")
+        return None
     except (OSError, ValueError):
-        if auto_started(root):
+        if auto_started(root) and may_start(root):
             with contextlib.suppress(OSError):
                 spawn(root)
         return None
@@ -157,6 +261,13 @@ def status(root: Path) -> dict[str, Any]:
             "pid": info.get("pid") if running else None,
             "started_at": info.get("started_at") if running else None,
             "socket": str(socket_path(root)), "supported": supported(root),
+            # who starts it: "marked" (pcp monitor start), "off" (pcp monitor stop, or
+            # PCP_MONITOR=off), else "by size" (the first command on a big store)
+            "starts": starts(root), "min_pages": min_pages(),
+            # why it cannot run here now, if it cannot (None: it can)
+            "why_not": None if running else why_not(root),
+            # what the last full scan of a big store cost (files, seconds), if one ran
+            "last_scan": _read_json(folder(root) / "scan.json") or None,
             # whether it watches revisions/ for `pcp status`, and if not, why
             "revisions": revisions if isinstance(revisions, dict) else None}
 
@@ -172,6 +283,7 @@ def _ping(root: Path) -> Any:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(ASK_TIMEOUT_S)
             conn.connect(str(socket_path(root)))
+            _check_peer(conn)
             conn.sendall(b'{"ping": true}\n')
             return json.loads(_read_line(conn))
     except (OSError, ValueError):
@@ -190,6 +302,116 @@ def supported(root: Path) -> str | None:
     return None
 
 
+def min_pages() -> int:
+    """How many head files make a store big enough for a monitor started by itself."""
+    try:
+        return max(0, int(os.environ.get("PCP_MONITOR_MIN_PAGES") or AUTO_MIN_PAGES))
+    except ValueError:
+        return AUTO_MIN_PAGES
+
+
+def starts(root: Path) -> str:
+    """Who starts this store's monitor: "off" (`pcp monitor stop`, or PCP_MONITOR=off in this
+    process), "marked" (`pcp monitor start`: any command, at any size), else "by size"."""
+    if os.environ.get(MODE_ENV, "").strip().lower() in ("off", "0", "no", "false"):
+        return "off"
+    if (folder(root) / "off").exists():
+        return "off"
+    return "marked" if auto_started(root) else "by size"
+
+
+def why_not(root: Path) -> str | None:
+    """Why a monitor cannot run on this store here, now (None: it can): the platform or file
+    system, a socket folder that is not private, or the last start's failure (for
+    `RETRY_FAILED_S`)."""
+    why = supported(root) or _socket_folder_problem(root)
+    if why is not None:
+        return why
+    failed = _read_json(folder(root) / "failed.json")
+    at = failed.get("at")
+    if isinstance(at, (int, float)) and time.time() - at < RETRY_FAILED_S:
+        return f"the monitor could not start: {failed.get('why')}"
+    return None
+
+
+def may_start(root: Path) -> bool:
+    """Whether a command may start the monitor now: it can run here, nobody said no, and none
+    was started in the last `STARTING_S` (it may still be setting its watches)."""
+    if starts(root) == "off" or why_not(root) is not None:
+        return False
+    starting = folder(root) / "starting"  # the pid of one started and not yet answering
+    try:
+        if time.time() - os.stat(starting).st_mtime > STARTING_S:
+            return True
+        return not _alive(int(starting.read_text("ascii")))
+    except (OSError, ValueError):
+        return True  # none started lately
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie does not: its parent may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text("ascii", errors="replace")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+
+
+def after_scan(root: Path, files: int, seconds: float) -> None:
+    """A command just scanned every head file because no monitor could vouch: on a store of
+    `min_pages()` files or more, start one for the commands after it; where none can run,
+    keep what the scan cost (for `pcp status`) and say why, once per reason."""
+    if files < min_pages():
+        return
+    with contextlib.suppress(OSError):
+        _write_json(folder(root) / "scan.json", {"files": files, "seconds": round(seconds, 3)})
+    if starts(root) == "off":
+        return
+    why = why_not(root)
+    if why is None:
+        if may_start(root):
+            with contextlib.suppress(OSError):
+                spawn(root)
+        return
+    _tell(root, f"this store has {files:,} pages and the store monitor cannot run: {why}. "
+          f"Every command checks every page file ({seconds:.2f} s this time); `pcp status` "
+          "says more")
+
+
+def _tell(root: Path, message: str) -> None:
+    """Say `message` (a PcpNotice the front end shows) unless this store was told it already."""
+    import warnings
+
+    from pcp_cli.errors import PcpNotice
+
+    told = folder(root) / "told"
+    reason = message.split(". Every command")[0]
+    try:
+        if told.read_text("utf-8") == reason:
+            return
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        folder(root).mkdir(parents=True, exist_ok=True)
+        told.write_text(reason, "utf-8")
+    warnings.warn(PcpNotice(message), stacklevel=2)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def spawn(root: Path, *, idle_timeout: float | None = None) -> None:
     """Start the monitor in the background (a new session, output to `.pcp/monitor/log`)."""
     import subprocess
@@ -199,14 +421,18 @@ def spawn(root: Path, *, idle_timeout: float | None = None) -> None:
     if idle_timeout is not None:
         args += ["--idle-timeout", str(idle_timeout)]
     with open(folder(root) / "log", "ab") as log:
-        subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                         start_new_session=True, close_fds=True)
+        child = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 start_new_session=True, close_fds=True)
+    (folder(root) / "starting").write_text(str(child.pid), "ascii")
 
 
 def start(root: Path, *, idle_timeout: float | None = None, wait_s: float = 10.0) -> bool:
     """Mark the store for its monitor and start it; True once it answers."""
     folder(root).mkdir(parents=True, exist_ok=True)
     (folder(root) / "auto").touch()
+    for mark in ("off", "failed.json", "told"):  # the person asked: try again, say again
+        with contextlib.suppress(FileNotFoundError):
+            (folder(root) / mark).unlink()
     if ask_alive(root):
         return True
     spawn(root, idle_timeout=idle_timeout)
@@ -219,9 +445,12 @@ def start(root: Path, *, idle_timeout: float | None = None, wait_s: float = 10.0
 
 
 def stop(root: Path, *, wait_s: float = 10.0) -> bool:
-    """Remove the mark and stop the running monitor; True if one was running."""
+    """Remove the mark, keep commands from starting it again (`.pcp/monitor/off`, until `pcp
+    monitor start`) and stop the running monitor; True if one was running."""
     with contextlib.suppress(FileNotFoundError):
         (folder(root) / "auto").unlink()
+    folder(root).mkdir(parents=True, exist_ok=True)
+    (folder(root) / "off").touch()
     import signal
 
     info = _read_info(root)
@@ -237,15 +466,12 @@ def stop(root: Path, *, wait_s: float = 10.0) -> bool:
 
 
 def _read_info(root: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((folder(root) / "info.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return _read_json(folder(root) / "info.json")
 
 
 # -- the monitor process --------------------------------------------------------------------------
 REVISIONS = "revisions/"  # how the journal names a page folder under revisions/
+TOP = "revisions-top/"  # how it names an entry created, removed or renamed in revisions/ itself
 
 
 class Journal:
@@ -260,6 +486,7 @@ class Journal:
         self.seq = 0
         self.floor = 0
         self.revisions_floor = 0  # the floor for `revisions/` alone (it is watched apart)
+        self.top_floor = 0  # the floor for the entries of `revisions/` itself
         self.paths: dict[str, int] = {}
 
     def token(self) -> str:
@@ -285,10 +512,24 @@ class Journal:
         self.seq += 1
         self.revisions_floor = self.seq
 
+    def forget_top(self) -> None:
+        """What happened in `revisions/` itself before now is unknown."""
+        for path in [p for p in self.paths if p.startswith(TOP)]:
+            del self.paths[path]
+        self.seq += 1
+        self.top_floor = self.seq
+
     def since(self, token: Any) -> list[str] | None:
         """The head files named after `token`, None if it cannot vouch."""
         found = self._since(token, self.floor)
-        return None if found is None else [p for p in found if not p.startswith(REVISIONS)]
+        return None if found is None else [p for p in found
+                                            if not p.startswith((REVISIONS, TOP))]
+
+    def top_since(self, token: Any) -> list[str] | None:
+        """The entries created, removed or renamed in `revisions/` itself after `token`, None
+        if it cannot vouch."""
+        found = self._since(token, max(self.floor, self.top_floor))
+        return None if found is None else [p[len(TOP):] for p in found if p.startswith(TOP)]
 
     def revisions_since(self, token: Any) -> list[str] | None:
         """The page folders under `revisions/` named after `token`, None if it cannot vouch."""
@@ -311,7 +552,22 @@ class Journal:
 
 def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
         journal_limit: int | None = None) -> int:
-    """The monitor itself (`pcp monitor run`): watch, answer, until idle, stopped or gone."""
+    """The monitor itself (`pcp monitor run`): watch, answer, until idle, stopped or gone. A
+    start that fails (no inotify instance or watch to spare, a socket folder that is not
+    private) is kept in `.pcp/monitor/failed.json`, so commands do not start it again for
+    `RETRY_FAILED_S` and `pcp status` says why."""
+    try:
+        return _run(root, idle_timeout, journal_limit)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            _write_json(folder(root) / "failed.json",
+                        {"why": str(exc.strerror or exc) if exc.errno else str(exc),
+                         "at": time.time()})
+        raise
+
+
+def _run(root: Path, idle_timeout: float, journal_limit: int | None) -> int:
+    import errno
     import selectors
     import signal
     import socket
@@ -326,13 +582,28 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
                                  or DEFAULT_JOURNAL_LIMIT)
     journal = Journal(limit)
     pages = (root / "pages").resolve()
-    hub = watching._Hub()
-    store_watch = watching.StoreWatch(hub, pages)
-    revisions_watch = RevisionsWatch(hub, root.resolve() / "revisions")
     sock_path = socket_path(root)
     sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if sock_path.parent != folder(root):
+        why = private_folder(sock_path.parent)
+        if why is not None:
+            raise OSError(f"the monitor's socket folder {why}")
+    try:
+        hub = watching._Hub()
+    except OSError as exc:
+        if exc.errno == errno.EMFILE:
+            raise OSError("no inotify instance to spare (fs.inotify.max_user_instances)") from exc
+        raise
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
+        store_watch = watching.StoreWatch(hub, pages)
+        revisions_watch = RevisionsWatch(hub, root.resolve() / "revisions")
+        take(store_watch, journal, revisions_watch)  # watch every folder before answering
+        if store_watch.rewatch:  # could not watch every folder under pages/: never vouching
+            raise OSError(
+                "no inotify watch to spare for the folders under pages/ "
+                "(fs.inotify.max_user_watches)" if hub.error == errno.ENOSPC else
+                f"a folder under pages/ cannot be watched ({os.strerror(hub.error or 0)})")
         # Bind a fresh name, then rename it over the old one: a second monitor started at the
         # same moment takes over the name; the first notices and leaves (see `_owns`).
         fresh = sock_path.with_name(f".{sock_path.name}.{os.getpid()}")
@@ -343,6 +614,9 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
         os.replace(fresh, sock_path)
         identity = os.stat(sock_path).st_ino
         _write_info(root, journal)
+        for mark in ("failed.json", "starting"):  # started, and answering
+            with contextlib.suppress(FileNotFoundError):
+                (folder(root) / mark).unlink()
         stopping: list[int] = []
 
         def stop_now(signum: int, _frame: Any) -> None:
@@ -353,7 +627,7 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
         selector = selectors.DefaultSelector()
         selector.register(server, selectors.EVENT_READ, "ask")
         selector.register(hub.fd, selectors.EVENT_READ, "events")
-        take(store_watch, journal, revisions_watch)  # watch every folder before answering
+        take(store_watch, journal, revisions_watch)  # what happened while binding
         last_question = time.monotonic()
         while not stopping:
             busy = revisions_watch.busy  # still setting watches: a chunk per turn
@@ -369,6 +643,10 @@ def run(root: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
                 except OSError:
                     continue
                 with conn:
+                    try:
+                        _check_peer(conn)  # answers its own user only
+                    except OSError:
+                        continue
                     if _answer(conn, store_watch, journal, revisions_watch):
                         last_question = time.monotonic()
             if time.monotonic() - last_question > idle_timeout:
@@ -395,6 +673,12 @@ def take(store_watch: Any, journal: Journal, revisions_watch: Any = None) -> Non
         else:
             for name in sorted(folders):
                 journal.note(REVISIONS + name)
+        top_full, entries = revisions_watch.take_top()
+        if top_full:
+            journal.forget_top()
+        else:
+            for name in sorted(entries):
+                journal.note(TOP + name)
     if full:
         journal.forget()
         return
@@ -428,6 +712,9 @@ def _answer(conn: Any, store_watch: Any, journal: Journal, revisions_watch: Any 
     if question.get("revisions"):
         reply["revisions"] = journal.revisions_since(since) if revisions_watch is not None \
             and revisions_watch.vouching else None
+    if question.get("top"):
+        reply["top"] = journal.top_since(since) if revisions_watch is not None \
+            and revisions_watch.top is not None else None
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps(reply).encode() + b"\n")
     return True

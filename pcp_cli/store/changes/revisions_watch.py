@@ -13,6 +13,10 @@ sets another ceiling). Past that, or when the kernel refuses a watch, it gives e
 back and says why (`refused`); from then on the monitor cannot vouch for `revisions/` and
 status stats every folder, as without a monitor. Head files are watched as before either way.
 
+Past the budget it keeps one watch, on `revisions/` itself, whose events name the entries
+created, removed or renamed there (`take_top`): what the read-side damage check needs to look
+at a new page folder, or a file where one must be, without listing a million names.
+
 Events that make it unable to vouch for what came before (then `take` says `full`): the first
 watch, a queue overflow, `revisions/` itself removed, moved or not there yet. Watching 100,000
 folders takes a second or more, so it is done `CHUNK` folders per `take` (`busy` until done),
@@ -68,6 +72,12 @@ class RevisionsWatch:
         self.refused: str | None = None  # why revisions/ is not watched (then never vouched)
         self.todo: list[str] = []  # folders listed but not yet watched
         self.missing = False  # no revisions/ to watch at the last try (tried again each take)
+        # Every name created, removed or renamed in revisions/ itself (a page folder, or a file
+        # where one must be), for the read-side damage check (upkeep/damage.py): one watch,
+        # kept even past the budget for page folders. `top_full`: what happened before is
+        # unknown (the watch was set afresh, or lost).
+        self.top_names: set[str] = set()
+        self.top_full = True
 
     @property
     def vouching(self) -> bool:
@@ -86,6 +96,8 @@ class RevisionsWatch:
         self.hub.drain()
         if self.rewatch and self.refused is None:
             self._watch_all()
+        elif self.rewatch:
+            self._watch_top()
         if self.todo and self.refused is None:
             chunk, self.todo = self.todo[:CHUNK], self.todo[CHUNK:]
             for name in chunk:
@@ -96,12 +108,24 @@ class RevisionsWatch:
             names, self.names = self.names, set()
         return full, names
 
+    def take_top(self) -> tuple[bool, set[str]]:
+        """After `take`: (whether what happened in revisions/ itself before is unknown, the
+        names created, removed or renamed there since the last `take_top`)."""
+        with self.hub.lock:
+            full = self.top_full or self.rewatch
+            self.top_full = self.top is None
+            names, self.top_names = self.top_names, set()
+        return full, names
+
     def note(self, wd: int, mask: int, name: str) -> None:
         """One event (the hub's lock held)."""
         if wd == self.top:
             if mask & (_IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF):
                 self.rewatch = self.full = True  # revisions/ itself went: watch afresh
-            elif name and mask & _IN_ISDIR:
+                self.top_full = True
+            elif name:
+                self.top_names.add(name)
+            if self.refused is None and name and mask & _IN_ISDIR:
                 if mask & (_IN_CREATE | _IN_MOVED_TO):
                     self._add(name)  # a new page folder: watched before any command lists it
                 self.names.add(name)
@@ -130,10 +154,22 @@ class RevisionsWatch:
                          "(fs.inotify.max_user_watches)")
         # else it is gone again, or not a folder: its name was noted all the same
 
+    def _watch_top(self) -> None:
+        """Past the budget: the watch on revisions/ itself alone, set afresh."""
+        self.rewatch = False
+        with self.hub.lock:
+            self.top_full = True
+        if self.top is not None:
+            self.hub.forget(self.top)
+        top = self.hub.add(str(self.revisions), self, MASK)
+        self.top = top if top >= 0 else None
+        self.rewatch = top < 0
+
     def _watch_all(self) -> None:
         self.rewatch = False
         with self.hub.lock:
             self.full = True
+            self.top_full = True
         self._forget_all()
         top = self.hub.add(str(self.revisions), self, MASK)
         self.missing = top < 0
@@ -154,9 +190,13 @@ class RevisionsWatch:
         self.todo = names
 
     def _refuse(self, why: str) -> None:
+        """Give back every page folder's watch (keeping the one on revisions/ itself)."""
         self.refused = why + "; `pcp status` stats every revision folder instead"
         self.full = True
-        self._forget_all()
+        for wd in self.folders:
+            self.hub.forget(wd)
+        self.folders.clear()
+        self.todo = []
 
     def _forget_all(self) -> None:
         for wd in [*self.folders, *([] if self.top is None else [self.top])]:

@@ -14,10 +14,11 @@ only then. The stat scan stays the truth whenever there is doubt:
 - an event queue overflow, a watch that could not be added, a new or removed folder, or a
   catalog that was replaced (its first scan not done) make the next refresh scan and re-watch;
 - a full scan is also done when the last one is older than `MAX_AGE_S`, whatever the events
-  say (the safety net); `keep_scanning` runs it in the background before a call has to. On a
-  big store that scan is long (seconds at a million pages) and a call that needs the lock
-  meanwhile waits for it, so the age grows with what the last full scan took: the safety net
-  takes at most `SAFETY_SHARE` of the time (a 5 s scan: every 250 s, not every minute);
+  say (the safety net); `keep_scanning` runs it in the background before a call has to,
+  without the lock a call's refresh takes, so no call waits for it. On a big store that scan
+  is long (seconds at a million pages), so the age grows with what the last full scan took:
+  the safety net takes at most `SAFETY_SHARE` of the time (a 5 s scan: every 250 s, not every
+  minute);
 - only local file systems are watched (ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, ZFS, F2FS):
   inotify does not see another machine's writes to a network file system, so there the scan
   runs on every refresh as before. Not on Linux: the same.
@@ -159,11 +160,14 @@ class _Hub:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
         self.by_wd: dict[int, Any] = {}  # wd -> the StoreWatch (or RevisionsWatch) it serves
         self.lock = threading.Lock()
+        self.error = 0  # the errno of the last watch the kernel refused
 
     def add(self, folder: str, watch: Any, mask: int = _MASK) -> int:
         wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(folder), mask))
         if wd >= 0:
             self.by_wd[wd] = watch
+        else:
+            self.error = ctypes.get_errno()
         return wd
 
     def forget(self, wd: int) -> None:
@@ -222,8 +226,9 @@ _GUARD = threading.Lock()
 def keep_scanning(pages: Path, open_store: Callable[[], Any]) -> None:
     """Run the safety net's full scan in a daemon thread, before a call would have to: every
     `MAX_AGE_S / 4` seconds, when the last full scan is older than half of `max_age()`, a store
-    opened for that scan alone runs `refresh("full")` (under the watch's lock, as a call's
-    refresh would). A call's own refresh stays the judge: if this thread falls behind or fails,
+    opened for that scan alone runs `refresh("safety")`: a full scan that does not hold the
+    watch's lock, so no call waits for it (a call's refresh looks at what its events named,
+    meanwhile). A call's own refresh stays the judge: if this thread falls behind or fails,
     the call scans as before."""
 
     def loop() -> None:
@@ -236,7 +241,7 @@ def keep_scanning(pages: Path, open_store: Callable[[], Any]) -> None:
                 continue
             try:
                 with open_store() as store:
-                    store.refresh("full")
+                    store.refresh("safety")
             except Exception:  # noqa: BLE001, S112 - the next call scans instead
                 continue
 
