@@ -286,6 +286,7 @@ def test_hits_on_a_terminal_read_at_100_columns(example):
     ("doctor", "--include-sensitive", "--exclude-type", "keystone"),
     ("(broken", "--json"),
     ("tidewatch", "--type", "recipe"),
+    ("Where is Tidewatch?", "--json", "--exclude-stale", "--scope", "*", "--mode", "auto"),
 ])
 def test_fast_path_answers_exactly_like_the_typer_command(example, args):
     assert cli("index", "--store", str(example)).code == 0

@@ -1,7 +1,8 @@
 """An assistant over MCP asks questions as written: pcp_search never refuses one for its
-punctuation, answers a long conversation with the turn that says it (its snippet and
-source_spans), and pcp_read_pages reads that turn back with its neighbours; pcp_search's input
-schema is the SearchRequest's option table."""
+punctuation, keeps explicit syntax working, ranks a question by default (auto) as text ranks
+it, answers a long conversation with the turn that says it (its snippet and source_spans), and
+pcp_read_pages reads that turn back with its neighbours; pcp_search's input schema is the
+SearchRequest's option table. A real `pcp serve` over stdio, driven by the SDK's client."""
 
 from __future__ import annotations
 
@@ -15,12 +16,6 @@ from tests.mcp.test_mcp_serve import call, ok
 pytestmark = pytest.mark.anyio
 
 ANSWER = "I do, I play CS:GO with my cousins every Friday night since we moved to Rome."
-
-
-@pytest.fixture
-def mcp_session(mcp_inprocess_session):
-    """What the tools answer, not the process: the server in-process (tests/mcp/conftest.py)."""
-    return mcp_inprocess_session
 
 
 @pytest.fixture
@@ -38,6 +33,12 @@ def mcp_store(tmp_path: Path) -> Path:
               "--store", str(root), "--json")
     assert out.code == 0, out.stderr
     (root / "conv-id").write_text(out.json["page_id"])
+    for text in ("Friday night games at the club were cancelled again.",
+                 "My cousins visited in spring and stayed a week."):
+        assert cli("add", text, "--type", "note", "--store", str(root)).code == 0
+    out = cli("add", "Write to me@x.com about the lease.", "--type", "note", "--store",
+              str(root), "--json")
+    (root / "mail-id").write_text(out.json["page_id"])
     return root
 
 
@@ -45,9 +46,39 @@ async def test_questions_are_searched_as_written(mcp_session, mcp_store):
     conv = (mcp_store / "conv-id").read_text()
     async with mcp_session() as client:
         for question in ("Rome?", "Does she still play CS:GO?", 'what about "Rome',
-                         "title: Rome?", "email: ada@x.com?", "NOT sure: where is Rome?"):
+                         "title: Rome?", "NOT sure: where is Rome?"):
             data = await ok(client, "pcp_search", {"query": question})
-            assert [r["id"] for r in data["results"]] == [conv], question
+            assert data["results"][0]["id"] == conv, question
+        data = await ok(client, "pcp_search", {"query": "email: me@x.com?"})
+        assert [r["id"] for r in data["results"]] == [(mcp_store / "mail-id").read_text()]
+
+
+async def test_explicit_syntax_still_works(mcp_session, mcp_store):
+    conv = (mcp_store / "conv-id").read_text()
+    async with mcp_session() as client:
+        for query, found in (('"cousins every Friday"', [conv]), ('"Friday cousins"', []),
+                             ("type:conversation Rome", [conv]), ("type:note Rome", []),
+                             ("cous*", None), ("Rome AND soup", [conv]),
+                             ("Rome AND spring", [])):
+            data = await ok(client, "pcp_search", {"query": query, "mode": "text"})
+            ids = [r["id"] for r in data["results"]]
+            if found is None:  # a prefix: the conversation and the note about the cousins
+                assert conv in ids and len(ids) == 2, query
+            else:
+                assert ids == found, query
+
+
+async def test_by_default_a_question_is_ranked_as_text_ranks_it(mcp_session, mcp_store):
+    question = "Did her cousins play games on Friday night?"
+    async with mcp_session() as client:
+        auto = await ok(client, "pcp_search", {"query": question})
+        text = await ok(client, "pcp_search", {"query": question, "mode": "text"})
+    ranked = [r["id"] for r in text["results"]]
+    assert len(ranked) == 3 and [r["id"] for r in auto["results"]] == ranked
+    assert auto["filters_applied"]["mode_requested"] == "auto"
+    assert auto["filters_applied"]["mode"] == "text"
+    # ...and says where the answer is: the turn, not the page's first lines
+    assert ANSWER[:40] in auto["results"][0]["snippet"]
 
 
 async def test_the_turn_that_answers_and_reading_it_back(mcp_session, mcp_store):
