@@ -358,7 +358,7 @@ def _report(split: str, totals: dict[str, Score], per_person: list[str], skipped
         + (f"; {skipped} adversarial left out" if skipped else "") + ")",
         "",
         f"pcp {__version__} from {Path(api.__file__).resolve().parent.parent}, "
-        f"engine {os.environ.get('PCP_INDEX_ENGINE', 'whoosh')}, "
+        f"engine {_engine()}, "
         f"{platform.python_version()}, load {os.getloadavg()[0]:.2f}",
         "",
         "| ranking | R@1 | R@5 | R@10 | turn in a top-10 snippet | ms/query median | p95 |",
@@ -384,6 +384,15 @@ def _report(split: str, totals: dict[str, Score], per_person: list[str], skipped
               "| person | questions | " + " | ".join(totals) + " |",
               "|---|---|" + "---|" * len(totals)] + per_person
     return "\n".join(lines) + "\n"
+
+
+def _engine() -> str:
+    """The index engine the stores were built with: PCP_INDEX_ENGINE, else pcp's default."""
+    try:
+        from pcp_cli.index import DEFAULT_ENGINE
+    except ImportError:  # an older pcp, before the engine was chosen
+        DEFAULT_ENGINE = "whoosh"  # noqa: N806
+    return os.environ.get("PCP_INDEX_ENGINE") or DEFAULT_ENGINE
 
 
 def main() -> int:

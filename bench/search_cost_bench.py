@@ -48,6 +48,8 @@ REPO = HERE.parent
 CALLS_SCRIPT = r"""
 import json, sys, time
 from pathlib import Path
+if sys.argv[3] == "text-only":  # the semantic extra hidden: auto never embeds the store
+    sys.modules["wordllama"] = None
 from pcp_cli import api
 from pcp_cli.mcp.audit import AuditLog
 from pcp_cli.mcp.grants import Grant
@@ -59,7 +61,8 @@ with api.open_store(store, readonly=True, refresh=False) as opened:
 grant = Grant("bench", "model", ("*",), False, False, "bench")
 session = ToolSession(StoreBackend(store), grant, AuditLog(Path(store)))
 # the index and the vectors brought up to date before the first timed call
-session.call("pcp_search", {"query": "warm up", "mode": "hybrid"})
+session.call("pcp_search", {"query": "warm up",
+                             "mode": "text" if sys.argv[3] == "text-only" else "hybrid"})
 out = []
 for kind, query in queries:
     wall, cpu = time.perf_counter(), time.thread_time()
@@ -101,11 +104,12 @@ def _env(checkout: Path) -> dict[str, str]:
 
 
 def calls(checkout: Path, store: Path, queries: list[tuple[str, str]],
-          work: Path) -> list[dict[str, Any]]:
+          work: Path, text_only: bool = False) -> list[dict[str, Any]]:
     path = work / "queries.json"
     path.write_text(json.dumps(queries))
     # cwd: `python -c` and `-m` put the current folder first on sys.path
-    out = subprocess.run([sys.executable, "-c", CALLS_SCRIPT, str(store), str(path)],
+    out = subprocess.run([sys.executable, "-c", CALLS_SCRIPT, str(store), str(path),
+                          "text-only" if text_only else "semantic"],
                          env=_env(checkout), cwd=checkout, capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -141,6 +145,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--commands", type=int, default=5)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--text-only", action="store_true",
+                        help="hide the semantic extra from both checkouts (auto never picks "
+                        "hybrid, so no call embeds the store: at 100k the first would embed "
+                        "every page)")
     args = parser.parse_args()
     store = args.store.resolve()
     checkouts = {"base": args.versus.resolve(), "this": REPO}
@@ -152,9 +160,10 @@ def main() -> int:
     for _ in range(args.rounds):
         for name, checkout in checkouts.items():
             loads.append(os.getloadavg()[0])
-            pooled[name] += calls(checkout, store, queries, work)
+            pooled[name] += calls(checkout, store, queries, work, args.text_only)
     print(f"## pcp_search calls, {len(queries)} per round x {args.rounds} rounds "
-          f"(load {min(loads):.1f}-{max(loads):.1f})\n")
+          f"(load {min(loads):.1f}-{max(loads):.1f})"
+          f"{', the semantic extra hidden' if args.text_only else ''}\n")
     print("| checkout | kind | calls | wall ms median / p95 / p99 / max | CPU ms median / p95 / "
           "p99 / max | modes |")
     print("|---|---|---|---|---|---|")
