@@ -294,7 +294,8 @@ class Console:
             views.accept_edited(self.root, page_id, content=self.form(request, "content"),
                                 category=self.form(request, "category"),
                                 sensitivity=self.form(request, "sensitivity"),
-                                date=self.form(request, "date"))
+                                date=self.form(request, "date"),
+                                stale_after=self.form(request, "stale_after"))
             return f"accepted {page_id} (edited)"
 
         return await self.write(request, work, "/review")

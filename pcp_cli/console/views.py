@@ -221,13 +221,17 @@ def decide(root: Path, decision: str, page_ids: Sequence[str], *,
 
 
 def accept_edited(root: Path, page_id: str, *, content: str | None, category: str | None,
-                  sensitivity: str | None, date: str | None) -> str:
+                  sensitivity: str | None, date: str | None,
+                  stale_after: str | None = None) -> str:
+    """Accept `page_id` as the person edited it; an empty field keeps what was proposed
+    (`stale_after`: a day, or "never")."""
     with _owner(root, "review_accept", {"ids": [page_id], "edited": True}) as done, \
             _store(root) as store:
         current = store.current(page_id).state.content.strip()
         text = content if content is not None and content.strip() != current else None
         api.accept_proposal(store, page_id, content=text, category=category or None,
-                            sensitivity=sensitivity or None, date=date or None)
+                            sensitivity=sensitivity or None, date=date or None,
+                            stale_after=stale_after or None)
         done["page_ids"].append(page_id)
     return page_id
 

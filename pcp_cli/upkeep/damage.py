@@ -111,17 +111,9 @@ def _named_damage(store: Store, names: list[str]) -> tuple[list[Damage], list[st
         if not path.is_dir() or path.is_symlink():
             found.append(_revision_damage(name))
             continue
-        if store.catalog.by_page_id(name):
-            continue
-        head = _head_of(store, name)
-        if head is None:
-            continue
-        unlisted.append(layout.rel(head))
-        folder = _blocking_folder(layout.pages, head)
-        if folder is not None:
-            blocked.setdefault(folder, []).append(name)
-    for folder, page_ids in sorted(blocked.items()):
-        found.append(_namespace_damage(layout, folder, page_ids))
+        if not store.catalog.by_page_id(name):
+            _unlisted(store, name, unlisted, blocked)
+    found += [_namespace_damage(layout, folder, ids) for folder, ids in sorted(blocked.items())]
     return found, unlisted
 
 
@@ -129,6 +121,19 @@ def _revision_damage(page_id: str) -> Damage:
     return Damage(f"revisions/{page_id}", f"not a folder: a file is where page {page_id}'s "
                   "revisions must be; its history cannot be read (put the folder back from git "
                   "or a backup)", (page_id,))
+
+
+def _unlisted(store: Store, page_id: str, unlisted: list[str],
+              blocked: dict[Path, list[str]]) -> None:
+    """A page with revisions but no catalog row: its head file joins `unlisted`, and the
+    page joins the folder that blocks its head file, if one does."""
+    head = _head_of(store, page_id)
+    if head is None:
+        return
+    unlisted.append(store.layout.rel(head))
+    folder = _blocking_folder(store.layout.pages, head)
+    if folder is not None:
+        blocked.setdefault(folder, []).append(page_id)
 
 
 def _head_of(store: Store, page_id: str) -> Path | None:
@@ -163,17 +168,9 @@ def _listed_damage(store: Store) -> tuple[list[Damage], list[str]]:
     blocked: dict[Path, list[str]] = {}
     unlisted: list[str] = []
     for page_id in with_revisions:
-        if page_id in listed or not is_safe_id(page_id):
-            continue
-        head = _head_of(store, page_id)
-        if head is None:
-            continue
-        unlisted.append(layout.rel(head))
-        folder = _blocking_folder(layout.pages, head)
-        if folder is not None:
-            blocked.setdefault(folder, []).append(page_id)
-    for folder, page_ids in sorted(blocked.items()):
-        found.append(_namespace_damage(layout, folder, page_ids))
+        if page_id not in listed and is_safe_id(page_id):
+            _unlisted(store, page_id, unlisted, blocked)
+    found += [_namespace_damage(layout, folder, ids) for folder, ids in sorted(blocked.items())]
     return found, unlisted
 
 

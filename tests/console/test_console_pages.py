@@ -65,6 +65,17 @@ def test_edit_then_accept_and_undo(console_store: Path) -> None:
         assert target in {i["page_id"] for i in _queue(console_store)}
         bad = console.post(f"/review/{target}/accept", [("content", "x"), ("category", "job")])
         assert bad.status == 303 and "is not a keystone category" in console.get("/review").body
+        # the day it goes stale, as `pcp review accept --stale-after` sets it
+        assert 'name="stale_after"' in console.get(f"/review/{target}/edit").body
+        bad = console.post(f"/review/{target}/accept", [("content", "Writes notes in Emacs."),
+                                                          ("stale_after", "next spring")])
+        assert bad.status == 303 and "next spring" in html.unescape(console.get("/review").body)
+        reply = console.post(f"/review/{target}/accept", [("content", "Writes notes in Emacs."),
+                                                            ("stale_after", "2031-06-30")])
+        assert reply.status == 303
+    with api.open_store(console_store) as store:
+        state = store.current(target).state
+    assert state.review_status == "affirmed" and state.record["stale_after"] == "2031-06-30"
 
 
 def test_the_evidence_context_is_the_turn_and_its_neighbours() -> None:
