@@ -176,16 +176,19 @@ _CLAIM_WORDS = frozenset((
     "called", "runs", "run", "is", "does", "do", "into", "about", "from", "by", "its", "his",
     "her", "favourite", "favorite", "uses", "use", "prefers", "around", "week", "weekend",
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december", "said",
+    "october", "november", "december", "said", "some", "any", "thinking", "looking",
 ))
 
 
 def _stem(word: str) -> str:
+    """A word without its plural or verb ending, and without a final "e", so that "dance",
+    "dances" and "dancing" (or "store" and "stores") are one word."""
     word = word.casefold()
     for ending in ("ies", "ing", "ed", "es", "s"):
         if len(word) > len(ending) + 2 and word.endswith(ending):
-            return word[: -len(ending)] + ("y" if ending == "ies" else "")
-    return word
+            word = word[: -len(ending)] + ("y" if ending == "ies" else "")
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def key_words(content: str) -> set[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pcp_cli.index import ENGINE_ENV
 from pcp_cli.query.first_answer import MIN_PAGES_ENV
 from pcp_cli.query.index_build import BUILD_LOCK, BUILD_LOG, BUILD_STATE
 from tests.conftest import run_pcp
@@ -63,7 +64,9 @@ def pending(pid: int, signum: int) -> bool:
 def frozen_builder(root: Path) -> int:
     """Start the background build with a first search, and stop it (SIGSTOP) once it holds
     the build lock and has said so: its pid."""
-    out = run_pcp("search", "tidewatch", "--store", str(root), "--json", env=LARGE)
+    # whoosh's build (tantivy, the default where installed, is what the switch test switches to)
+    out = run_pcp("search", "tidewatch", "--store", str(root), "--json",
+                  env={**LARGE, ENGINE_ENV: "whoosh"})
     assert out.code == 0, out.stderr
     assert out.json["filters_applied"]["mode"] == "scan"
     pid = wait_for(lambda: (state(root) or {}).get("pid"), "the builder's state file")

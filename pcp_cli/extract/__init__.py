@@ -16,6 +16,7 @@ way to read it.
 from __future__ import annotations
 
 from pcp_cli.extract import (
+    answers,  # noqa: F401  (and so does this one)
     phrasings,  # noqa: F401  (registers its rules into rules.RULES)
     spoken,  # noqa: F401  (registers its rules too)
 )

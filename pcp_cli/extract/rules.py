@@ -54,12 +54,14 @@ _NOT_A_CLAIM = re.compile(
     r"fictional|(?<!my )(?<!first )(?:story|novel)|scenario|example|e\.g|sample|template|"
     r"persona)\b", re.I)
 _REPORTED = re.compile(
-    r"\b(?:said|says|say|told|tells|tell|thinks|thought|think|asked|asks|wrote|writes|"
+    r"\b(?:said|says|say|told|tells|tell|(?:thinks|thought|think)(?!\s*(?:[.,;:!)]|$))|asked|"
+    r"asks|wrote|writes|"
     r"claims|claimed|believes|believed|assume|assumes|assumed|joked|jokes|called me|"
     r"according to|quote|quoted)\b", re.I)
 
 _CLAUSE_SPLIT = re.compile(
-    r"(?:,\s*|\s+)(?:and|but|so|plus|also|though)\s+(?=(?:I|I'm|I've|my|My)\b)|;\s*|\s+-{1,2}\s+|"
+    r"(?:,\s*|\s+)(?:and|but|so|plus|also|though)\s+(?=(?:I|I'm|I've|my|My|we|We|we're|We're)\b)|"
+    r",\s+but\s+|;\s*|\s+-{1,2}\s+|"
     r"\s+\u2014\s*|:\s+(?=(?:I|I'm|My)\b)|,\s+(?=I(?:'m|'ve)?\s)|,?\s+(?:and\s+)?(?=please\b)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _FILLER = re.compile(
     r"^(?:(?:(?:no|nope)[,:!.]+\s*)|(?:(?:ok|okay|oh|yeah|yes|yep|hi|hey|hello|thanks|"
@@ -74,6 +76,18 @@ _LEADING_TIME = re.compile(
     r"^(?:(?:in|since|back in|around|on|during|early|late|mid|last|this)\s+[\w-]+(?:\s+[\w-]+)?"
     r"(?:\s+(?:19|20)[0-9]{2})?|(?:a|one|two|three|four|five|six|[0-9]+)\s+(?:years?|months?|"
     r"weeks?)\s+ago),\s+", re.I)
+
+# What a clause of the person's may sit inside and still be said as true: a reason or a time
+# that presupposes it ("Since I lost my job at Door Dash, …", "Now that I live in Lyon, …"),
+# or a clause about it ("That reminds me that I've been wanting to …", "Reminds me how much
+# I love performing", "I realised I'm a morning person"). Never "if", "when", "once": those
+# may be about what is not so.
+_SAID_INSIDE = re.compile(
+    r"^(?:(?:ever\s+since|since|now\s+that|because|'cause|cause|after)\s+"
+    r"|(?:(?:that|it|this|which|and\s+it)\s+)?(?:reminds?|reminded)\s+me\s+(?:that\s+|of\s+how\s+"
+    r"much\s+|how\s+much\s+)?|I\s+(?:just\s+)?(?:realized|realised|remembered|forgot|noticed|"
+    r"found out)\s+(?:that\s+|how\s+much\s+)?|(?:it\s+)?(?:goes\s+to\s+show|shows)\s+how\s+much\s+)"
+    r"(?=(?:I|I'm|I've|my)\b)", re.I)
 
 I_AM = r"(?:I'm|I am|Im)"
 I_HAVE = r"(?:I've|I have)"
@@ -278,9 +292,16 @@ _POINTS_AT_NOTHING = re.compile(
     r"it(?:'s|\s+is|\s+was|\s+gets)\s+(?:quiet|dark|cold|hot|warm|late|early|raining|sunny|"
     r"busy|noisy|calm|snowing|light)\b|it\s+rains\b|"
     r"(?:here|there)\s+in\s+[A-Z]")
+# "their" after a plural noun of the claim itself belongs to it: "Wants to mentor young
+# dancers on their dreams", "Likes dogs and their quirks" (the claim's first word, its verb,
+# left out).
+_OWNER_BEFORE = re.compile(
+    r"\b(?!(?:is|was|has|does|this|its|his|hers|yes|always|sometimes|perhaps|less|unless|"
+    r"across|thus|plus|us|as|ourselves|themselves)\b)[a-z]{2,}[^su\W]s\b|"
+    r"\b(?:people|children|kids|men|women|folks|everyone)\b")
 _FOR_ALL = re.compile(r"\bfor(?:\s+(?:literally|pretty much|basically|almost|nearly|just about))?"
                       r"\s*$")
-_ANTECEDENT = re.compile(r"\b(?:my|our)\s+([a-z-]+(?:\s+[a-z-]+){0,2})")
+_ANTECEDENT = re.compile(r"\b(?:my|our)\s+(?=([a-z-]+(?:\s+[a-z-]+){0,2}))")  # overlapping
 _NOT_NOUN = frozenset(("in", "on", "at", "and", "but", "so", "to", "from", "with", "for", "is",
                        "are", "was", "were", "have", "has", "had", "that", "which", "who",
                        "when", "since", "because", "or", "of", "as", "like", "too", "a", "the"))
@@ -292,7 +313,7 @@ def _antecedents(work: str) -> list[str]:
     for match in _ANTECEDENT.finditer(work):
         words = []
         for word in match.group(1).split():
-            if word in _NOT_NOUN:
+            if word in _NOT_NOUN or not word[0].isalpha():  # "my dogs - so cute"
                 break
             words.append(word)
         if words:
@@ -311,6 +332,14 @@ def _from_sentence(content: str, match: re.Match[str], work: str) -> bool:
                (f"{before[0]} {word}", f"{word} {after[0]}") if gram.strip() != word)
 
 
+def _named(work: str, plural: bool, text: str) -> set[str]:
+    """The things of the person's `work` names ("my turtles") that "them" (`plural`) or "it"
+    may stand for in `text`."""
+    return {phrase for phrase in _antecedents(work)
+            if (phrase.endswith("s") and not phrase.endswith("ss")) == plural
+            and f"my {phrase}" not in text}
+
+
 def self_contained(content: str, sentence: Sentence) -> str | None:
     """`content` (in the person's words) when it says what it says on its own, with "them" or
     "it" replaced by the one thing of the person's the sentence names ("I got my turtles in
@@ -324,7 +353,9 @@ def self_contained(content: str, sentence: Sentence) -> str | None:
                         text[max(0, m.start() - 30):m.end() + 20]))
                     and not (m.group(0) in ("everything", "anything")  # "for everything"
                              and _FOR_ALL.search(text[:m.start()]))
-                    and not _POINTS_AT_NOTHING.match(text, m.start())]
+                    and not _POINTS_AT_NOTHING.match(text, m.start())
+                    and not (m.group(0) == "their" and _OWNER_BEFORE.search(
+                        text, text.find(" ") + 1, m.start()))]
         if not pointing:
             return text
         first = pointing[0]
@@ -332,9 +363,17 @@ def self_contained(content: str, sentence: Sentence) -> str | None:
         if word not in ("them", "it"):
             return None
         plural = word == "them"
-        named = {phrase for phrase in _antecedents(sentence.work)
-                 if (phrase.endswith("s") and not phrase.endswith("ss")) == plural
-                 and f"my {phrase}" not in text}
+        named = _named(sentence.work, plural, text)
+        if not named and plural and not _antecedents(sentence.work):
+            # nothing of theirs named here: "them" from the sentence before, in the same turn,
+            # when the one plural it names is theirs ("I got my turtles in May. I love
+            # holding them."). Never "it": any noun of that sentence may be meant ("… teaching
+            # yoga and supporting my community. I'm passionate about helping people through
+            # it." is yoga).
+            named = _named(sentence.before, plural, text)
+            others = {m.group(0) for m in _OWNER_BEFORE.finditer(sentence.before)}
+            if any(not any(word in phrase.split() for phrase in named) for word in others):
+                named = set()
         if len(named) != 1:
             return None
         text = text[:first.start()] + f"my {named.pop()}" + text[first.end():]
@@ -1072,7 +1111,7 @@ def _named_person(m: re.Match[str], s: Sentence) -> Iterator[Candidate]:
                     0.7, value=f"{m.group('who').lower()} {m.group('name')}")
 
 
-ANYWHERE.append((re.compile(r"my\s+(?P<who>supervisor|advisor|adviser|manager|boss|mentor|"
+ANYWHERE.append((re.compile(r"\bmy\s+(?P<who>supervisor|advisor|adviser|manager|boss|mentor|"
                             r"co-?founder|business partner)\s+(?-i:(?P<name>[A-Z][a-z]+"
                             r"(?:\s+[A-Z][a-z]+)?))(?=[\s,.)])", re.I), _named_person))
 
@@ -1123,6 +1162,8 @@ def spoken(work: str) -> str:
     """A sentence without what people put before a claim ("What can I say, …") or a question
     tagged after it ("…, huh?")."""
     text = _PREAMBLE.sub("", work.strip(), count=1)
+    if not text.endswith(("?", "!")):  # a tag ends in one: the search is the costly part
+        return text
     untagged = _TAG.sub(".", text)
     return untagged if "?" not in untagged else text
 
@@ -1136,7 +1177,7 @@ def clauses(work: str) -> list[str]:
             continue
         part = part.strip()
         for _ in range(3):
-            stripped = _LEADING_TIME.sub("", _FILLER.sub("", spoken(part)))
+            stripped = _LEADING_TIME.sub("", _FILLER.sub("", _SAID_INSIDE.sub("", spoken(part))))
             if stripped == part:
                 break
             part = stripped
@@ -1225,6 +1266,10 @@ def _fullest(candidates: Iterable[Candidate | None]) -> list[Candidate]:
         if candidate is not None and (candidate.kind, candidate.content) not in seen:
             seen.add((candidate.kind, candidate.content))
             kept.append(candidate)
+    favourites = {c.content.split(": ", 1)[1].casefold() for c in kept
+                  if c.content.startswith("Favourite ") and ": " in c.content}
+    kept = [c for c in kept if not (c.content.startswith("Likes ")  # "Favourite book: Dune."
+                                    and c.content[6:].casefold() in favourites)]
     words = {id(c): set(_words(c.content)) for c in kept}
     return [c for c in kept if not any(
         o is not c and o.kind == c.kind and o.category == c.category

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from pcp_cli.model.transcript import HEADING
 
@@ -86,6 +86,14 @@ class Sentence:
     text: str
     work: str
     when: str | None  # the date of the turn (YYYY-MM-DD), when the page gives one
+    # What the person said just before, for a word that points back at it: the sentence
+    # before this one in the same turn (`before`), and their last `CONTEXT` sentences on the
+    # page, across turns (`earlier`, oldest first). Set by `person_sentences`.
+    before: str = field(default="", compare=False, repr=False)
+    earlier: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    # The question the other side asked just before this turn ("What's your favourite
+    # style?"), "" when their turn asked none: what a short answer answers.
+    asked: str = field(default="", compare=False, repr=False)
 
 
 def person_regions(body: str, page_type: str) -> list[tuple[int, int, str | None]]:
@@ -200,6 +208,27 @@ def person_sentences(body: str, page_type: str) -> list[Sentence]:
     """Every sentence the person wrote on a page of `page_type`, in body order (of each turn,
     the first `READ_LIMIT` characters)."""
     found: list[Sentence] = []
+    said: list[str] = []  # the person's last sentences on this page, across their turns
+    last_end = 0
     for start, end, when in person_regions(body, page_type):
-        found.extend(sentences_in(body, start, _bounded(body, start, end), when))
+        asked = _asked(body, last_end, start) if page_type == "conversation" else ""
+        last_end = end
+        before = ""
+        for sentence in sentences_in(body, start, _bounded(body, start, end), when):
+            found.append(replace(sentence, before=before, earlier=tuple(said), asked=asked))
+            before = sentence.work
+            said = [*said[1 - CONTEXT:], before]
     return found
+
+
+CONTEXT = 8  # sentences said before one that a word of it may point back to
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+def _asked(body: str, start: int, end: int) -> str:
+    """The last question in the other side's turn between the person's turns (body[start:end],
+    its heading lines left out), "" when it asked none."""
+    stretch = body[max(start, end - 4000):end]
+    stretch = HEADING.sub("", stretch)
+    questions = _QUESTION.findall(stretch[-1500:])
+    return " ".join(questions[-1].split()) if questions else ""

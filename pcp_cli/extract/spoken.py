@@ -37,6 +37,7 @@ from pcp_cli.extract.rules import (
     _event,
     _keystone,
     _role_ok,
+    _sentence_case,
     _trim_place,
     _value,
     rule,
@@ -364,8 +365,9 @@ def _liked_thing(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """What they love, said of the thing: "Pottery is my passion", "Lentil soup is one of my
     favorites", "Climbing makes me so happy", "The sea always cheers me up"."""
     value = m.group("v").strip()
-    if not value or _VAGUE.match(value) or len(value.split()) > 6:
-        return
+    if not value or _VAGUE.match(value) or len(value.split()) > 6 or re.search(
+            r"\b(?:I|I'm|I've|we|we're)\b", value):
+        return  # "I'm passionate about dancing and it brings me joy": no thing named
     first = value.split()[0]
     if first[:1].isupper() and not first.isupper() and (
             first.lower() in _COMMON or first.lower().endswith("ing")
@@ -392,10 +394,16 @@ def _x_is_my_favourite(m: re.Match[str], s: Sentence) -> Iterator[Candidate | No
 
 
 @rule(rf"^{I_AM}\s+{ADV}(?:so\s+|really\s+|super\s+|very\s+|deeply\s+)?(?:passionate\s+about|"
-      r"obsessed\s+with|crazy\s+about|in\s+love\s+with|a\s+huge\s+fan\s+of|hooked\s+on)\s+(?P<v>.+)")
+      r"obsessed\s+with|crazy\s+about|in\s+love\s+with|a\s+huge\s+fan\s+of|hooked\s+on|"
+      r"(?:fascinated|awed|amazed|enchanted|captivated)\s+by|in\s+awe\s+of|drawn\s+to)\s+(?P<v>.+)")
 def _passionate(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
-    """ "I'm passionate about dancing" """
-    yield _liked(_value(m.group("v")), s, words=8, confidence=0.65)
+    """ "I'm passionate about dancing", "I'm fascinated by birds"; not "I'm in awe of people
+    who climb mountains" (what is liked is what they do, cut off at "who")."""
+    if not _RELATIVE.match(m.group("v"), len(_value(m.group("v")))):
+        yield _liked(_value(m.group("v")), s, words=8, confidence=0.65)
+
+
+_RELATIVE = re.compile(r"\s+(?:who|that|which|whose|whom)\b", re.I)  # restrictive: no comma
 
 
 def _liked(value: str, s: Sentence, *, words: int, confidence: float = 0.6) -> Candidate | None:
@@ -405,11 +413,13 @@ def _liked(value: str, s: Sentence, *, words: int, confidence: float = 0.6) -> C
     return None
 
 
-@rule(rf"^(?:I've|I have)\s+{ADV}(?:always\s+)?(?:loved|liked|enjoyed|been into)\s+(?P<v>.+)")
+@rule(rf"^(?:I've|I have)\s+{ADV}(?:always\s+)?(?:loved|liked|enjoyed|been into|been\s+"
+      r"(?:(?:so\s+|really\s+)?(?:fascinated|awed|amazed|enchanted|captivated)\s+by|in\s+awe\s+of|"
+      r"drawn\s+to|obsessed\s+with|passionate\s+about|crazy\s+about))\s+(?P<v>.+)")
 def _always_loved(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "I've always loved pottery"; not "the …" (often "the way you explained it")."""
     value = _value(m.group("v"))
-    if not value.lower().startswith("the "):
+    if not value.lower().startswith("the ") and not _RELATIVE.match(m.group("v"), len(value)):
         yield _liked(value, s, words=8)
 
 
@@ -511,7 +521,7 @@ def _been_wanting(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
       r"into\s+(?P<v>.+)")
 def _getting_into(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     """ "I've been getting into baking more" """
-    yield _liked(re.sub(r"\s+(?:more|lately|recently)$", "", _value(m.group("v"))), s, words=6)
+    yield _liked(re.sub(r"\s+(?:more|lately|recently)\b", "", _value(m.group("v"))), s, words=6)
 
 
 @rule(rf"^(?:I|we)\s+{ADV}(?:adopted|rescued|got|brought home)\s+(?:a|an|another|our|my)\s+"
@@ -550,3 +560,160 @@ def _thinking_of(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
     value = _value(m.group("v"))
     if value and len(value.split()) <= 12 and not _TASK.search(value):
         yield _keystone("objective", f"Is thinking of {value}", s, 0.6)
+
+
+# -- what points back at what they said before -------------------------------------------------
+_MY_KIN = re.compile(rf"\bmy\s+(?!{_NOT_NOW}\b)(?:{_COUNT}\s+)?{_SIZE}(?P<who>{_KIN}|{PARTNER})\b",
+                     re.I)
+_HIS = re.compile(r"^(?:sons?|brothers?|nephews?|grandsons?|stepsons?|husband|boyfriend|"
+                  r"hubby|fiance)$", re.I)
+_HERS = re.compile(r"^(?:daughters?|sisters?|nieces?|granddaughters?|stepdaughters?|wife|"
+                   r"girlfriend|fianc[ée]e)$", re.I)
+
+
+def _plural(who: str) -> bool:
+    return who.endswith(("s", "ies", "children", "twins", "grandkids", "fish")) and \
+        not who.endswith(("ss", "fianc\u00e9e"))
+
+
+def said_before(s: Sentence, *, plural: bool, pronoun: str = "") -> str | None:
+    """The one thing of the person's (a pet, a child, a sibling, a partner: "my dogs") that
+    a "their" or "his" in `s` can stand for: named in `s` or in what they said just before
+    (`Sentence.earlier`), of the right number (and, for "his"/"her", not the other).
+    None when there is none or more than one: a guess is no claim."""
+    found = set()
+    for text in (*s.earlier, s.work):
+        for match in _MY_KIN.finditer(text):
+            who = _kin_words(match.group("who"))
+            if _plural(who) != plural:
+                continue
+            if (pronoun == "his" and _HERS.match(who)) or (pronoun == "her" and _HIS.match(who)):
+                continue
+            found.add(who[:-1] if plural and who.endswith("s") else who)
+    if len(found) != 1:
+        return None
+    only = found.pop()
+    return next(w for text in (*s.earlier, s.work) for m in _MY_KIN.finditer(text)
+                if (w := _kin_words(m.group("who"))).startswith(only)
+                and _plural(w) == plural)
+
+
+@rule(rf"^(?P<pronoun>their|his|her)\s+names?\s+(?:are|is|'s)\s+(?P<names>{_NAMES})"
+      r"(?=\s*[,.;!)]|\s*$|\s+(?:and\s+(?:they|he|she)|too)\b)")
+def _their_names(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "I got new collars for my dogs. … Their names are Pepper, Precious and Panda." """
+    names = m.group("names")
+    if not _names_ok(names):
+        return
+    several = "," in names or " and " in names or "&" in names
+    pronoun = m.group("pronoun").lower()
+    if several and pronoun != "their":
+        return
+    who = said_before(s, plural=several, pronoun=pronoun)
+    if who is None:
+        return
+    yield _keystone("relationship", _has(who, names=names), s, 0.65, value=f"{who} {names}")
+
+
+# -- a business of theirs, named in passing ----------------------------------------------------
+_SHOP = (r"(?:store|shop|boutique|bakery|restaurant|studio|salon|food truck|clothing line|"
+         r"brand|business|startup|start-up)")
+# "my local store", "my favourite shop", "my dream studio": not one they have.
+_NOT_MINE = (r"(?:local|favou?rite|fave|usual|nearest|neighbou?rhood|corner|grocery|go-to|"
+             r"regular|old|former|dream|future|ex|coffee|friend'?s|mom'?s|dad'?s|parents'?|"
+             r"family|funny|monkey)")
+_NOT_YET = re.compile(
+    r"\b(?:open|opening|start|starting|launch|launching|build|building|set up|setting up|"
+    r"want|wanted|wants|hope|hoping|dream|dreaming|plan|planning|find|finding|search|"
+    r"searching|looking|hunt|hunting|mind)\s+(?:\w+\s+){0,2}$", re.I)
+
+
+def _my_shop(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "…an ad campaign for my clothing store", "a new piece for my store": they have one.
+    Not "open my own studio" (a plan: `_looking_for`, the objective rules), not "my local
+    shop" or "my business trip"."""
+    before = s.work[:m.start()]
+    if _NOT_YET.search(before):
+        return
+    what = " ".join(m.group("what").lower().split())
+    if m.group("own"):
+        yield _keystone("identity", f"Runs their own {what}", s, 0.6, value=f"runs {what}")
+    else:
+        article = "an" if what[0] in "aeiou" else "a"
+        yield _keystone("identity", f"Has {article} {what}", s, 0.55, value=f"runs {what}")
+
+
+CLAIM_ANYWHERE.append((re.compile(
+    rf"(?<!\bof )\bmy\s+(?P<own>own\s+)?(?!{_NOT_MINE}\b)(?P<what>(?:(?!{_NOT_MINE}\b)"
+    rf"[a-z][a-z-]*\s+){{0,2}}?{_SHOP})(?=\s*[,.;:!?)]|\s*$|\s+(?:is|are|was|were|has|and|for|in|"
+    r"on|at|"
+    r"to|with|since|because|but|so|lately|now|today|this|these|last|going|doing)\b)", re.I),
+    _my_shop))
+
+
+# -- what they do with their time ------------------------------------------------------------
+@rule(rf"^(?:I\s+{ADV}volunteer|{I_AM}\s+{ADV}volunteering|(?:I've|I\s+have)\s+{ADV}been\s+"
+      rf"{ADV}volunteering)\s+(?:at|with|for)\s+(?P<v>(?:an?|the|my|our)\s+(?:[\w'-]+\s+){{0,3}}?"
+      rf"(?:shelter|hospital|school|library|food bank|charity|centre|center|clinic|church|"
+      rf"kitchen|home|garden|museum|zoo|sanctuary|organi[sz]ation|nonprofit|non-profit|group|"
+      rf"club|camp)|{ORG})(?=\s*(?:[,.;:!)]|$|\s(?:and|but|so|since|because|every|on|twice|"
+      r"once|for|in|this|last|lately|now|a|each)\b))")
+def _volunteer(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "I've been volunteering at the animal shelter" """
+    yield _keystone("identity", f"Volunteers at {m.group('v')}", s, 0.65)
+
+
+_ACTIVE = (r"(?:run|swim|cycle|bike|climb|boulder|hike|dance|train|surf|skate|ski|row|box|"
+           r"meditate|paint|draw|sketch|knit|sew|bake|cook|garden|journal|sing|"
+           r"(?:play|practi[cs]e)\s+(?:the\s+)?[a-z]+|go\s+(?:to\s+(?:the\s+gym|yoga|pilates|"
+           r"dance class|the pool)|[a-z]+ing))")
+_OFTEN = (r"(?:(?:once|twice|(?:[2-9]|two|three|four|five|six|seven|a\s+few|several)\s+times)\s+"
+          r"(?:a|per|every)\s+(?:week|month|day)|every\s+(?:single\s+)?(?:day|morning|evening|"
+          r"night|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|daily|"
+          r"weekly|most\s+(?:days|mornings|evenings|weekends)|on\s+(?:the\s+)?weekends)")
+_THIRD = {"go": "goes", "box": "boxes", "do": "does"}
+
+
+@rule(rf"^I\s+{ADV}(?P<act>{_ACTIVE})\s+(?P<often>{_OFTEN})\b")
+def _often(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """ "I run 3 times a week", "I go climbing every weekend", "I play chess daily": a habit
+    (a verb of activity with how often), not "I check my email 5 times a day"."""
+    verb, _, rest = " ".join(m.group("act").split()).partition(" ")
+    verb = _THIRD.get(verb.lower(), verb.lower() + "s")
+    yield _keystone("preference", f"{_sentence_case(verb)} {rest + ' ' if rest else ''}"
+                    f"{' '.join(m.group('often').split())}", s, 0.65)
+
+
+_ONGOING = (r"(?:learning|practi[cs]ing|taking\s+(?:(?:\w+\s+){0,2}(?:classes|lessons|courses?)\b)|"
+            r"volunteering|training\s+for|studying|keeping\s+up\s+with|"
+            r"working\s+on\s+(?:my|our|a|an)\b|teaching|coaching|mentoring|collecting|"
+            r"saving\s+(?:up\s+)?for|building|writing\s+(?:my|a|an)\b)")
+
+
+@rule(rf"^(?:(?:I've|I\s+have|{I_AM})\s+{ADV}(?:been\s+)?|I\s+{ADV}(?P<start>started|began)\s+)"
+      rf"{ADV}(?P<act>{_ONGOING})\s*(?P<v>.*)")
+def _ongoing(m: re.Match[str], s: Sentence) -> Iterator[Candidate | None]:
+    """What they have been doing for a while, a verb of activity: "I've been learning Spanish",
+    "I've been taking pottery classes", "(I've) just been keeping up with fashion trends",
+    "I'm working on my novel", "I started taking pottery classes". Not "I've been feeling
+    tired" (no activity), and not what
+    another rule says better ("volunteering at …": `_volunteer`)."""
+    act = " ".join(m.group("act").split())
+    value = _value(m.group("v"))
+    if act == "volunteering" and re.match(r"(?:at|with|for)\b", value, re.I):
+        return
+    whole = f"{act} {value}".strip() if value else act
+    if (not value and not act.startswith("taking")) or _VAGUE.match(value or "x") or \
+            len(whole.split()) > 9 or re.match(r"(?:on|it|this|that|to|for|about|real|really|"
+                                               r"so|very|hard|non-stop|like crazy)\b", value, re.I):
+        return  # "studying real hard": how, not what
+    if m.group("start"):
+        if re.search(r"\b(?:19|20)[0-9]{2}\b|\bago\b|\blast\b|\bin\s+[A-Z]", s.work):
+            return  # a start with its date: a timeline event (phrasings._took_up)
+        been = "Started"
+    elif re.match(rf"{I_AM}\b", m.group(0), re.I) and "been" not in m.group(0):
+        been = "Is"
+    else:
+        been = "Has been"
+    yield _keystone("preference", f"{been} {whole}", s, 0.6)
+

@@ -56,11 +56,11 @@ def test_parallel_rebuild_with_spilled_runs_matches_whooshs_writer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     docs = corpus(_whoosh.MP_THRESHOLD + 300)
-    reference = SearchIndex.open_or_create(tmp_path / "reference")
+    reference = SearchIndex.open_or_create(tmp_path / "reference", engine="whoosh")
     reference.rebuild(docs, tuned=False)  # whoosh's own writer, one process
     # A tiny pool: every worker spills many compressed runs and merges them.
     monkeypatch.setattr(_whoosh_build, "LIMIT_MB", 1)
-    built = SearchIndex.open_or_create(tmp_path / "built")
+    built = SearchIndex.open_or_create(tmp_path / "built", engine="whoosh")
     assert built.rebuild(docs) == len(docs)
     try:
         assert built.doc_count() == len(docs)
@@ -90,7 +90,7 @@ def test_a_failed_worker_fails_the_rebuild_and_keeps_the_old_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: object
 ) -> None:
     index_dir = tmp_path / "index"
-    ix = SearchIndex.open_or_create(index_dir)
+    ix = SearchIndex.open_or_create(index_dir, engine="whoosh")
     ix.rebuild(CORPUS)
     before = sorted(p.name for p in index_dir.iterdir())
     monkeypatch.setattr(_whoosh_build, "_worker", worker)
@@ -98,7 +98,7 @@ def test_a_failed_worker_fails_the_rebuild_and_keeps_the_old_index(
         ix.rebuild(corpus(_whoosh.MP_THRESHOLD + 10))
     assert err.value.hint and "rebuild" in err.value.hint
     assert sorted(p.name for p in index_dir.iterdir()) == before
-    again = SearchIndex.open_or_create(index_dir)
+    again = SearchIndex.open_or_create(index_dir, engine="whoosh")
     assert again.needs_rebuild is None
     assert ids(again.search("pasta")) == ["cook"]
     again.close()
@@ -119,7 +119,7 @@ docs = [IndexDoc(path=f"pages/personal/p{i}.md", page_id=f"p{i}", revision_id=f"
                  title="t", body="garden recipe " * 200, type="note", namespace="personal",
                  timestamp="2026-01-01T00:00:00Z")
         for i in range(_whoosh.MP_THRESHOLD + 400)]
-ix = SearchIndex.open_or_create(sys.argv[1])
+ix = SearchIndex.open_or_create(sys.argv[1], engine="whoosh")
 try:
     ix.rebuild(docs)
 except IndexUnavailable:
