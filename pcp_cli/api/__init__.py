@@ -62,6 +62,8 @@ _TABLE: dict[str, str] = {
     "entry_folder_namespace": "pcp_cli.api.pages",
     "page_id_completions": "pcp_cli.api.pages",
     "read_page": "pcp_cli.api.pages",
+    "read_passage": "pcp_cli.api.pages",
+    "passage_around": "pcp_cli.api.pages",
     "add_page": "pcp_cli.api.pages",
     "revise_page": "pcp_cli.api.pages",
     "link_pages": "pcp_cli.api.pages",
@@ -132,6 +134,8 @@ _TABLE: dict[str, str] = {
     "llm_extractor": "pcp_cli.api.proposals",
     # -- search and the other reads of query/ (api/queries.py) --
     "search": "pcp_cli.api.queries",
+    "search_request": "pcp_cli.api.queries",
+    "SearchRequest": "pcp_cli.model.search_request",
     "search_before_index": "pcp_cli.api.queries",
     "related": "pcp_cli.api.queries",
     "stats": "pcp_cli.api.queries",
