@@ -157,6 +157,7 @@ _TABLE: dict[str, str] = {
     "INGEST_SOURCE": "pcp_cli.api.imports",
     "import_path": "pcp_cli.api.imports",
     "import_sources": "pcp_cli.api.imports",
+    "markdown_vault": "pcp_cli.api.imports",
     "ingest_text": "pcp_cli.api.imports",
     "ingest_event": "pcp_cli.api.imports",
     "imported_page_id": "pcp_cli.model.ids:page_id_for_key",
