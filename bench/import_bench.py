@@ -23,7 +23,8 @@ store's `pages/`, else generated notes) into a new store, with fsync as pcp runs
 CPU time (user + system of the child) and pages per second. `--contend` runs each import
 twice, the second time beside a competing disk writer (a loop writing 8 MB and fsyncing it).
 `--code` runs the same imports with another checkout's `pcp_cli` first (the baseline), in
-alternating turns, so both are measured under the same load.
+alternating turns, so both are measured under the same load. `--reimport` measures the second
+import of the folder into that store instead (every note `unchanged`).
 """
 
 from __future__ import annotations
@@ -272,12 +273,16 @@ def markdown_folder(folder: Path, n: int, source: Path | None) -> int:
     return n
 
 
-def import_markdown(folder: Path, root: Path) -> dict[str, Any]:
-    """One `api.import_path` of `folder` into a new store at `root` (run in a child)."""
+def import_markdown(folder: Path, root: Path, reimport: bool = False) -> dict[str, Any]:
+    """One `api.import_path` of `folder` into a new store at `root` (run in a child); with
+    `reimport`, the folder is imported once first and the second import is measured."""
     from pcp_cli import api
     from pcp_cli.store.store import Store
 
     Store.init(root, owner_id="bench").close()
+    if reimport:
+        with api.open_store(root) as store:
+            api.import_path(store, folder)
     before = resource.getrusage(resource.RUSAGE_SELF)
     began = time.perf_counter()
     with api.open_store(root) as store:
@@ -326,9 +331,11 @@ def markdown_runs(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
                     try:
                         store = scratch / f"store-{label}-{n}-{load}-{turn}"
                         env = {**os.environ, "PYTHONPATH": str(code)}
+                        again = ["--reimport"] if args.reimport else []
                         done = subprocess.run(
                             [sys.executable, __file__, "--import-markdown", str(folder),
-                             str(store)], check=True, capture_output=True, text=True, env=env)
+                             str(store), *again], check=True, capture_output=True, text=True,
+                            env=env)
                     finally:
                         if writer is not None:
                             writer.kill()
@@ -380,10 +387,12 @@ def main() -> None:
     parser.add_argument("--code", type=Path,
                         help="with --markdown: also run another checkout (the baseline)")
     parser.add_argument("--repeat", type=int, default=3, help="with --markdown: turns each")
+    parser.add_argument("--reimport", action="store_true",
+                        help="with --markdown: measure a re-import (every note unchanged)")
     parser.add_argument("--import-markdown", type=Path, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.import_markdown:
-        print(json.dumps(import_markdown(*args.import_markdown)))
+        print(json.dumps(import_markdown(*args.import_markdown, reimport=args.reimport)))
         return
     if args.markdown:
         with tempfile.TemporaryDirectory(dir=args.keep) as scratch:

@@ -205,15 +205,30 @@ def test_suppressed_pages_never_candidates_and_limit_still_filled(store):
 
 
 # -- query syntax -------------------------------------------------------------------------------
-@pytest.mark.parametrize("query", ['"unbalanced', "(open", "close)", "colour:red", "", "AND x",
-                                   "NOT tidewatch", "x OR"])
-def test_malformed_query_is_a_usage_error_with_a_hint(example, query):
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_query_is_a_usage_error_with_a_hint(example, query):
     out = cli("search", query, "--store", str(example))
     assert out.code == 2, out
     assert "Error:" in out.stderr and "Hint:" in out.stderr
     assert "Traceback" not in out.stderr
     js = cli("search", query, "--store", str(example), "--json")
     assert js.code == 2 and js.error_json["error"]["code"] == "usage"
+
+
+@pytest.mark.parametrize(("query", "plain"), [
+    ("Tidewatch?", "Tidewatch"),                       # a trailing ? is not a wildcard
+    ('"unbalanced tidewatch', "unbalanced tidewatch"),  # a lone quote is text
+    ("(tidewatch", "tidewatch"), ("tidewatch)", "tidewatch"),
+    ("colour:red tidewatch", '"colour red" tidewatch'),  # an unknown field is text
+    ("AND tidewatch", "tidewatch"), ("tidewatch OR", "tidewatch"),
+    ("NOT tidewatch", "tidewatch"),                    # only NOT: its words
+    ("title: tidewatch?", "title tidewatch"),          # a field with nothing after it
+    ("email: ada@example.org?", "email ada@example.org"),
+])
+def test_a_question_is_searched_as_written_never_refused(example, query, plain):
+    out = cli("search", query, "--store", str(example), "--json")
+    assert out.code == 0, out
+    assert ids(out.json) == ids(search(example, plain))
 
 
 def test_query_syntax_phrases_fields_and_operators(example):
@@ -271,6 +286,7 @@ def test_hits_on_a_terminal_read_at_100_columns(example):
     ("doctor", "--include-sensitive", "--exclude-type", "keystone"),
     ("(broken", "--json"),
     ("tidewatch", "--type", "recipe"),
+    ("Where is Tidewatch?", "--json", "--exclude-stale", "--scope", "*", "--mode", "auto"),
 ])
 def test_fast_path_answers_exactly_like_the_typer_command(example, args):
     assert cli("index", "--store", str(example)).code == 0
@@ -284,7 +300,7 @@ def test_whole_process_search(example):
 
     out = run_pcp("search", "即适者生存", "--store", str(example), "--json")
     assert out.code == 0 and [r["id"] for r in out.json["results"]] == ["reading-notes-zh"]
-    bad = run_pcp("search", "colour:red", "--store", str(example))
+    bad = run_pcp("search", " ", "--store", str(example))
     assert bad.code == 2 and "Hint:" in bad.stderr
 
 

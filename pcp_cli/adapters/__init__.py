@@ -52,8 +52,10 @@ def iter_items(
     *,
     format: Format | None = None,  # noqa: A002 - mirrors the CLI's --format
     progress: Progress | None = None,
+    key_prefix: str | None = None,
 ) -> ParseResult:
-    """Parse `path` as `format` (detected from its content when None)."""
+    """Parse `path` as `format` (detected from its content when None). `key_prefix`: a
+    Markdown vault's keys (default the plain `markdown:`)."""
     fmt = format or detect_format(path)
     if fmt == "chatgpt":
         from pcp_cli.adapters import chatgpt
@@ -66,6 +68,8 @@ def iter_items(
     if fmt == "markdown":
         from pcp_cli.adapters import markdown
 
+        if key_prefix is not None:
+            return markdown.iter_items(path, progress=progress, key_prefix=key_prefix)
         return markdown.iter_items(path, progress=progress)
     raise InvalidInput(
         f"{fmt!r} is not a source this parser reads",

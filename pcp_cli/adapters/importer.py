@@ -31,12 +31,19 @@ def import_source(
     namespace: str | None = None,
     dry_run: bool = False,
     progress: Progress | None = None,
+    vault: str | None = None,
+    local: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Import the export at `path` into `store` and return the summary dict.
 
     `format` None or "auto" recognises the export from its content. A PCP v1 archive goes to
     the archive importer, which returns the same summary shape. Raises InvalidInput when the
     path cannot be recognised or nothing in it can be read at all.
+
+    A Markdown folder is imported as a vault (adapters/vaults.py): `vault` is its name when
+    the person chose one (`--as`), `local` the folders this device imported from. The summary
+    then says which (`vault: {name, key_prefix}`); UsageError, before anything is written,
+    when the folder's name is ambiguous. `vault` with any other format is a UsageError.
     """
     source = Path(path)
     if not source.exists():
@@ -56,6 +63,12 @@ def import_source(
                            path=str(source)) from None
     if format in ("chatgpt", "claude"):
         _check_forced_format(source, fmt)
+    if vault is not None and fmt != "markdown":
+        raise UsageError(f"--as names a Markdown vault; this is a {fmt} export",
+                         hint="leave --as out")
+    if fmt == "markdown":
+        return _import_vault(store, source, namespace=namespace, dry_run=dry_run,
+                             progress=progress, as_name=vault, local=local or {})
     if fmt == "archive":
         try:
             from pcp_cli.adapters.archive import import_archive
@@ -73,6 +86,35 @@ def import_source(
     summary = write_items(store, results, format=fmt, namespace=namespace, dry_run=dry_run,
                           source=str(source))
     return summary.to_dict()
+
+
+def _import_vault(store: Store, source: Path, *, namespace: str | None, dry_run: bool,
+                  progress: Progress | None, as_name: str | None,
+                  local: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A Markdown folder or note, under its vault's keys; the vault is recorded (in the store,
+    under the writer lock, before its first page) unless this is a dry run, and the record is
+    taken back if the import then fails."""
+    from pcp_cli.adapters.vaults import resolve
+    from pcp_cli.store import vaults
+
+    recorded = False
+    if dry_run:
+        vault = resolve(store, source, as_name=as_name, local=local)
+    else:
+        with store.locked():
+            vault = resolve(store, source, as_name=as_name, local=local)
+            recorded = vaults.record(store.root, vault)
+    results = iter_items(source, format="markdown", progress=progress,
+                         key_prefix=vault.key_prefix)
+    try:
+        summary = write_items(store, results, format="markdown", namespace=namespace,
+                              dry_run=dry_run, source=str(source)).to_dict()
+    except BaseException:
+        if recorded:
+            vaults.forget(store.root, vault)
+        raise
+    summary["vault"] = vault.to_dict()
+    return summary
 
 
 _FORMAT_NAMES = {"chatgpt": "ChatGPT", "claude": "Claude", "markdown": "Markdown",

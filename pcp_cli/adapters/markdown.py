@@ -1,6 +1,7 @@
 """A folder of Markdown notes (an Obsidian vault, a notes folder) or a single `.md` file.
 
-Each `.md` file becomes one page, keyed by its path relative to the folder:
+Each `.md` file becomes one page, keyed by its vault and its path relative to the folder
+(`markdown:<path>` or `markdown@<vault>:<path>`: store/vaults.py, adapters/vaults.py):
 
 - type `document` when the file sits under a folder named docs, documents, documentation or
   reference (at any depth), or its body is longer than DOCUMENT_CHARS characters; else `note`;
@@ -38,6 +39,7 @@ from pcp_cli.errors import InvalidInput
 from pcp_cli.model.filenames import is_text
 from pcp_cli.model.vocab import SENSITIVITIES
 from pcp_cli.store.frontmatter import MAX_BODY_BYTES, load_mapping
+from pcp_cli.store.vaults import PLAIN
 
 EXT_KEY = "org.pcp-cli.markdown"
 DOCUMENT_CHARS = 20_000
@@ -64,8 +66,10 @@ class _Parsed:
     body: str
 
 
-def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None) -> ParseResult:
-    """Yield one note/document page per Markdown file, or a problem for each unreadable one."""
+def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None,
+               key_prefix: str = PLAIN) -> ParseResult:
+    """Yield one note/document page per Markdown file, or a problem for each unreadable one.
+    Each is keyed `key_prefix` + its path in the folder: its vault's keys (store/vaults.py)."""
     root = Path(path)
     files, not_text = _markdown_files(root)
     yield from not_text_problems(root, not_text)
@@ -106,7 +110,15 @@ def iter_items(path: str | os.PathLike[str], *, progress: Progress | None = None
         except FrontmatterError as exc:
             yield ItemProblem(str(file), rel, f"bad frontmatter: {exc}", line=exc.line)
             continue
-        yield _item(file, rel, parsed, resolver, sensitivity)
+        yield _item(file, rel, parsed, resolver, sensitivity, key_prefix)
+
+
+def markdown_rels(path: str | os.PathLike[str]) -> list[str]:
+    """The paths in the folder (or a single note's name) of the notes an import would read."""
+    root = Path(path)
+    files, _ = _markdown_files(root)
+    base = root if root.is_dir() else root.parent
+    return [f.relative_to(base).as_posix() for f in files]
 
 
 def _read(file: Path) -> bytes:
@@ -279,9 +291,9 @@ def wikilink_targets(body: str) -> list[str]:
 
 
 def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver,
-          sensitivity: str) -> ImportItem:
+          sensitivity: str, key_prefix: str) -> ImportItem:
     meta, body = parsed.meta, parsed.body
-    key = f"markdown:{rel}"
+    key = key_prefix + rel
     title = meta.get("title")
     if not isinstance(title, str | int | float) or not str(title).strip():
         heading = _H1.search(_outside_code(body))
@@ -295,8 +307,8 @@ def _item(file: Path, rel: str, parsed: _Parsed, resolver: _Resolver,
                 continue  # an embedded image or PDF, not a note
             if target not in unresolved:
                 unresolved.append(target)
-        elif found != rel and f"markdown:{found}" not in links:
-            links.append(f"markdown:{found}")
+        elif found != rel and key_prefix + found not in links:
+            links.append(key_prefix + found)  # within its own vault
     record: dict[str, Any] = {}
     aliases = _strings(meta.get("aliases", meta.get("alias")))
     if aliases:

@@ -30,6 +30,7 @@ def import_path(
     dry_run: bool = False,
     progress: Any = None,
     waiting: Callable[[bool], None] | None = None,
+    vault: str | None = None,
 ) -> dict[str, Any]:
     """`pcp import`: import an export into `store` and return the summary (the --json shape).
 
@@ -42,22 +43,40 @@ def import_path(
     Raises InvalidInput when the path cannot be recognised or read at all; failed items are in
     the summary. StoreLocked when the lock stayed held past PCP_LOCK_TIMEOUT, saying what was
     imported before it.
+
+    A Markdown folder is imported as a vault (`vault`: its name, `--as`; default the name this
+    device imported it under, else the folder's name), and the summary has `vault: {name,
+    key_prefix}`; UsageError before anything is written when two folders would share a name
+    (docs/import.md, "Two folders: vaults").
     """
     check_enum("format", format, IMPORT_FORMATS)
     from pcp_cli.adapters.importer import import_source
+    from pcp_cli.store import sources
 
     before, store.lock_waiting = store.lock_waiting, waiting
     try:
         summary = import_source(store, path, format=format, namespace=namespace,
-                                dry_run=dry_run, progress=progress)
+                                dry_run=dry_run, progress=progress, vault=vault,
+                                local=sources.recorded(store.layout.local))
     finally:
         store.lock_waiting = before
     if not dry_run:
-        from pcp_cli.store import sources
-
-        sources.record(store.layout.local, path, summary.get("format") or format)
+        sources.record(store.layout.local, path, summary.get("format") or format,
+                       vault=(summary.get("vault") or {}).get("name"))
         after_import(store)
     return summary
+
+
+def markdown_vault(store: Store, folder: str | os.PathLike[str]) -> dict[str, str]:
+    """The vault a Markdown folder is imported as, `{name, key_prefix}`, recording nothing
+    (`pcp watch` keys a renamed or deleted note's page with it)."""
+    from pathlib import Path
+
+    from pcp_cli.adapters.vaults import resolve
+    from pcp_cli.store import sources
+
+    return resolve(store, Path(folder), as_name=None,
+                   local=sources.recorded(store.layout.local)).to_dict()
 
 
 def import_sources(store: Store) -> dict[str, dict[str, Any]]:

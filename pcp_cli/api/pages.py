@@ -244,6 +244,38 @@ def read_page(store: Store, page_id: str, *, revision_id: str | None = None,
 
 
 # -- writing ----------------------------------------------------------------------------------
+
+def passage_around(body: str, page_type: str | None, start: int, end: int,
+                   neighbours: int = 1) -> dict[str, Any]:
+    """The passage of `body` at `start`..`end` (a search result's `source_spans`) with
+    `neighbours` passages on each side — whole turns of a conversation, headings included:
+    `{start, end, text, passages: [{field, start, end, passage, message_index | paragraph_index,
+    role?, matched}]}` (see pcp_cli.query.passages)."""
+    from pcp_cli.query.passages import MAX_NEIGHBOURS, read_around
+
+    for name, value in (("start", start), ("end", end), ("neighbours", neighbours)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise UsageError(f"the passage's {name} must be a whole number of at least 0, "
+                             f"not {value!r}", hint="use a search result's source_spans")
+    if end < start or start > len(body):
+        raise UsageError(f"the passage {start}:{end} is not inside the page's text "
+                         f"({len(body)} characters)", hint="use a search result's source_spans "
+                         "for the page's current revision")
+    if neighbours > MAX_NEIGHBOURS:
+        raise UsageError(f"at most {MAX_NEIGHBOURS} neighbours on each side, not {neighbours}")
+    return read_around(body, page_type, start, end, neighbours)
+
+
+def read_passage(store: Store, page_id: str, start: int, end: int, *, neighbours: int = 1,
+                 revision_id: str | None = None, as_of: str | None = None) -> dict[str, Any]:
+    """ReadPages for one passage of a page (`pcp show ID --passage START:END`): the page's
+    identity as `read_page` gives it, and `passage` (see `passage_around`)."""
+    data = read_page(store, page_id, revision_id=revision_id, as_of=as_of)
+    page = data.pop("page")
+    data["passage"] = passage_around(page["payload"]["content"], page.get("type"), start, end,
+                                     neighbours)
+    return data
+
 def add_page(
     store: Store,
     content: str,

@@ -49,7 +49,7 @@ def in_scope(namespace: str | None, scopes: Sequence[str]) -> bool:
     return in_scopes(namespace, scopes or None)
 
 
-def _load(store: Store, entry: Entry) -> Revision:
+def head_of_entry(store: Store, entry: Entry) -> Revision:
     """The head revision a catalog entry names (one file read), else the page's current one."""
     assert entry.page_id
     if entry.revision_id and not entry.edited:
@@ -60,7 +60,7 @@ def _load(store: Store, entry: Entry) -> Revision:
     return store.current(entry.page_id)
 
 
-def _entries(
+def entries_in_scope(
     store: Store,
     page_type: str,
     *,
@@ -98,11 +98,11 @@ def profile_state(store: Store, *, scopes: Sequence[str] = (),
     """
     from pcp_cli.render.select import fresh_profile
 
-    entries = _entries(store, "profile", scopes=scopes, include_sensitive=include_sensitive)
+    entries = entries_in_scope(store, "profile", scopes=scopes, include_sensitive=include_sensitive)
     if not entries:
         return None, []
     preferred = [e for e in entries if e.page_id == PROFILE_PAGE_ID] or entries
-    profile = _as_distilled(_load(store, preferred[0]))
+    profile = _as_distilled(head_of_entry(store, preferred[0]))
     if keystones is None:
         keystones = current_keystones(store, scopes=scopes)
     return fresh_profile(profile, keystones)
@@ -129,7 +129,7 @@ def _as_distilled(revision: Revision) -> Revision:
 
 def current_keystones(store: Store, *, scopes: Sequence[str] = ()) -> list[Revision]:
     """Active, affirmed, not high-sensitivity keystones in scope: the micro_prompt's material."""
-    return [_load(store, e) for e in _entries(store, "keystone", scopes=scopes)]
+    return [head_of_entry(store, e) for e in entries_in_scope(store, "keystone", scopes=scopes)]
 
 
 def _say_sensitivity(obj: dict[str, Any], level: str | None) -> None:
@@ -143,8 +143,9 @@ def _say_sensitivity(obj: dict[str, Any], level: str | None) -> None:
 
 def _timeline(store: Store, *, scopes: Sequence[str] = (),
               include_sensitive: bool = False) -> list[PageState]:
-    entries = _entries(store, "timeline_event", scopes=scopes, include_sensitive=include_sensitive)
-    return [_load(store, e).state for e in entries]
+    entries = entries_in_scope(store, "timeline_event", scopes=scopes,
+                               include_sensitive=include_sensitive)
+    return [head_of_entry(store, e).state for e in entries]
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -178,12 +179,12 @@ def _kept_micro(store: Store, scopes: Sequence[str], name: str, kind: type,
         cached = kept.read(store.layout.local / name, key)
         if isinstance(cached, kind):
             return cached
-    entries = _entries(store, "keystone", scopes=scopes)
-    keystones = [_load(store, e) for e in entries]
+    entries = entries_in_scope(store, "keystone", scopes=scopes)
+    keystones = [head_of_entry(store, e) for e in entries]
     profile = profile_state(store, scopes=scopes, keystones=keystones)[0]
     value = make(profile, keystones)
-    named = {e.page_id: e.revision_id for e in entries + _entries(store, "profile", scopes=scopes)
-             if not e.edited}
+    profiles = entries_in_scope(store, "profile", scopes=scopes)
+    named = {e.page_id: e.revision_id for e in entries + profiles if not e.edited}
     if key is not None and all(named.get(r.page_id) == r.revision_id
                                for r in [*keystones, *([profile] if profile else [])]):
         kept.keep(store.layout.local / name, key, value)
@@ -208,8 +209,8 @@ def micro_prompt_report(store: Store, *, scopes: Sequence[str] = (),
             counts[reason] = counts.get(reason, 0) + 1
             if per_reason is None or counts[reason] <= per_reason:
                 named.append(item)
-        sensitive = len(_entries(store, "keystone", scopes=scopes, include_sensitive=True)) \
-            - len(keystones)
+        every = entries_in_scope(store, "keystone", scopes=scopes, include_sensitive=True)
+        sensitive = len(every) - len(keystones)
         return {"text": text, "length": len(text), "limit": LIMIT, "left_out": named,
                 "left_out_counts": counts, "sensitive_keystones": sensitive}
 
@@ -350,11 +351,11 @@ def export_archive(
 
     # The person's own export: unclassified keystones too (the person's reads include them),
     # exported without a sensitivity, so a round trip classifies nothing (under-claim).
-    keystone_entries = _entries(
+    keystone_entries = entries_in_scope(
         store, "keystone", scopes=scopes, include_sensitive=include_sensitive,
         statuses=("active", "superseded", "archived"), include_unclassified=True,
     )
-    keystones = [_load(store, e) for e in keystone_entries]
+    keystones = [head_of_entry(store, e) for e in keystone_entries]
     profile = profile_page(store, scopes=scopes, include_sensitive=include_sensitive)
     data = archive(
         profile,
@@ -376,7 +377,7 @@ def export_archive(
         key=lambda o: (instant(o.get("created_at")) or float("-inf"), o["id"])
     )
     if data["timeline_events"]:
-        event_entries = [e for e in _entries(store, "timeline_event", scopes=scopes,
+        event_entries = [e for e in entries_in_scope(store, "timeline_event", scopes=scopes,
                                              include_sensitive=include_sensitive) if e.page_id]
         event_records = {e.page_id: e.record for e in event_entries}
         given = _given_back_ids([obj["id"] for obj in data["timeline_events"]], event_records)
@@ -493,7 +494,7 @@ def distill_profile(store: Store, *, actor: Actor | None = None,
 
     actor = actor or DISTILL_ACTOR
     with store.locked():
-        keystones = [_load(store, e) for e in _entries(store, "keystone")]
+        keystones = [head_of_entry(store, e) for e in entries_in_scope(store, "keystone")]
         current = _current_profile_any_state(store)
         result = distill(keystones, current)
         fields = {k: v for k, v in result.record.items() if k != "pinned"}

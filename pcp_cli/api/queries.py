@@ -8,51 +8,47 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pcp_cli.model.search_request import SearchRequest
 from pcp_cli.query.asof import view as as_of_view
 from pcp_cli.store.store import Store
 from pcp_cli.upkeep.damage import refuse_damaged
 
 
-def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
-           exclude_types: Sequence[str] = (), include_superseded: bool = False,
-           include_sensitive: bool = False, min_score: float | None = None,
-           scopes: Sequence[str] | None = None,
-           suppressed: frozenset[str] = frozenset(), mode: str = "text",
-           filters: dict[str, Any] | None = None, cursor: str | None = None,
-           as_of: str | None = None, depth: int | None = None,
-           include_unclassified: bool = True, exclude_stale: bool = False) -> dict[str, Any]:
+def search(store: Store, request: SearchRequest | str, /, **options: Any) -> dict[str, Any]:
     """SearchPages (`pcp search` / `pcp_search`): `{schema_version, query, count,
-    filters_applied, results, next_cursor}`.
+    filters_applied, results, next_cursor}` for a `SearchRequest`
+    (pcp_cli/model/search_request.py: every option, checked when the request is made), or for
+    a query and the request's options as keywords (`mode` then defaults to "text").
 
     A keystone past its `stale_after` is served labelled `stale: true` (v1.2 §4.2), or left
     out before ranking with `exclude_stale`.
 
-    Pages never classified are included (labelled) unless `include_unclassified` is False (an
-    AI client's read: then only with `include_sensitive`, as a `high` page).
-
     The §4.2 safeguards run here: limit 10 by default, capped at 25 (the cap is reported);
     current, affirmed pages only unless `include_superseded` or `filters.lifecycle_status`;
-    `high` sensitivity only with `include_sensitive`; scopes (None = all, [] = none), types
-    and every filter applied before ranking; `suppressed` page ids never returned nor counted.
-    `mode`, `filters`, `cursor`, `as_of` and `depth`: see `pcp_cli.query.pages`.
+    `high` sensitivity only with `include_sensitive`; pages never classified included
+    (labelled) unless `include_unclassified` is False (an AI client's read: then only with
+    `include_sensitive`, as a `high` page); scopes (None = all, [] = none), types and every
+    filter applied before ranking; `suppressed` page ids never returned nor counted.
     """
     from pcp_cli.query.pages import search_pages
 
+    request = search_request(request, **options)
     refuse_damaged(store)  # a replaced folder is damage, never "no results"
-    return search_pages(store, query, mode=mode, filters=filters, limit=limit, types=types,
-                        exclude_types=exclude_types, include_superseded=include_superseded,
-                        include_sensitive=include_sensitive, min_score=min_score,
-                        scopes=scopes, suppressed=suppressed, cursor=cursor, as_of=as_of,
-                        depth=depth, include_unclassified=include_unclassified,
-                        exclude_stale=exclude_stale)
+    return search_pages(store, request)
 
 
-def search_before_index(store: Store, query: str, *, limit: int | None = None,
-                        types: Sequence[str] = (), exclude_types: Sequence[str] = (),
-                        include_superseded: bool = False, include_sensitive: bool = False,
-                        min_score: float | None = None,
-                        scopes: Sequence[str] | None = None,
-                        exclude_stale: bool = False) -> dict[str, Any] | None:
+def search_request(request: SearchRequest | str, /, **options: Any) -> SearchRequest:
+    """`request` as a SearchRequest: itself, or one made of a query and keyword options
+    (`mode` "text" unless given). Raises UsageError for an option that is not valid."""
+    if isinstance(request, SearchRequest):
+        if options:
+            return request.replace(**options)
+        return request
+    options.setdefault("mode", "text")
+    return SearchRequest(request, **options)
+
+
+def search_before_index(store: Store, request: SearchRequest) -> dict[str, Any] | None:
     """`pcp search` on a large store with no index yet (a fresh clone): start the build in the
     background and answer from a bounded, unranked scan of the files, with every safeguard of
     `search` (see pcp_cli.query.first_answer). None when the usual `search` should run; the
@@ -63,9 +59,7 @@ def search_before_index(store: Store, query: str, *, limit: int | None = None,
         return None
     from pcp_cli.query.first_answer import answer
 
-    return answer(store, query, limit=limit, types=types, exclude_types=exclude_types,
-                  include_superseded=include_superseded, include_sensitive=include_sensitive,
-                  min_score=min_score, scopes=scopes, exclude_stale=exclude_stale)
+    return answer(store, request)
 
 
 def related(store: Store, page_id: str, *, types: Sequence[str] = (), depth: int = 1,

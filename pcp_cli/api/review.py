@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pcp_cli.api import changes as model_changes
-from pcp_cli.api.profile import _entries, _load
+from pcp_cli.api.profile import entries_in_scope, head_of_entry
 from pcp_cli.errors import PcpError, UsageError
 from pcp_cli.model import vocab
 from pcp_cli.model.page import PROFILE_PAGE_ID, Actor, Revision, now_iso
@@ -68,10 +68,10 @@ def review_queue(store: Store, *, scopes: Sequence[str] = ()) -> list[dict[str, 
     first: exactly what an import counts as `proposals`."""
     items = []
     for page_type in REVIEWABLE_TYPES:
-        entries = _entries(store, page_type, scopes=scopes, include_sensitive=True,
+        entries = entries_in_scope(store, page_type, scopes=scopes, include_sensitive=True,
                            review=("proposed",))
         for entry in entries:
-            revision = _load(store, entry)
+            revision = head_of_entry(store, entry)
             if page_type == "profile":
                 items.append(profile_review_item(revision))
             elif page_type == "timeline_event":
@@ -89,9 +89,9 @@ def rejected_proposals(store: Store, *, scopes: Sequence[str] = ()) -> list[dict
     when it was proposed and rejected, and the reason given (`rejection_reason`, or null)."""
     items = []
     for page_type in REVIEWABLE_TYPES:
-        for entry in _entries(store, page_type, scopes=scopes, include_sensitive=True,
+        for entry in entries_in_scope(store, page_type, scopes=scopes, include_sensitive=True,
                               review=("rejected",)):
-            revision = _load(store, entry)
+            revision = head_of_entry(store, entry)
             item = profile_review_item(revision) if page_type == "profile" else {
                 **review_item(revision), "kind": page_type}
             item.update(proposed_at=revision.page_created_at, rejected_at=revision.created_at,
@@ -103,9 +103,9 @@ def rejected_proposals(store: Store, *, scopes: Sequence[str] = ()) -> list[dict
 def _change_items(store: Store, scopes: Sequence[str]) -> list[dict[str, Any]]:
     """The changes models proposed to the person's material (api/changes.py)."""
     items = []
-    for entry in _entries(store, "note", scopes=scopes, include_sensitive=True,
+    for entry in entries_in_scope(store, "note", scopes=scopes, include_sensitive=True,
                           review=("proposed",), include_unclassified=True):
-        revision = _load(store, entry)
+        revision = head_of_entry(store, entry)
         if model_changes.is_change(revision):
             items.append({**review_item(revision), **model_changes.review_item(revision)})
     return items

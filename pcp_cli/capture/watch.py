@@ -17,7 +17,9 @@ inotify alone, to skip a scan; this one watches the person's source folders to i
   supersedes the old one (lifecycle `superseded`, a `supersedes` relation between them), however
   many notes are renamed at once, a folder of them included (`Watcher._moved`).
   Both stay in the store with their history (`pcp show`, `pcp ls --status ...`). The page id
-  changes on a rename: the Markdown importer keys a page by its path in the vault.
+  changes on a rename: the Markdown importer keys a page by its vault and its path in it.
+  Each folder is its own vault (adapters/vaults.py), as `pcp import` names it: two watched
+  folders holding the same paths never touch each other's pages.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class Watcher:
         self.moves: dict[Path, Path] = {}  # a renamed file's new path -> its old one
         self.left: set[Path] = set()  # names a note held for a moment, between two renames
         self.said: set[tuple[Any, Any, Any]] = set()  # problems already named to the person
+        self.vaults: dict[Path, str] = {}  # a vault folder -> its notes' key prefix
 
     def note(self, paths: list[Path], moved: bool = False) -> None:
         with self.lock:
@@ -206,7 +209,9 @@ class Watcher:
                     gone += [old for new, old in renamed.items()
                              if not new.exists() and not old.exists()]
                     if any(p.exists() for p in changed):
-                        self._report(folder, api.import_path(store, folder, format=fmt))
+                        summary = api.import_path(store, folder, format=fmt)
+                        self.vaults[folder] = summary["vault"]["key_prefix"]
+                        self._report(folder, summary)
                     for path in changed:
                         if path != folder and path.exists():
                             self._revive(store, folder, path)
@@ -221,17 +226,25 @@ class Watcher:
                 self.say(f"watch: {shown(folder)}: unexpected {type(exc).__name__}: {exc} "
                          "(tried again on its next change)")
 
+    def _key(self, store: Any, folder: Path, path: Path) -> str:
+        """The import key of the note at `path`: its vault's prefix and its path in it."""
+        from pcp_cli import api
+
+        if folder not in self.vaults:
+            self.vaults[folder] = api.markdown_vault(store, folder)["key_prefix"]
+        return self.vaults[folder] + path.relative_to(folder).as_posix()
+
     def _renamed(self, store: Any, folder: Path, old: Path, new: Path) -> None:
         """A note renamed in the vault: its new page supersedes the old one (linked, the old
         page kept with its history). The page id is the new path's: pages are keyed by their
-        path in the vault."""
+        vault and path in it."""
         from pcp_cli import api
 
         old_rel, new_rel = (p.relative_to(folder).as_posix() for p in (old, new))
         if not is_text(old_rel):
             return  # its old name was never imported
-        old_id = api.imported_page_id(f"markdown:{old_rel}")
-        new_id = api.imported_page_id(f"markdown:{new_rel}")
+        old_id = api.imported_page_id(self._key(store, folder, old))
+        new_id = api.imported_page_id(self._key(store, folder, new))
         if old_id == new_id or not (store.page_exists(old_id) and store.page_exists(new_id)):
             return
         if store.current(old_id).state.lifecycle_status != "active":
@@ -247,7 +260,7 @@ class Watcher:
         from pcp_cli import api
 
         rel = path.relative_to(folder).as_posix()
-        page_id = api.imported_page_id(f"markdown:{rel}")
+        page_id = api.imported_page_id(self._key(store, folder, path))
         if not store.page_exists(page_id):
             return
         if store.current(page_id).state.lifecycle_status != "active":
@@ -264,7 +277,7 @@ class Watcher:
         from pcp_cli import api
 
         rel = path.relative_to(folder).as_posix()
-        page_id = api.imported_page_id(f"markdown:{rel}")
+        page_id = api.imported_page_id(self._key(store, folder, path))
         if not store.page_exists(page_id):
             return
         if store.current(page_id).state.lifecycle_status not in ("archived", "superseded"):

@@ -32,6 +32,11 @@ FormatOpt = Annotated[str, typer.Option(
 NamespaceOpt = Annotated[str | None, typer.Option(
     "--namespace", help="Namespace for the imported pages (default: the store's). Claude "
     "projects and coding-agent sessions keep their own project:<name> namespace.")]
+AsOpt = Annotated[str | None, typer.Option(
+    "--as", metavar="NAME", help="A Markdown folder's vault name (default: the name this "
+    "device imported it under, else the folder's name). Two folders of one name are two "
+    "vaults only with names of their own; the same name on another device finds the same "
+    "pages.")]
 DryRunOpt = Annotated[bool, typer.Option(
     "--dry-run", help="Report what would be created, revised or skipped; write nothing.")]
 
@@ -40,7 +45,8 @@ def register(app: typer.Typer) -> None:
     @app.command("import", epilog=examples(
         "pcp import ~/Downloads/chatgpt-export.zip --dry-run",
         "pcp import claude-export.zip --namespace project:tidewatch",
-        "pcp import ~/notes --format markdown"))
+        "pcp import ~/notes --format markdown",
+        "pcp import ~/home/notes --as home-notes"))
     def import_(
         path: Annotated[str, typer.Argument(help="The export: a .zip, its unpacked folder, a "
                                             "conversations.json, a Markdown folder or file, "
@@ -49,6 +55,7 @@ def register(app: typer.Typer) -> None:
         fmt: FormatOpt = "auto",
         namespace: NamespaceOpt = None,
         dry_run: DryRunOpt = False,
+        vault: AsOpt = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -56,7 +63,8 @@ def register(app: typer.Typer) -> None:
         with api.open_store(store_path, readonly=dry_run) as store, \
                 _progress_bar() as (progress, waiting):
             summary = api.import_path(store, path, format=fmt, namespace=namespace,
-                                      dry_run=dry_run, progress=progress, waiting=waiting)
+                                      dry_run=dry_run, progress=progress, waiting=waiting,
+                                      vault=vault)
         if as_json:
             print_json(summary)
         else:

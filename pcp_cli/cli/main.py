@@ -480,20 +480,6 @@ def _fast_command(args: list[str]) -> int | None:
     return guarded(work, False)
 
 
-# `pcp search` options the fast path understands: name -> (key, takes a value, repeatable).
-_SEARCH_OPTIONS = {
-    "--store": ("store", True, False),
-    "--limit": ("limit", True, False),
-    "-n": ("limit", True, False),
-    "--type": ("types", True, True),
-    "--exclude-type": ("exclude_types", True, True),
-    "--scope": ("scopes", True, True),
-    "--min-score": ("min_score", True, False),
-    "--include-superseded": ("include_superseded", False, False),
-    "--include-sensitive": ("include_sensitive", False, False),
-    "--exclude-stale": ("exclude_stale", False, False),
-    "--json": ("json", False, False),
-}
 
 
 def _fast_search(rest: list[str]) -> int | None:
@@ -501,77 +487,91 @@ def _fast_search(rest: list[str]) -> int | None:
 
     Building the typer app costs ~100 ms, as much as the search itself on a 10,000-page store,
     and whole-process search time is what a person (or a script looping over queries) feels.
-    Same library call, same output, same error funnel. Anything unusual (--help, a typo, a bad
-    number, two queries, human output on a terminal) returns None and goes the normal way.
+    Same request (its flags are the SearchRequest's option table), same library call, same
+    output, same error funnel. Anything unusual (--help, a typo, a bad number, two queries,
+    --sources, human output on a terminal) returns None and goes the normal way.
     """
-    opts: dict[str, Any] = {"types": [], "exclude_types": [], "scopes": []}
+    from pcp_cli.model.search_request import cli_flags
+
+    flags = cli_flags()
+    values: dict[str, Any] = {}
+    store: str | None = None
+    want_json = False
     query: str | None = None
     index = 0
     while index < len(rest):
         arg = rest[index]
         index += 1
         name, has_value, value = arg.partition("=")
-        spec = _SEARCH_OPTIONS.get(name) if arg.startswith("-") else None
+        if arg.startswith("-") and name in ("--store", "--json"):
+            if name == "--json":
+                if has_value:
+                    return None
+                want_json = True
+                continue
+            if not has_value:
+                if index >= len(rest):
+                    return None
+                value = rest[index]
+                index += 1
+            store = value
+            continue
+        spec = flags.get(name) if arg.startswith("-") else None
         if spec is None:
             if arg.startswith("-") or query is not None:
                 return None
             query = arg
             continue
-        key, takes_value, repeatable = spec
-        if takes_value and not has_value:
+        opt, key = spec
+        if opt.takes_value and not has_value:
             if index >= len(rest):
                 return None
             value = rest[index]
             index += 1
-        elif not takes_value and has_value:
+        elif not opt.takes_value and has_value:
             return None
-        if repeatable:
-            opts[key].append(value)
+        try:
+            typed: Any = int(value) if opt.kind == "integer" else float(value) \
+                if opt.kind == "number" else value if opt.takes_value else True
+        except ValueError:
+            return None
+        if opt.repeatable:
+            values.setdefault(key, []).append(typed)
+        elif key in values:
+            return None  # given twice: typer's rules decide
         else:
-            opts[key] = value if takes_value else True
-    if query is None or (not opts.get("json") and sys.stdout.isatty()):
+            values[key] = typed
+    if query is None or (not want_json and sys.stdout.isatty()):
         return None
-    try:
-        limit = None if "limit" not in opts else int(opts["limit"])
-        min_score = None if "min_score" not in opts else float(opts["min_score"])
-    except ValueError:
-        return None
-    want_json = bool(opts.get("json"))
+    values.update(query=query, mode=values.get("mode", "text"))
 
     def work() -> int:
         from pcp_cli import api
+        from pcp_cli.cli import search_text
 
-        with api.open_store(opts.get("store"), refresh=False) as opened:
-            common = {"limit": limit, "types": opts["types"],
-                      "exclude_types": opts["exclude_types"],
-                      "include_superseded": bool(opts.get("include_superseded")),
-                      "include_sensitive": bool(opts.get("include_sensitive")),
-                      "min_score": min_score, "scopes": opts["scopes"] or None,
-                      "exclude_stale": bool(opts.get("exclude_stale"))}
-            data = api.search_before_index(opened, query, **common)
+        request = api.SearchRequest.from_options(values)
+        with api.open_store(store, refresh=False) as opened:
+            data = api.search_before_index(opened, request)
             if data is not None and not want_json:
                 sys.stderr.write(SCAN_NOTE)
             if data is None:
                 opened.refresh()
                 if not want_json and api.index_missing(opened):  # stderr stays JSON: --json
                     sys.stderr.write(BUILDING_NOTE.format(api.index_pages_count(opened)))
-                data = api.search(opened, query, **common)
+                if not want_json and request.mode in ("semantic", "hybrid") and \
+                        api.vectors_missing(opened):
+                    sys.stderr.write(f"Embedding {api.index_pages_count(opened)} pages for "
+                                     "semantic search (once; later searches embed only what "
+                                     "changed)…\n")
+                data = api.search(opened, request)
         if want_json:
             sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         else:
-            filters = data["filters_applied"]
-            if filters.get("capped"):
-                sys.stderr.write(f"Showing at most {filters['limit']} results (asked for "
-                                 f"{filters['limit_requested']}).\n")
-            if not data["results"]:
-                sys.stderr.write("No results.\n")
-            for r in data["results"]:
-                cells = (r["id"], r["type"], r["origin"],
-                         f"{r['score']:.2f}" if "score" in r else "-",
-                         ((r.get("timestamp") or "")[:10] + (" stale" if r.get("stale")
-                                                              else "")).strip(), r["snippet"])
-                sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
-                                           for c in cells) + "\n")
+            for line in search_text.notes_before(data):
+                sys.stderr.write(line + "\n")
+            search_text.write_lines(data["results"])
+            for line in search_text.notes_after(data):
+                sys.stderr.write(line + "\n")
         sys.stdout.flush()
         return ExitStatus.OK
 

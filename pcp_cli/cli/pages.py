@@ -78,6 +78,15 @@ def write_result(result: api.WriteResult, as_json: bool, verb: str | None = None
     emit(result.to_dict(), as_json, human)
 
 
+def _span(value: str) -> tuple[int, int]:
+    start, sep, end = value.partition(":")
+    if not sep or not start.strip().isdigit() or not end.strip().isdigit():
+        raise typer.BadParameter(f"{value!r} is not START:END (two character offsets, as a "
+                                 "search result's source_spans give them)",
+                                 param_hint="--passage")
+    return int(start), int(end)
+
+
 def register(app: typer.Typer) -> None:
     @app.command(epilog=examples("pcp init ~/context --owner ada",
                                  "pcp init --git        # a cloned store: set up git sync here"))
@@ -268,17 +277,30 @@ def register(app: typer.Typer) -> None:
         full: Annotated[bool, typer.Option(
             "--full", help="On a terminal without a pager, print all of a long text (by "
             f"default at most {SHOW_MAX_LINES} lines).")] = False,
+        passage: Annotated[str | None, typer.Option(
+            "--passage", metavar="START:END",
+            help="Only the passage at these character offsets of the text (a search "
+            "result's source_spans), with --neighbours turns or paragraphs around it.")] = None,
+        neighbours: Annotated[int, typer.Option(
+            "--neighbours", help="With --passage: passages on each side (0-5).")] = 1,
         as_of: AsOfOpt = None,
         store_path: StoreOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Show a page (its head revision, or --rev), or one view of it (through a pager)."""
+        span = _span(passage) if passage is not None else None
         with api.open_store(store_path) as store:
             page_id = api.find_page(store, page_id)
-            data = api.read_page(store, page_id, revision_id=rev, view=view, as_of=as_of)
+            if span is not None:
+                data = api.read_passage(store, page_id, *span, neighbours=neighbours,
+                                        revision_id=rev, as_of=as_of)
+            else:
+                data = api.read_page(store, page_id, revision_id=rev, view=view, as_of=as_of)
         with paged():
             if as_json:
                 print_json(data)
+            elif span is not None:
+                text(data["passage"]["text"])
             elif view is None:
                 _print_page(data, full=full)
             elif view == "payload":

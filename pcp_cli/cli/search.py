@@ -5,13 +5,13 @@ Only `search` and `index` load the index (and so whoosh), inside the command fun
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
 from pcp_cli import api
+from pcp_cli.cli import search_text
 from pcp_cli.cli.output import (
     AsOfOpt,
     JsonOpt,
@@ -36,61 +36,65 @@ from pcp_cli.cli.sources import (
 )
 
 EXT = "org.pcp-cli"
+# What a remote PCP source is sent of a search (PCP v1 §4.2's arguments).
+REMOTE_ARGS = ("query", "limit", "types", "exclude_types", "include_superseded",
+               "include_sensitive", "min_score")
+
+
+def _flags(name: str, filter: bool = False) -> tuple[str, ...]:  # noqa: A002
+    from pcp_cli.model.search_request import option
+
+    return option(name, filter=filter).cli
+
+
+def _help(name: str, filter: bool = False) -> str:  # noqa: A002
+    from pcp_cli.model.search_request import option
+
+    return option(name, filter=filter).help
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(epilog=examples('pcp search "tidewatch queue"',
+    @app.command(epilog=examples('pcp search "where did Ada move?"',
                                  "pcp search 'type:keystone AND tag:food' --json",
                                  "pcp search lisbon --scope 'project:*' -n 5"))
     def search(
         query: Annotated[str, typer.Argument(
-            help='Words, "quoted phrases", field:value (type:keystone, tag:food, ns:work), '
-            "AND, OR, NOT and parentheses.")],
-        limit: Annotated[int | None, typer.Option(
-            "--limit", "-n", help="How many results (default 10, at most 25).")] = None,
+            help='Words or a question as written; "quoted phrases", AND, OR, NOT, parentheses, '
+            "field:value (type:keystone, tag:food, ns:work) and prefix* where meant.")],
+        limit: Annotated[int | None, typer.Option(*_flags("limit"), help=_help("limit"))] = None,
         page_type: Annotated[list[str] | None, typer.Option(
-            "--type", help="Only this page type (repeatable).")] = None,
+            *_flags("types"), help=_help("types"))] = None,
         exclude_type: Annotated[list[str] | None, typer.Option(
-            "--exclude-type", help="Leave out this page type (repeatable).")] = None,
+            *_flags("exclude_types"), help=_help("exclude_types"))] = None,
         include_superseded: Annotated[bool, typer.Option(
-            "--include-superseded", help="Also superseded and archived pages.")] = False,
+            *_flags("include_superseded"), help=_help("include_superseded"))] = False,
         include_sensitive: Annotated[bool, typer.Option(
-            "--include-sensitive", help="Also high-sensitivity pages.")] = False,
+            *_flags("include_sensitive"), help=_help("include_sensitive"))] = False,
         min_score: Annotated[float | None, typer.Option(
-            "--min-score", help="Drop scored results below this relevance (0-1).")] = None,
+            *_flags("min_score"), help=_help("min_score"))] = None,
         exclude_stale: Annotated[bool, typer.Option(
-            "--exclude-stale", help="Leave out keystones past their stale_after date (by "
-            "default they are returned, labelled stale).")] = False,
+            *_flags("exclude_stale"), help=_help("exclude_stale"))] = False,
         scope: Annotated[list[str] | None, typer.Option(
-            "--scope", help="Only these namespaces: NS, prefix:* or * (repeatable).")] = None,
-        mode: Annotated[str, typer.Option(
-            "--mode", help="text (ranked), exact (the phrase or identifier literally), "
-            "temporal (by observed time; the query * lists every page), graph (matches, then "
-            "what their relations reach), semantic (by meaning), hybrid (words and meaning "
-            "fused; both need the semantic extra), or auto (picks one and says which; "
-            "hybrid for a question when the extra is installed).")] = "text",
+            *_flags("scopes"), help=_help("scopes"))] = None,
+        mode: Annotated[str, typer.Option(*_flags("mode"), help=_help("mode"))] = "text",
         relation_type: Annotated[list[str] | None, typer.Option(
-            "--relation-type", help="Only pages with a relation of this type, either "
-            "direction; in graph mode, the relations to follow (repeatable).")] = None,
+            *_flags("relation_types", True), help=_help("relation_types", True))] = None,
         status: Annotated[list[str] | None, typer.Option(
-            "--status", help="Lifecycle status: active, superseded, archived (repeatable; "
-            "default active).")] = None,
+            *_flags("lifecycle_status", True), help=_help("lifecycle_status", True))] = None,
         origin: Annotated[list[str] | None, typer.Option(
-            "--origin", help="Only this origin (repeatable).")] = None,
+            *_flags("origins", True), help=_help("origins", True))] = None,
         namespace: Annotated[list[str] | None, typer.Option(
-            "--namespace", help="Only this exact namespace (repeatable).")] = None,
+            *_flags("namespaces", True), help=_help("namespaces", True))] = None,
         tag: Annotated[list[str] | None, typer.Option(
-            "--tag", help="Only pages with this tag (repeatable: any of them).")] = None,
+            *_flags("tags", True), help=_help("tags", True))] = None,
         observed_from: Annotated[str | None, typer.Option(
-            "--from", help="Observed on or after this date or time.")] = None,
+            *_flags("observed_from", True), help=_help("observed_from", True))] = None,
         observed_to: Annotated[str | None, typer.Option(
-            "--to", help="Observed on or before this date or time (2024 = all of 2024).")
-        ] = None,
-        depth: Annotated[int | None, typer.Option(
-            "--depth", help="graph mode: how many relation steps to follow (1-5, default 1).")
-        ] = None,
-        cursor: Annotated[str | None, typer.Option(
-            "--cursor", help="Continue a previous search (its next_cursor).")] = None,
+            *_flags("observed_to", True), help=_help("observed_to", True))] = None,
+        depth: Annotated[int | None, typer.Option(*_flags("depth"), help=_help("depth"))
+                         ] = None,
+        cursor: Annotated[str | None, typer.Option(*_flags("cursor"), help=_help("cursor"))
+                          ] = None,
         as_of: AsOfOpt = None,
         sources: SourcesOpt = None,
         source_timeout: SourceTimeoutOpt = DEFAULT_SOURCE_TIMEOUT,
@@ -99,55 +103,38 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Search the store's pages (current, non-sensitive ones by default); with --sources,
         the other registered PCP sources too."""
-        filters = {k: v for k, v in {
-            "relation_types": relation_type, "lifecycle_status": status, "origins": origin,
-            "namespaces": namespace, "tags": tag, "observed_from": observed_from,
-            "observed_to": observed_to}.items() if v}
-        # --sources: the other sources get the PCP v1 §4.2 arguments this search was given
-        # (pcp's own filters, modes and scopes apply to this store only)
-        remote = {k: v for k, v in {
+        request = api.SearchRequest.from_options({
             "query": query, "limit": limit, "types": page_type, "exclude_types": exclude_type,
-            "include_superseded": include_superseded or None,
-            "include_sensitive": include_sensitive or None, "min_score": min_score,
-            "exclude_stale": exclude_stale or None,
-        }.items() if v is not None and v != []}
+            "include_superseded": include_superseded, "include_sensitive": include_sensitive,
+            "min_score": min_score, "exclude_stale": exclude_stale, "scopes": scope,
+            "mode": mode,
+            "filter:relation_types": relation_type, "filter:lifecycle_status": status,
+            "filter:origins": origin, "filter:namespaces": namespace, "filter:tags": tag,
+            "filter:observed_from": observed_from, "filter:observed_to": observed_to,
+            "depth": depth, "cursor": cursor, "as_of": as_of})
         with api.open_store(store_path, refresh=False) as store:
-            data = None
-            if mode in ("text", "auto") and not filters and cursor is None and as_of is None \
-                    and depth is None:
-                data = api.search_before_index(
-                    store, query, limit=limit, types=page_type or (),
-                    exclude_types=exclude_type or (), include_superseded=include_superseded,
-                    include_sensitive=include_sensitive, min_score=min_score,
-                    scopes=scope or None, exclude_stale=exclude_stale)
+            data = api.search_before_index(store, request)
             if data is not None:
                 if not as_json:
                     note(SCAN_NOTE.rstrip("\n"))
-                shorten = _Names(store, data["results"]) if is_terminal() else str
-                if sources:
-                    _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
-                else:
-                    _show(data, as_json, shorten)
-                return
-            store.refresh()
-            if not as_json and api.index_missing(store):  # stderr stays JSON under --json
-                total = api.index_pages_count(store)
-                note(BUILDING_NOTE.format(total).rstrip("\n"))
-                with progress_bar(total) as progress:  # the first build, with its progress
-                    if progress is not None:
-                        api.index_store(store, progress=progress, vectors=False)
-            if not as_json and mode in ("semantic", "hybrid") and api.vectors_missing(store):
-                note(f"Embedding {api.index_pages_count(store)} pages for semantic search "
-                     "(once; later searches embed only what changed)…")
-            data = api.search(store, query, limit=limit, types=page_type or (),
-                              exclude_types=exclude_type or (),
-                              include_superseded=include_superseded,
-                              include_sensitive=include_sensitive, min_score=min_score,
-                              scopes=scope or None, mode=mode, filters=filters,
-                              cursor=cursor, as_of=as_of, depth=depth,
-                              exclude_stale=exclude_stale)
+            else:
+                store.refresh()
+                if not as_json and api.index_missing(store):  # stderr stays JSON under --json
+                    total = api.index_pages_count(store)
+                    note(BUILDING_NOTE.format(total).rstrip("\n"))
+                    with progress_bar(total) as progress:  # the first build, with its progress
+                        if progress is not None:
+                            api.index_store(store, progress=progress, vectors=False)
+                if not as_json and mode in ("semantic", "hybrid") and \
+                        api.vectors_missing(store):
+                    note(f"Embedding {api.index_pages_count(store)} pages for semantic search "
+                         "(once; later searches embed only what changed)…")
+                data = api.search(store, request)
             shorten = _Names(store, data["results"]) if is_terminal() else str
             if sources:
+                # the other sources get the PCP v1 §4.2 arguments this search was given (pcp's
+                # own filters, modes and scopes apply to this store only)
+                remote = {k: v for k, v in request.as_arguments().items() if k in REMOTE_ARGS}
                 _grouped(store, data, sources, remote, source_timeout, as_json, shorten)
                 return
         _show(data, as_json, shorten)
@@ -163,19 +150,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
-        if data["filters_applied"].get("mode_requested") == "auto":
-            note(f"Mode: {data['filters_applied']['mode']} "
-                 f"({data['filters_applied']['mode_reason']}).")
-        filters = data["filters_applied"]
-        if filters.get("capped"):
-            note(f"Showing at most {filters['limit']} results (asked for "
-                 f"{filters['limit_requested']}).")
-        if not data["results"]:
-            note("No results.")
-            return
-        _print_results(data["results"], shorten)
-        if data.get("next_cursor"):  # after the hits (stderr when piped: stdout is data)
-            (text if is_terminal() else note)(f"More: --cursor {data['next_cursor']}")
+        for line in search_text.notes_before(data):
+            note(line)
+        if data["results"]:
+            _print_results(data["results"], shorten)
+        for line in search_text.notes_after(data):  # after the hits (stderr when piped)
+            (text if is_terminal() else note)(line)
 
     @app.command("index", epilog=examples("pcp index", "pcp index --rebuild"))
     def index(
@@ -291,29 +271,12 @@ def _vectors_line(report: dict[str, Any]) -> str:
 
 
 def _print_results(results: list[dict[str, Any]], shorten: Callable[[str], str] = str) -> None:
-    """A table of search results, ours or another source's: a result missing an optional
-    field, with values or extensions of unknown kinds, or stale, is shown as far as it goes
-    (PCP v1.2 §7.2: a reader never drops context for those), never refused."""
-    rows = []
-    for r in results:
-        if not isinstance(r, dict):
-            continue
-        score = r.get("score")
-        shown = f"{score:.2f}" if isinstance(score, int | float) and not isinstance(
-            score, bool) else "-"
-        when = str(r.get("timestamp") or "")[:10] + (" stale" if r.get("stale") is True
-                                                      else "")
-        extensions = r.get("extensions")
-        ours = extensions.get(EXT) if isinstance(extensions, dict) else None
-        spans = ours.get("highlights") if isinstance(ours, dict) else None
-        rows.append((shorten(str(r.get("id", "?"))), str(r.get("type", "?")),
-                     str(r.get("origin", "generated")), shown, when.strip(),
-                     str(r.get("snippet", "")), spans if isinstance(spans, list) else []))
+    """The results as lines (piped) or blocks (on a terminal): see search_text.rows."""
+    results = [r for r in results if isinstance(r, dict)]  # another source's, as far as it goes
     if not is_terminal():
-        for *cells, _spans in rows:
-            sys.stdout.write("\t".join(c.replace("\t", " ").replace("\n", " ")
-                                       for c in cells) + "\n")
+        search_text.write_lines(results, shorten)
         return
+    rows = [(*cells, spans) for cells, spans in search_text.rows(results, shorten)]
     _print_hits(results, rows, shorten.titles if isinstance(shorten, _Names) else {})
 
 
@@ -352,8 +315,8 @@ def _print_hits(results: list[dict[str, Any]], rows: list[tuple[Any, ...]],
         head.append(visible(" ".join(title.split())), style="bold")
         out.print(head, no_wrap=True, overflow="ellipsis")
         out.print(Text("    " + visible(" · ".join(
-            part for part in (page_id, kind, origin, day, score) if part)), style="dim"),
-            no_wrap=True, overflow="ellipsis")
+            part for part in (page_id, kind, origin, day, score, _passage(own)) if part)),
+            style="dim"), no_wrap=True, overflow="ellipsis")
         flat = " ".join(snippet.split("\n"))
         body, at = Text(), 0
         for start, end in [*sorted(spans), (len(flat), len(flat))]:  # codes shown, not obeyed
@@ -362,6 +325,18 @@ def _print_hits(results: list[dict[str, Any]], rows: list[tuple[Any, ...]],
             body.append(visible(flat[start:end]), style="bold reverse")
             at = max(at, end)
         out.print(Padding(body, (0, 0, 0, 4)))
+
+
+def _passage(own: dict[str, Any]) -> str:
+    """Where a hit's snippet is in its page: `turn 42 (user)`, `paragraph 3`, or nothing."""
+    spans = own.get("source_spans") or []
+    span = spans[0] if spans and isinstance(spans[0], dict) else {}
+    if "message_index" in span:
+        role = f" ({span['role']})" if span.get("role") else ""
+        return f"turn {span['message_index'] + 1}{role}"
+    if "paragraph_index" in span:
+        return f"paragraph {span['paragraph_index'] + 1}"
+    return ""
 
 
 def _print_capabilities(data: dict[str, Any]) -> None:

@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-HEADING = re.compile(r"^### (User|Assistant|System|Note|Tool)(?: · ([0-9]{4}-[0-9]{2}-[0-9]{2})"
-                     r"[^\n]*)?[ \t]*$", re.M)
+from pcp_cli.model.transcript import HEADING
+
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _CODE_LINE = re.compile(
     r"^\s*(?:def |class |import |from \S+ import |return\b|const |let |var |function\b|"

@@ -185,23 +185,18 @@ def _committing(writer: Any) -> Iterator[Any]:
 # ------------------------------------------------------------------------------- queries
 def _parse(query: str) -> Any:
     """The whoosh query tree for `query`, exactly as the whoosh engine parses it: same syntax,
-    same checks, same field analysis. (The parser is whoosh's, a core dependency.)"""
+    same reading of text, same field analysis. (The parser is whoosh's, a core dependency.)"""
     from pcp_cli.index import _whoosh as W
-    from pcp_cli.index.text import check_and_rewrite_query
+    from pcp_cli.index.query import configure_parser, parse
 
-    text = check_and_rewrite_query(query)
     parser = _PARSER.get("parser")
     if parser is None:
         from whoosh.qparser import MultifieldParser, OrGroup
 
-        parser = MultifieldParser(list(W.DEFAULT_FIELDS), W.make_schema(), group=OrGroup)
-        parser.add_plugin(W._ExactFieldsUnscored())
+        parser = configure_parser(MultifieldParser(list(W.DEFAULT_FIELDS), W.make_schema(),
+                                                   group=OrGroup))
         _PARSER["parser"] = parser
-    try:
-        parsed = parser.parse(text)
-    except Exception as exc:
-        raise UsageError(f"Could not parse the query: {exc}") from exc
-    return parsed if W.explicit_or(text) else W._restrict(parsed)
+    return parse(parser, query)
 
 
 _PARSER: dict[str, Any] = {}

@@ -36,21 +36,19 @@ from whoosh.index import LockError  # noqa: E402
 from whoosh.matching import AndNotMatcher  # noqa: E402
 from whoosh.qparser import MultifieldParser, OrGroup  # noqa: E402
 
-from pcp_cli.errors import UsageError  # noqa: E402
 from pcp_cli.index._whoosh_doc import fields as _fields  # noqa: E402
 from pcp_cli.index.generations import LOCK, META, GenerationIndex, writer_busy  # noqa: E402
 from pcp_cli.index.query import (  # noqa: E402
     DEFAULT_FIELDS,
     HIT_FIELDS,
-    ExactFieldsUnscored,
+    configure_parser,
     explicit_or,
     filter_query,
-    restrict,
+    parse,
 )
 from pcp_cli.index.text import (  # noqa: E402
     TEXT_FIELDS,
     analyze,
-    check_and_rewrite_query,
     learn_words,
     matched_fields,
 )
@@ -64,9 +62,6 @@ from pcp_cli.index.types import (  # noqa: E402
     normalize_score,
 )
 
-# The tantivy engine reads these two by their old names.
-_ExactFieldsUnscored = ExactFieldsUnscored
-_restrict = restrict
 __all__ = ["SearchIndex", "make_schema", "normalize_score", "explicit_or", "DEFAULT_FIELDS",
            "HIT_FIELDS", "META", "LOCK"]
 
@@ -454,19 +449,14 @@ class SearchIndex(GenerationIndex):
         if self._parser is None:
             # Plain OR, ranked by BM25F: a page with more of the words scores higher anyway.
             # OrGroup.factory(0.9) ranks a little better but doubles matching time in whoosh.
-            parser = MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup)
-            parser.add_plugin(ExactFieldsUnscored())
-            self._parser = parser
+            self._parser = configure_parser(
+                MultifieldParser(list(DEFAULT_FIELDS), self._ix.schema, group=OrGroup))
         return self._parser
 
     def _parse(self, query: str) -> Q.Query:
-        """The whoosh query for `query` (for tests and debugging). Raises UsageError."""
-        text = check_and_rewrite_query(query)
-        try:
-            parsed = self._get_parser().parse(text)
-        except Exception as exc:
-            raise UsageError(f"Could not parse the query: {exc}") from exc
-        return _unscored(parsed if explicit_or(text) else restrict(parsed))
+        """The whoosh query for `query` (as index/query.parse reads it): UsageError only for an
+        empty one."""
+        return _unscored(parse(self._get_parser(), query))
 
     def search(
         self,

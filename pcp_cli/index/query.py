@@ -49,10 +49,17 @@ def import_whoosh_compat() -> None:
 import_whoosh_compat()
 
 from whoosh import query as Q  # noqa: E402
+from whoosh.qparser.plugins import (  # noqa: E402
+    BoostPlugin,
+    EveryPlugin,
+    FieldsPlugin,
+    RangePlugin,
+    WildcardPlugin,
+)
 from whoosh.qparser.syntax import GroupNode  # noqa: E402
 
 from pcp_cli.errors import UsageError  # noqa: E402
-from pcp_cli.index.text import TEXT_FIELDS  # noqa: E402
+from pcp_cli.index.text import QUERY_FIELDS, TEXT_FIELDS, read_query  # noqa: E402
 from pcp_cli.index.types import IndexFilter, filter_axes, time_bounds  # noqa: E402
 
 # The fields plain words search, and the ones a hit can report as matched.
@@ -90,6 +97,44 @@ class ExactFieldsUnscored:
             ):
                 node.set_boost(0.0)
         return group
+
+
+class _StarOnly(WildcardPlugin):  # type: ignore[misc]
+    """Wildcards are a `*` only: a `?` is text (a question mark), never one character."""
+
+    qmarks = ""
+    expr = "(?P<text>[*])"
+
+
+def configure_parser(parser: Any) -> Any:
+    """Set up whoosh's parser (`MultifieldParser` over the default fields, OR-grouped) to know
+    only pcp's query syntax (index/text.py): the fields pcp names, at the start of a word;
+    `*` wildcards; no ranges, boosts or `*:*`. Plain words still search the default fields,
+    exact-value fields add no score (`ExactFieldsUnscored`)."""
+    names = "|".join(sorted(QUERY_FIELDS, key=len, reverse=True))
+    parser.remove_plugin_class(WildcardPlugin)
+    parser.remove_plugin_class(RangePlugin)
+    parser.remove_plugin_class(BoostPlugin)
+    parser.remove_plugin_class(EveryPlugin)
+    parser.remove_plugin_class(FieldsPlugin)
+    parser.add_plugin(FieldsPlugin(expr=rf"(?<![^\s(])(?P<text>{names}):"))
+    parser.add_plugin(_StarOnly())
+    parser.add_plugin(ExactFieldsUnscored())
+    return parser
+
+
+def parse(parser: Any, query: str) -> Q.Query:
+    """The query tree for `query` (read as index/text.read_query reads it), with `restrict`
+    applied unless the person wrote OR themselves. Raises UsageError only for an empty
+    query: a query that is only NOT clauses (`NOT draft`) is searched as its words, and
+    one with nothing searchable in it is NullQuery (no results)."""
+    text = read_query(query)
+    try:
+        parsed = parser.parse(text) if text else Q.NullQuery
+        return parsed if explicit_or(text) else restrict(parsed)
+    except UsageError:  # only NOT clauses: nothing to look for but what they exclude
+        text = read_query(query, syntax=False)
+        return parser.parse(text) if text else Q.NullQuery
 
 
 def explicit_or(text: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from functools import lru_cache, partial
+from functools import lru_cache
 
 from pcp_cli.errors import UsageError
 
@@ -179,8 +179,19 @@ def terms(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Query checking: whoosh's parser forgives everything (an unknown field silently becomes words,
-# an open parenthesis silently drops the whole query). We refuse malformed queries instead.
+# Reading a query: a question is text. What a person or an assistant types is searched as
+# written; syntax is recognised only where it is unambiguous, and nothing is refused for its
+# punctuation (docs/search.md, "Query syntax").
+#
+# Syntax: "double-quoted phrases", AND / OR / NOT between terms, balanced parentheses,
+# `field:value` for the fields below, and a `*` ending a word (a prefix). Everything else is
+# text: a `?` (never a wildcard), a stray quote or parenthesis, `word:` for a field that does
+# not exist (`CS:GO`, `email: me@x.com`), a known field with nothing after it (`title: art`),
+# an operator with nothing to join, single quotes, brackets, `^`. Text is then analysed like
+# any page (punctuation ignored), so `Rome?` finds what `Rome` finds.
+#
+# `read_query` writes the query in the dialect of the parser both engines use (whoosh's, set up
+# by index/query.configure_parser to know only this syntax); only an empty query is refused.
 
 # query-name -> schema field
 FIELD_ALIASES = {
@@ -204,65 +215,226 @@ FIELD_ALIASES = {
     "timestamp": "timestamp",
     "path": "path",
 }
+QUERY_FIELDS = frozenset(FIELD_ALIASES.values())  # the fields the parser knows, by these names
 TEXT_FIELDS = ("title", "body")
-_FIELD_RE = re.compile(r"(^|[\s(])([A-Za-z_][A-Za-z0-9_]*):(\S*)")
 _HINT = (
     'Use words, "quoted phrases", field:value (fields: '
     + ", ".join(sorted(FIELD_ALIASES))
     + "), AND, OR, NOT and parentheses."
 )
+OPERATORS = ("AND", "OR", "NOT")
+# Words the parser would read as operators though they are not ours: written in lower case,
+# which analysis does anyway.
+_FOREIGN_OPERATORS = frozenset(("ANDNOT", "ANDMAYBE", "REQUIRE", "TO"))
+_FIELD_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(.*)", re.S)
+# Characters that are never syntax in a word: question marks (whoosh's one-character
+# wildcards, in four scripts), brackets (ranges), ^ (boosts), double quotes (phrases are split
+# out before words are read).
+_NOT_SYNTAX = str.maketrans({c: " " for c in "?\u055e\u061f\u1367[]{}^\""})
+_WORDISH = re.compile(r"\w")
+_EDGE_LEFT = re.compile(r"^\W+")
+_EDGE_RIGHT = re.compile(r"\W+$")
+_LONE_QUOTE = re.compile(r"(?<!\w)'|'(?!\w)")
+_EXACT_TAIL = ".,;:!?"
+_STAR_END = re.compile(r"\w\*+\W*$")  # a word ending in * (then punctuation): a prefix
 
 
-def _rewrite_field(m: re.Match[str], phrase_next: bool = False) -> str:
-    lead, name, value = m.groups()
+def _clean_word(token: str) -> list[str]:
+    """A word as text: no character the parser would read as syntax, no punctuation at its
+    edges (`Rome?` -> `Rome`, `(sic)` -> `sic`); a `*` ending it stays (a prefix)."""
+    out = []
+    for piece in token.translate(_NOT_SYNTAX).split():
+        star = _STAR_END.search(piece) is not None
+        piece = _EDGE_RIGHT.sub("", _EDGE_LEFT.sub("", piece))
+        words = _LONE_QUOTE.sub(" ", piece.replace("*", " ")).split()
+        if star and words:
+            words[-1] += "*"
+        out += [w.lower() if w in OPERATORS or w in _FOREIGN_OPERATORS else w for w in words]
+    return out
+
+
+class _Tok:
+    """One token of a read query: kind "word", "phrase", "field", "op", "open", "close"."""
+
+    __slots__ = ("kind", "text", "words")
+
+    def __init__(self, kind: str, text: str, words: tuple[str, ...] = ()) -> None:
+        self.kind, self.text, self.words = kind, text, words
+
+
+def _field_token(name: str, value: str) -> _Tok | None:
+    """`name:value` as a field term, or None when it is text (an unknown field; a field with
+    no value is the caller's)."""
     field = FIELD_ALIASES.get(name.lower())
     if field is None:
-        raise UsageError(f"Unknown field {name!r} in the query.", hint=_HINT)
-    if not value and phrase_next and m.end() == len(m.string) and field in TEXT_FIELDS:
-        # title:"two words": the phrase is the next part of the query
-        return f"{lead}{field}:"
-    if not value or value.startswith(")"):
-        raise UsageError(f"Field {name!r} needs a value, as in {name}:value.", hint=_HINT)
-    if field in TEXT_FIELDS or value[0] in "\"'([{" or value.endswith("*"):
-        return f"{lead}{field}:{value}"
-    # Exact-value fields: quote the value literally so ids and namespaces with ':' survive.
-    core = value.rstrip(")")
-    closing = value[len(core) :]
+        return None
+    if field in TEXT_FIELDS:
+        words = _clean_word(value)
+        if not words:
+            return None
+        if len(words) == 1:
+            return _Tok("field", f"{field}:{words[0]}", (words[0].rstrip("*"),))
+        phrase = " ".join(w.rstrip("*") for w in words)
+        return _Tok("field", f'{field}:"{phrase}"', tuple(words))
+    core = value.rstrip(_EXACT_TAIL) if not value.endswith("*") else value
+    if not core or "'" in core or not _WORDISH.search(core):
+        return None
+    if core.endswith("*"):
+        return _Tok("field", f"{field}:{core}")
     if field == "tag":
         core = core.lower()
-    return f"{lead}{field}:'{core}'{closing}"
+    # Exact-value fields: quote the value literally so ids and namespaces with ':' survive.
+    return _Tok("field", f"{field}:'{core}'")
+
+
+def _tokens(query: str) -> list[_Tok]:
+    """The query as tokens, every one of them valid syntax or text."""
+    parts = query.split('"')
+    if len(parts) % 2 == 0:  # an odd number of quotes: the last one is text
+        parts[-2:] = [parts[-2] + " " + parts[-1]]
+    toks: list[_Tok] = []
+    for i, part in enumerate(parts):
+        if i % 2 == 1:  # a quoted phrase
+            words = tuple(w for t in part.split() for w in _clean_word(t))
+            words = tuple(w.rstrip("*") for w in words if w.rstrip("*"))
+            if not words:
+                continue
+            prev = toks[-1] if toks else None
+            if prev is not None and prev.kind == "field?" and parts[i - 1][-1:].isspace():
+                _demote(toks)  # `title: "a b"`: the field name is text
+                prev = None
+            if prev is not None and prev.kind == "field?":
+                # `title:"two words"`, `tag:"olive oil"`: the phrase is the field's value
+                name = prev.text
+                field = FIELD_ALIASES[name.lower()]
+                toks.pop()
+                if field in TEXT_FIELDS:
+                    toks.append(_Tok("field", f'{field}:"{" ".join(words)}"', words))
+                else:
+                    made = _field_token(name, " ".join(words))
+                    toks.extend([made] if made else [_Tok("word", w) for w in words])
+                continue
+            toks.append(_Tok("phrase", '"' + " ".join(words) + '"', words))
+            continue
+        last_end = -1
+        for m in re.finditer(r"[()]|[^\s()]+", part):
+            raw = m.group()
+            if toks and toks[-1].kind == "field?":
+                if raw == "(" and m.start() == last_end:
+                    # `type:(a OR b)`: the group's field
+                    toks[-1] = _Tok("open", FIELD_ALIASES[toks[-1].text.lower()] + ":(")
+                    last_end = m.end()
+                    continue
+                _demote(toks)
+            last_end = m.end()
+            if raw in "()":
+                toks.append(_Tok("open" if raw == "(" else "close", raw))
+            elif raw in OPERATORS:
+                toks.append(_Tok("op", raw))
+            elif (m := _FIELD_TOKEN.fullmatch(raw)) is not None and \
+                    m.group(1).lower() in FIELD_ALIASES:
+                if m.group(2):
+                    made = _field_token(m.group(1), m.group(2))
+                    toks.extend([made] if made else
+                                [_Tok("word", w, (w,)) for w in _clean_word(raw)])
+                else:  # `title:` then a phrase or a group: its value; else it is text
+                    toks.append(_Tok("field?", m.group(1)))
+            else:
+                toks.extend(_Tok("word", w, (w.rstrip("*"),)) for w in _clean_word(raw))
+    if toks and toks[-1].kind == "field?":
+        _demote(toks)
+    return _grouped(toks)
+
+
+def _demote(toks: list[_Tok]) -> None:
+    """The last token, a field name with no value (`title: art`), as the word it is."""
+    name = toks.pop().text
+    toks.extend(_Tok("word", w, (w,)) for w in _clean_word(name))
+
+
+def _grouped(toks: list[_Tok]) -> list[_Tok]:
+    """Balanced parentheses kept, the others dropped (a `field:(` dropped leaves its field
+    name as a word); operators kept where they join terms, dropped where they join nothing."""
+    stack: list[int] = []
+    keep = [True] * len(toks)
+    for i, t in enumerate(toks):
+        if t.kind == "open":
+            stack.append(i)
+        elif t.kind == "close":
+            if stack:
+                stack.pop()
+            else:
+                keep[i] = False
+    for i in stack:
+        keep[i] = False
+    kept: list[_Tok] = []
+    for t, k in zip(toks, keep, strict=True):
+        if k:
+            kept.append(t)
+        elif t.text.endswith(":("):  # a `field:(` with no group after all: the name is text
+            kept.extend(_Tok("word", w, (w,)) for w in _clean_word(t.text[:-2]))
+    toks = kept
+    changed = True
+    while changed:  # dropping one token may strand its neighbour: until nothing changes
+        changed = False
+        out: list[_Tok] = []
+        i = 0
+        while i < len(toks):
+            t = toks[i]
+            nxt = toks[i + 1] if i + 1 < len(toks) else None
+            if t.kind == "open" and nxt is not None and nxt.kind == "close":  # an empty group
+                if t.text.endswith(":("):  # `title:()`: the field name is text
+                    out.extend(_Tok("word", w, (w,)) for w in _clean_word(t.text[:-2]))
+                i += 2
+                changed = True
+                continue
+            if t.kind == "op":
+                prev = out[-1] if out else None
+                starts = nxt is not None and (nxt.kind in ("word", "phrase", "field", "open")
+                                              or (nxt.kind == "op" and nxt.text == "NOT"))
+                if t.text == "NOT":
+                    ok = nxt is not None and nxt.kind in ("word", "phrase", "field", "open")
+                else:
+                    ok = starts and prev is not None and prev.kind in ("word", "phrase",
+                                                                       "field", "close")
+                if not ok:
+                    i += 1
+                    changed = True
+                    continue
+            out.append(t)
+            i += 1
+        toks = out
+    return toks
+
+
+def read_query(query: str, *, syntax: bool = True) -> str:
+    """`query` in the parser's dialect: its syntax where it is valid, the rest as text (see
+    above); "" when nothing in it can be searched (only punctuation or operators). Raises
+    UsageError only for an empty query. `syntax` False reads every operator, parenthesis and
+    field as text (what a query of only NOT clauses is searched as)."""
+    if not query or not query.strip():
+        raise UsageError("The search query is empty.", hint=_HINT)
+    toks = _tokens(query)
+    if not syntax:
+        toks = [_Tok("word", w) for t in toks if t.kind in ("word", "phrase", "field")
+                for w in _clean_word(t.text.replace("'", " ").replace(":", " "))]
+    return " ".join(t.text for t in toks)
+
+
+def plain_words(query: str) -> list[str] | None:
+    """The words of a query that uses no syntax (no phrase, field, operator, group or
+    prefix), as they will be searched (`Rome?` -> ["Rome"]); None when it uses some."""
+    if not query or not query.strip():
+        return None
+    toks = _tokens(query)
+    if any(t.kind != "word" or t.text.endswith("*") for t in toks):
+        return None
+    return [t.text for t in toks]
 
 
 def check_and_rewrite_query(query: str) -> str:
-    """Raise UsageError for a malformed query; return it with field aliases resolved."""
-    if not query or not query.strip():
-        raise UsageError("The search query is empty.", hint=_HINT)
-    parts = query.split('"')
-    if len(parts) % 2 == 0:
-        raise UsageError("The query has an unbalanced double quote.", hint=_HINT)
-    depth = 0
-    out: list[str] = []
-    for i, part in enumerate(parts):
-        if i % 2 == 1:  # inside quotes: literal phrase text
-            out.append(part)
-            continue
-        for ch in part:
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth < 0:
-                    raise UsageError("The query has a ')' without a matching '('.", hint=_HINT)
-        out.append(_FIELD_RE.sub(partial(_rewrite_field, phrase_next=i + 1 < len(parts)), part))
-    if depth:
-        raise UsageError("The query has an unclosed '('.", hint=_HINT)
-    # A quoted phrase counts as a word: `"tide pool" AND kelp` neither starts nor ends with AND.
-    bare = [w.strip("()") for i, part in enumerate(parts)
-            for w in (part.split() if i % 2 == 0 else ['"'])]
-    bare = [w for w in bare if w]
-    if bare and (bare[0] in ("AND", "OR") or bare[-1] in ("AND", "OR", "NOT")):
-        raise UsageError("The query starts or ends with an operator.", hint=_HINT)
-    return '"'.join(out)
+    """`read_query` (the name callers knew when a query could be malformed)."""
+    return read_query(query)
 
 
 # A query of plain ASCII words (letters and digits) between spaces, tabs or newlines.
@@ -296,22 +468,12 @@ def plain_query_terms(query: str) -> list[tuple[str, str]] | None:
 
 
 def query_words(query: str) -> list[str]:
-    """The plain search words of a query (no operators, no field names) for snippets."""
-    words: list[str] = []
-    for m in re.finditer(r'"([^"]*)"|(\S+)', query):
-        if m.group(1) is not None:
-            words.extend(m.group(1).split())
-            continue
-        tok = m.group(2).strip("()")
-        if tok in ("AND", "OR", "NOT", "ANDNOT", "ANDMAYBE") or not tok:
-            continue
-        if ":" in tok:
-            name, _, value = tok.partition(":")
-            if FIELD_ALIASES.get(name.lower()) not in TEXT_FIELDS:
-                continue
-            tok = value
-        words.append(tok.strip("'*"))
-    return [w for w in words if w]
+    """The plain search words of a query (no operators, no field names) for snippets: its
+    words, the words of its phrases and of its `title:`/`body:` values, read as `read_query`
+    reads them."""
+    if not query or not query.strip():
+        return []
+    return [w for t in _tokens(query) for w in t.words if w]
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,6 +527,23 @@ def _find(pattern: re.Pattern[str], stems: set[str], text: str) -> list[tuple[in
         if key in stems:
             found.append((m.start(), m.start() + wm.end(), key))
     return found
+
+
+def match_terms(text: str, query_terms: Sequence[str]) -> list[tuple[int, int, str]]:
+    """(start, end, term) of each match of the query's words in `text` (a word by its stem, a
+    CJK run as written), in order: the first MAX_SNIPPET_HITS of them."""
+    pattern, stems = _matcher_of(tuple(query_terms))
+    return _find(pattern, stems, text) if pattern is not None else []
+
+
+def highlights(text: str, query_terms: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) of each match of the query's words in `text` (a snippet's highlights)."""
+    return [(start, end) for start, end, _ in match_terms(text, query_terms)]
+
+
+@lru_cache(maxsize=64)
+def _matcher_of(query_terms: tuple[str, ...]) -> tuple[re.Pattern[str] | None, set[str]]:
+    return _matcher(query_terms)
 
 
 _WS = re.compile(r"\s+")

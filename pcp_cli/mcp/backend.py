@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from pcp_cli.mcp.grants import Grant
+from pcp_cli.model.search_request import SearchRequest
 
 JSON = dict[str, Any]
 
@@ -35,31 +36,12 @@ class Backend(Protocol):
         and is the fixed "no profile" string when empty)."""
         ...
 
-    def search(
-        self,
-        grant: Grant,
-        *,
-        query: str,
-        limit: int,
-        types: tuple[str, ...] | None,
-        exclude_types: tuple[str, ...] | None,
-        include_superseded: bool,
-        include_sensitive: bool,
-        min_score: float | None,
-        scopes: tuple[str, ...],
-        suppressed: frozenset[str],
-        mode: str = "auto",
-        filters: dict[str, Any] | None = None,
-        cursor: str | None = None,
-        as_of: str | None = None,
-        depth: int | None = None,
-        exclude_stale: bool = False,
-    ) -> JSON:
-        """`{"results": [search_result...], "filters_applied": {...}, "next_cursor"}`. `scopes`
-        is already the intersection of the grant and the request; `include_sensitive` is
-        already false unless the grant allows sensitive material. `mode`, `filters`, `cursor`,
-        `as_of` and `depth` are SearchPages' (see `pcp_cli.query.pages`); `exclude_stale`
-        leaves out keystones past their stale_after (else they are labelled `stale`)."""
+    def search(self, grant: Grant, request: SearchRequest) -> JSON:
+        """`{"results": [search_result...], "filters_applied": {...}, "next_cursor"}` for a
+        SearchRequest (pcp_cli/model/search_request.py) whose `scopes` are already the
+        intersection of the grant and the call's, whose `include_sensitive` is already false
+        unless the grant allows sensitive material, and whose `suppressed` pages are the
+        session's."""
         ...
 
     def get_timeline(

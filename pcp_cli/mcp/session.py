@@ -37,6 +37,7 @@ from pcp_cli.mcp.tools import (
     tools_for,
     validate_arguments,
 )
+from pcp_cli.model.search_request import SearchRequest
 
 log = logging.getLogger("pcp.mcp")
 
@@ -353,24 +354,12 @@ class ToolSession:
         # within a stated scope; cross-scope recall is asked for by naming them).
         scopes, dropped, source = call_scopes(self.grant, args["scopes"])
         include_sensitive = args["include_sensitive"] and self.grant.allow_sensitive
-        data = self.backend.search(
-            self.grant,
-            query=args["query"],
-            limit=args["limit"],
-            types=args["types"],
-            exclude_types=args["exclude_types"],
-            include_superseded=args["include_superseded"],
-            include_sensitive=include_sensitive,
-            min_score=args["min_score"],
-            scopes=scopes,
-            suppressed=self.suppressed,
-            mode=args["mode"],
-            filters=args["filters"],
-            cursor=args["cursor"],
-            as_of=args["as_of"],
-            depth=args["depth"],
-            **({"exclude_stale": True} if args["exclude_stale"] else {}),
-        )
+        # One request, checked once; the session decides the scopes, sensitivity and
+        # suppressed pages (an AI client sees an unclassified page only as a `high` one).
+        request = SearchRequest.from_options(
+            args, scopes=scopes, include_sensitive=include_sensitive,
+            include_unclassified=include_sensitive, suppressed=self.suppressed)
+        data = self.backend.search(self.grant, request)
         if isinstance(data.get("filters_applied"), dict):
             data["filters_applied"]["scope_source"] = source
         results = data.get("results")
@@ -457,6 +446,9 @@ class ToolSession:
     def _read_pages(self, args: dict[str, Any]) -> dict[str, Any]:
         ids: tuple[str, ...] = args["ids"]
         views: tuple[str, ...] = args["views"]
+        passage = args.get("passage")
+        if passage is not None:
+            return self._read_passage(ids, views, passage, args["as_of"])
         key = hashlib.sha256(json.dumps([ids, views, args["as_of"]]).encode()).hexdigest()[:16]
         start, offset, revision = 0, 0, None
         if args["cursor"] is not None:
@@ -502,6 +494,37 @@ class ToolSession:
                 break
             index, offset = index + 1, 0
         return {"pages": out, "not_found": not_found, "next_cursor": next_cursor}
+
+    def _read_passage(self, ids: tuple[str, ...], views: tuple[str, ...],
+                      passage: dict[str, Any], as_of: str | None) -> dict[str, Any]:
+        """pcp_read_pages with `passage`: the one page's passage at start..end and its
+        neighbours, in place of its payload (the other views as asked)."""
+        from pcp_cli import api
+
+        if len(ids) != 1:
+            raise InvalidInput("pcp_read_pages: passage reads one page: give exactly one id",
+                               hint="read each page's passage in a call of its own")
+        asked = tuple(dict.fromkeys((*views, "manifest", "payload")))
+        data = self.backend.read_pages(self.grant, ids=ids, views=asked,
+                                       suppressed=self.suppressed, as_of=as_of)
+        pages = [p for p in data.get("pages", []) if isinstance(p, dict)
+                 and ids[0] in (p.get("page_id"), p.get("revision_id"))
+                 and p.get("page_id") not in self._suppressed]
+        if not pages or not isinstance(pages[0].get("payload"), str):
+            return {"pages": [], "not_found": list(ids), "next_cursor": None}
+        page = dict(pages[0])
+        manifest = page.get("manifest") if isinstance(page.get("manifest"), dict) else {}
+        page["passage"] = api.passage_around(
+            page.pop("payload"), manifest.get("type"), passage["start"], passage["end"],
+            passage["neighbours"] if passage.get("neighbours") is not None else 1)
+        text = page["passage"]["text"]
+        if len(text) > self.max_payload_chars:  # whole turns can be long: the call's budget
+            page["passage"]["text"] = text[:self.max_payload_chars]
+            page["passage"]["truncated"] = True
+        page.pop("media_type", None)
+        if "manifest" not in views:
+            page.pop("manifest", None)
+        return {"pages": [page], "not_found": [], "next_cursor": None}
 
     def _suppress_pages(self, args: dict[str, Any]) -> dict[str, Any]:
         ids: tuple[str, ...] = args["ids"]

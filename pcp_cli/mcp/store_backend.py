@@ -31,6 +31,7 @@ from pcp_cli import api
 from pcp_cli.errors import NotFound, PcpError, RevisionConflict, StoreDamaged
 from pcp_cli.mcp.grants import Grant, scope_allows
 from pcp_cli.mcp.session import NotPermitted
+from pcp_cli.model.search_request import SearchRequest
 
 # Sensitivities served without an opt-in; unclassified pages are withheld like `high`.
 SERVED = api.SERVED_SENSITIVITIES
@@ -233,53 +234,30 @@ class StoreBackend:
         events = [r.state for r in revisions("timeline_event")]
         return render.profile_markdown(profile, keystones, events)
 
-    def search(
-        self,
-        grant: Grant,
-        *,
-        query: str,
-        limit: int,
-        types: tuple[str, ...] | None,
-        exclude_types: tuple[str, ...] | None,
-        include_superseded: bool,
-        include_sensitive: bool,
-        min_score: float | None,
-        scopes: tuple[str, ...],
-        suppressed: frozenset[str],
-        mode: str = "auto",
-        filters: dict[str, Any] | None = None,
-        cursor: str | None = None,
-        as_of: str | None = None,
-        depth: int | None = None,
-        exclude_stale: bool = False,
-    ) -> JSON:
-        narrowed = _narrowed(grant, scopes)
+    def search(self, grant: Grant, request: SearchRequest) -> JSON:
+        if request.scopes is None:  # never wider than the grant
+            request = request.replace(scopes=grant.scopes)
+        narrowed = _narrowed(grant, request.scopes or ())
+        # Sensitivity has its own switch here, checked again whatever the session decided; an
+        # AI client sees an unclassified page only as it would a `high` one.
+        sensitive = request.include_sensitive and grant.allow_sensitive
+        request = request.replace(include_sensitive=sensitive, include_unclassified=sensitive
+                                  and request.include_unclassified)
         with self._reading() as store:
-            # Sensitivity is filtered in the index (below) and checked again per result.
-            hidden = frozenset(suppressed)
-            # Sensitivity has its own switch here; `suppressed` is only what the client hid.
-            data = api.search(
-                store, query, limit=limit, types=types or (), exclude_types=exclude_types or (),
-                include_superseded=include_superseded,
-                include_sensitive=include_sensitive and grant.allow_sensitive,
-                # An AI client sees an unclassified page only as it would a `high` one.
-                include_unclassified=include_sensitive and grant.allow_sensitive,
-                min_score=min_score, scopes=list(scopes), suppressed=frozenset(suppressed),
-                mode=mode, filters=filters, cursor=cursor, as_of=as_of, depth=depth,
-                exclude_stale=exclude_stale,
-            )
+            data = api.search(store, request)
             results = data.get("results") or []
             statuses = tuple(data.get("filters_applied", {}).get("lifecycle_statuses") or ())
+            hidden = request.suppressed
             kept = [
                 r for r in results
                 if isinstance(r, dict) and isinstance(r.get("id"), str)
                 and self._searchable(store, narrowed, r["id"], hidden,
-                                     include_superseded or "superseded" in statuses,
-                                     past=as_of is not None)
+                                     request.include_superseded or "superseded" in statuses,
+                                     past=request.as_of is not None)
             ]
         data["results"] = kept
         data["count"] = len(kept)
-        return self._report_own(data, suppressed)
+        return self._report_own(data, request.suppressed)
 
     def _searchable(self, store: api.Store, grant: Grant, page_id: str, hidden: frozenset[str],
                     include_superseded: bool, *, past: bool = False) -> bool:

@@ -28,13 +28,14 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.index import IndexHit
+from pcp_cli.index.text import plain_words
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import staleness, vocab
 from pcp_cli.model.page import observed_time
+from pcp_cli.model.search_request import SearchFilters, SearchRequest
 from pcp_cli.query import search as text_search
 from pcp_cli.query import staleness as stale_rule
 from pcp_cli.query.index_build import BUILD_LOG, start_build
@@ -48,9 +49,6 @@ if TYPE_CHECKING:
 SCAN_FIRST_MIN_PAGES = 1000
 MIN_PAGES_ENV = "PCP_SCAN_FIRST_MIN_PAGES"  # a different threshold (tests use 1)
 SCAN_BUDGET_S = 3.0
-# Words only (any script), separated by spaces: no operators, fields, phrases or wildcards.
-_PLAIN = re.compile(r"\s*\w+(?:\s+\w+)*\s*")
-_OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
 _TITLE = re.compile(rb"^title:(.*)$", re.MULTILINE)
 
 
@@ -61,20 +59,23 @@ def min_pages() -> int:
         return SCAN_FIRST_MIN_PAGES
 
 
-def answer(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
-           exclude_types: Sequence[str] = (), include_superseded: bool = False,
-           include_sensitive: bool = False, min_score: float | None = None,
-           scopes: Sequence[str] | None = None,
-           include_unclassified: bool = True,
-           exclude_stale: bool = False) -> dict[str, Any] | None:
+def answer(store: Store, request: SearchRequest) -> dict[str, Any] | None:
     """The scan's search envelope while a background build runs, or None when the normal
     search should run (an index exists, a small store, a query or option the scan cannot
-    honour exactly). The store need not be refreshed: the scan reads no catalog."""
-    if not index_missing(store) or min_score is not None or not _PLAIN.fullmatch(query) \
-            or set(query.split()) & _OPERATORS:
+    honour exactly: a mode other than text or auto, a SearchPages filter, a cursor, a past
+    moment, a relevance floor). The store need not be refreshed: the scan reads no catalog."""
+    query = request.query
+    if request.mode not in ("text", "auto") or request.filters != SearchFilters() \
+            or request.cursor is not None or request.as_of is not None \
+            or request.depth is not None or request.suppressed:
         return None
-    capped, requested = text_search._check(limit, types, exclude_types, min_score)
-    text_search.check_and_rewrite_query(query)
+    plain = plain_words(query)  # a question is its words; syntax needs the index
+    if not index_missing(store) or request.min_score is not None or not plain:
+        return None
+    capped, requested = request.served, request.limit_requested
+    types, exclude_types, scopes = request.types, request.exclude_types, request.scopes
+    include_sensitive = request.include_sensitive
+    include_unclassified = request.include_unclassified
     from pcp_cli.store.files import walk_pages
 
     files = [(path, stat) for path, stat, _ in walk_pages(store.layout.pages)
@@ -85,8 +86,9 @@ def answer(store: Store, query: str, *, limit: int | None = None, types: Sequenc
         build = start_build(store)
     except OSError:  # .pcp/ not writable, no process to spare: build in the foreground
         return None
-    words = [w.casefold() for w in query.split()]
-    statuses = text_search.lifecycle_statuses(include_superseded)
+    words = [w.casefold() for w in plain]
+    statuses = text_search.lifecycle_statuses(request.include_superseded)
+    exclude_stale = request.exclude_stale
     today = staleness.today()
 
     def stale(fields: dict[str, Any]) -> bool:

@@ -12,10 +12,11 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from pcp_cli.model import search_request
 from pcp_cli.model.page import Relation
 from pcp_cli.query.asof import AsOf, stamp_key
 
-MAX_DEPTH = 5
+MAX_DEPTH = search_request.MAX_DEPTH  # what a search request and `pcp related` accept
 MAX_PAGES = 200
 CACHE_NAME = "relations-cache.json"
 

@@ -21,110 +21,50 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcp_cli.errors import UsageError
+from pcp_cli.index import IndexHit
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
+from pcp_cli.model.search_request import SEMANTIC_MODES, SearchFilters, SearchRequest
 from pcp_cli.query import cursor as cursors
 from pcp_cli.query import search as text_search
 from pcp_cli.query.asof import AsOf, parse_as_of, view
-from pcp_cli.query.graph import MAX_DEPTH, adjacency, load_relations, pages_with_relations, walk
+from pcp_cli.query.graph import adjacency, load_relations, pages_with_relations, walk
 from pcp_cli.query.observed import OBSERVED_KEYS, entry_observed, in_window
 
 if TYPE_CHECKING:
     from pcp_cli.store.catalog import Entry
     from pcp_cli.store.store import Store
 
-MODES = ("auto", "text", "exact", "temporal", "graph", "semantic", "hybrid")
-# The modes that need the semantic extra (pip install 'pcp-cli[semantic]').
-SEMANTIC_MODES = ("semantic", "hybrid")
-
-
 def unavailable_modes() -> tuple[str, ...]:
     from pcp_cli.semantic import installed
 
     return () if installed() else SEMANTIC_MODES
+
+
 MATCH_CHANNELS = ("text", "exact", "temporal", "graph", "semantic", "both")
-FILTERS = ("relation_types", "lifecycle_status", "types", "origins", "namespaces",
-           "observed_from", "observed_to", "tags")
-SEARCHABLE_STATUSES = ("active", "superseded", "archived")
 GRAPH_DEFAULT_DEPTH = 1
 ALL_PAGES = "*"
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9]+(?:[_.\-/#@][A-Za-z0-9]+)+$")
-_TIME = re.compile(r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9:]+)?)?)?)?$")
 _WORD = re.compile(r"\w+")
 
 
-def _strings(name: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"filter {name} must be a list of strings, not {value!r}"[:200])
-    return tuple(dict.fromkeys(value))
-
-
-def _enum(name: str, values: tuple[str, ...], allowed: Sequence[str]) -> None:
-    for value in values:
-        if value not in allowed:
-            raise UsageError(f"unknown {name} {value!r} in filters",
-                             hint=f"one of: {', '.join(allowed)}")
-
-
-def check_filters(filters: dict[str, Any] | None) -> dict[str, Any]:
-    """The filters, checked and normalized (lists as tuples, absent ones None)."""
-    raw = dict(filters or {})
-    unknown = sorted(set(raw) - set(FILTERS))
-    if unknown:
-        raise UsageError(f"unknown filter {unknown[0]!r}", hint=f"filters: {', '.join(FILTERS)}")
-    out: dict[str, Any] = dict.fromkeys(FILTERS)
-    for name in ("relation_types", "lifecycle_status", "types", "origins", "namespaces",
-                 "tags"):
-        if raw.get(name) is not None:
-            out[name] = _strings(name, raw[name])
-    for value in out["relation_types"] or ():
-        if not vocab.is_relation_type(value):
-            raise UsageError(f"unknown relation type {value!r}",
-                             hint=f"one of: {', '.join(vocab.RELATION_TYPES)}, or a namespaced "
-                             "type such as com.example.reviews")
-    if "tombstoned" in (out["lifecycle_status"] or ()):
-        raise UsageError("tombstoned pages are never returned by a search",
-                         hint=f"lifecycle_status may hold: {', '.join(SEARCHABLE_STATUSES)}")
-    _enum("lifecycle status", out["lifecycle_status"] or (), SEARCHABLE_STATUSES)
-    _enum("type", out["types"] or (), vocab.PAGE_TYPES)
-    _enum("origin", out["origins"] or (), vocab.ORIGINS)
-    for namespace in out["namespaces"] or ():
-        if not re.match(vocab.NAMESPACE_PATTERN, namespace):
-            raise UsageError(f"namespace {namespace!r} in filters is not a namespace",
-                             hint="e.g. project:formal-math or user:ada")
-    for name in ("observed_from", "observed_to"):
-        value = raw.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not _TIME.match(value):
-            label = "--from" if name == "observed_from" else "--to"
-            raise UsageError(f"{name} ({label}) {value!r} is not a date or time"[:200],
-                             hint="YYYY, YYYY-MM, YYYY-MM-DD or an ISO 8601 date and time")
-        out[name] = value
-    if out["observed_from"] and out["observed_to"] and \
-            out["observed_from"] > out["observed_to"] + "\uffff":
-        raise UsageError(f"observed_from {out['observed_from']} is after observed_to "
-                         f"{out['observed_to']}", hint="swap them, or leave one out")
-    return out
-
-
-def choose_mode(query: str, filters: dict[str, Any]) -> tuple[str, str]:
+def choose_mode(query: str, filters: SearchFilters) -> tuple[str, str]:
     """What `auto` runs, and why (reported in filters_applied)."""
     text = query.strip()
     if text == ALL_PAGES:
         return "temporal", "the query * lists pages by observed time"
-    if len(text) > 2 and text.startswith('"') and text.endswith('"') and text.count('"') == 2:
+    if len(text) > 2 and text.startswith('"') and text.endswith('"') and text.count('"') == 2 \
+            and _WORD.search(text):  # (punctuation alone is not looked up: read as text)
         return "exact", "the query is one quoted phrase"
     if _IDENTIFIER.match(text) and ":" not in text:
         return "exact", "the query looks like an identifier"
-    if filters.get("observed_from") or filters.get("observed_to"):
+    if filters.observed_from or filters.observed_to:
         return "temporal", "an observed-time window was given"
     return "text", "ranked full-text search"
 
@@ -154,7 +94,7 @@ class _Selector:
 
     def __init__(self, *, statuses: tuple[str, ...], include_sensitive: bool,
                  scopes: Sequence[str] | None, types: tuple[str, ...],
-                 exclude_types: tuple[str, ...], f: dict[str, Any],
+                 exclude_types: tuple[str, ...], f: SearchFilters,
                  page_ids: frozenset[str] | None, suppressed: frozenset[str],
                  window: bool) -> None:
         self.statuses, self.include_sensitive, self.scopes = statuses, include_sensitive, scopes
@@ -190,58 +130,39 @@ class _Selector:
                     not in self.page_ids)
 
 
-def search_pages(
-    store: Store,
-    query: str,
-    *,
-    mode: str = "auto",
-    filters: dict[str, Any] | None = None,
-    limit: int | None = None,
-    types: Sequence[str] = (),
-    exclude_types: Sequence[str] = (),
-    include_superseded: bool = False,
-    include_sensitive: bool = False,
-    min_score: float | None = None,
-    scopes: Sequence[str] | None = None,
-    suppressed: frozenset[str] = frozenset(),
-    cursor: str | None = None,
-    as_of: str | None = None,
-    depth: int | None = None,
-    include_unclassified: bool = True,
-    exclude_stale: bool = False,
-) -> dict[str, Any]:
+def search_pages(store: Store, request: SearchRequest) -> dict[str, Any]:
     """The search envelope `{schema_version, query, count, filters_applied, results,
-    next_cursor}` (see the module docstring). Unclassified pages: see query/search.py.
+    next_cursor}` of `request` (see the module docstring). Unclassified pages: see
+    query/search.py.
     Keystones past their `stale_after` are served labelled `stale`, or with `exclude_stale`
     left out before ranking (query/staleness.py)."""
-    import dataclasses
-
     from pcp_cli.model.staleness import day_of
     from pcp_cli.query import semantic
     from pcp_cli.query import staleness as stale_rule
 
+    query, mode, f = request.query, request.mode, request.filters
     if mode in SEMANTIC_MODES:
         semantic.require_extra()  # never a quiet fallback to keywords
-        if as_of is not None:
+        if request.as_of is not None:
             raise UsageError(f"mode {mode} searches the store as it is now, not --as-of",
                              hint="leave out --as-of, or use --mode text")
-    elif mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}", hint=f"one of: {', '.join(MODES)}")
-    f = check_filters(filters)
+    types = request.types
     nothing = False
-    if f["types"] is not None:
-        both = tuple(t for t in f["types"] if not types or t in types)
+    if f.types is not None:
+        both = tuple(t for t in f.types if not types or t in types)
         nothing = not both  # --type and filters.types that share no type admit nothing
-        types = both or f["types"]
-    types = tuple(types)
-    capped, requested = text_search._check(limit, types, exclude_types, min_score)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
-                              or not 1 <= depth <= MAX_DEPTH):
-        raise UsageError(f"depth must be 1 to {MAX_DEPTH}, not {depth!r}")
+        types = both or f.types
+        request = request.replace(types=types)
+    exclude_types, scopes, suppressed = request.exclude_types, request.scopes, request.suppressed
+    include_sensitive, min_score = request.include_sensitive, request.min_score
+    include_unclassified = request.include_unclassified
+    capped, requested = request.served, request.limit_requested
+    as_of, depth = request.as_of, request.depth
     stamp = parse_as_of(as_of) if as_of is not None else None
     used, reason = (mode, "asked for") if mode != "auto" else choose_mode(query, f)
-    if mode == "auto" and as_of is None:
-        used, reason = semantic.auto(query, used, reason)
+    # auto ranks a question by its words first; by meaning too only when they match weakly
+    by_meaning = mode == "auto" and as_of is None and used == "text" and \
+        semantic.question_like(query)
     if query.strip() == ALL_PAGES and used != "temporal":
         raise UsageError("the query * (every page) works in temporal mode only",
                          hint="add --mode temporal (and --from/--to), or search for words")
@@ -250,28 +171,20 @@ def search_pages(
     elif query.strip() != ALL_PAGES and used != "semantic":
         text_search.check_and_rewrite_query(query if used != "exact" else
                                             '"' + _literal(query).replace('"', " ") + '"')
-    statuses = f["lifecycle_status"] or (text_search.WITH_SUPERSEDED if include_superseded
-                                         else text_search.CURRENT)
+    statuses = f.lifecycle_status or (text_search.WITH_SUPERSEDED if request.include_superseded
+                                      else text_search.CURRENT)
     current = view(store, as_of)
-    request = {"query": query, "mode": mode, "filters": f, "limit": capped, "types": types,
-               "exclude_types": list(exclude_types), "statuses": statuses,
-               "include_sensitive": include_sensitive,
-               "include_unclassified": include_unclassified, "min_score": min_score,
-               "scopes": None if scopes is None else sorted(scopes),
-               "suppressed": sorted(suppressed), "as_of": stamp, "depth": depth}
-    if exclude_stale:  # (only then: a cursor issued before stays valid otherwise)
-        request["exclude_stale"] = True
-    position = cursors.decode(cursor, "search", request, current)
+    position = cursors.decode(request.cursor, "search", request.cursor_key(), current)
     # Staleness, against the day asked about: today, or the day of as_of
     today = day_of(stamp)
     dates = stale_rule.dated(current)
-    excluded = stale_rule.stale_ids(dates, today) if exclude_stale else frozenset()
+    excluded = stale_rule.stale_ids(dates, today) if request.exclude_stale else frozenset()
 
     # Restrictions worked out from the store itself, applied inside the index filter.
     page_ids: frozenset[str] | None = frozenset() if nothing else None
-    if f["relation_types"] and used != "graph" and not nothing:
-        page_ids = pages_with_relations(current, f["relation_types"])
-    window = bool(f["observed_from"] or f["observed_to"])
+    if f.relation_types and used != "graph" and not nothing:
+        page_ids = pages_with_relations(current, f.relation_types)
+    window = bool(f.observed_from or f.observed_to)
     select = _Selector(statuses=tuple(statuses), include_sensitive=include_sensitive,
                        scopes=scopes, types=types, exclude_types=tuple(exclude_types), f=f,
                        page_ids=page_ids, suppressed=suppressed | excluded, window=window)
@@ -283,26 +196,33 @@ def search_pages(
     # The namespaces searched, as filters_applied reports them; a scoped search hands them to
     # the index filter, which then need not resolve the scope patterns again.
     searched = [ns for ns in store.catalog.namespaces() if scope_rule.in_scopes(ns, scopes)
-                and (not f["namespaces"] or ns in f["namespaces"])]
+                and (not f.namespaces or ns in f.namespaces)]
     narrowing = _narrowing(current, f, tuple(statuses), page_ids,
-                           tuple(searched) if scopes is not None else f["namespaces"])
+                           tuple(searched) if scopes is not None else f.namespaces)
     if excluded:  # before ranking, as every filter
         narrowing = dataclasses.replace(
             narrowing, exclude_page_ids=narrowing.exclude_page_ids | excluded)
 
-    # The catalog entries text search looked up for its results (by page id): decorating
-    # the same results reads them from here instead of looking them up again.
-    entries: dict[str, Any] = {}
+    # A query that is one page's id (`ks-001`, `pg_01J…`) finds that page first, in the modes
+    # that read words; the ranking then leaves it out.
+    named: list[dict[str, Any]] = []
+    if used in ("text", "exact"):
+        entry = _named_page(current, query, select)
+        if entry is not None:
+            named = [_entry_result(current, entry, "the query is this page's id")]
+            _ext(named[0]).update(match_channel="id", matched_fields=["id"])
+            narrowing = dataclasses.replace(
+                narrowing, exclude_page_ids=narrowing.exclude_page_ids | {entry.page_id})
 
     def ranked(fetch: int, offset: int = 0, q: str | None = None, hits_only: bool = False,
                rank: bool = True) -> tuple[list[Any], dict[str, Any]]:
         data = text_search.search(
-            store, q or query, limit=fetch, types=types, exclude_types=exclude_types,
-            include_superseded=include_superseded, include_sensitive=include_sensitive,
-            min_score=min_score, scopes=scopes, suppressed=suppressed, narrowing=narrowing,
-            offset=offset, cap=fetch, include_unclassified=include_unclassified,
-            hits_only=hits_only, rank=rank, entries=entries if current is store else None)
+            store, request, query=q or query, fetch=fetch, narrowing=narrowing, offset=offset,
+            hits_only=hits_only, rank=rank, current=current)
+        coverage[0] = data.pop(text_search.COVERAGE, None)
         return data["results"], data["filters_applied"]
+
+    coverage: list[float | None] = [None]
 
     every = max(1, store.catalog.count())
     extra: dict[str, Any] = {}
@@ -316,39 +236,51 @@ def search_pages(
             reason = "no page holds the whole phrase: ranked by its character pairs"
         else:
             query_used = query
-        results, base = ranked(capped + 1, position, q=query_used)
+        # a page named by its id comes first, then the ranking (without it)
+        first = named if position == 0 else []
+        results, base = ranked(capped + 1 - len(first), max(0, position - len(named)),
+                               q=query_used)
+        results = first + results
+        weak = semantic.weak_words(coverage[0])
+        if by_meaning and weak is not None and query_used == query:
+            used, reason = semantic.by_meaning(weak)
         more = len(results) > capped
         results = results[:capped]
         for r in results:
-            _ext(r)["match_channel"] = "text"
-        next_cursor = cursors.encode("search", request, position + capped, current) \
-            if more else None
-    elif used in SEMANTIC_MODES:
+            _ext(r).setdefault("match_channel", "text")
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if more else None
+    if used in SEMANTIC_MODES:
         # Ranked here, and read and decorated only for the results served (query/semantic.py).
-        flt = text_search.index_filter(
-            store, types=types, exclude_types=exclude_types,
-            include_superseded=include_superseded, include_sensitive=include_sensitive,
-            scopes=scopes, narrowing=narrowing, include_unclassified=include_unclassified)
+        flt = text_search.index_filter(store, request, narrowing)
         results, matched, base = semantic.channel(
             store, current, query, used, ranked, flt, select,
             position + capped + len(suppressed) + max(text_search.SLACK, semantic.FUSION_DEPTH),
             position=position, limit=capped, suppressed=suppressed, min_score=min_score)
-        next_cursor = cursors.encode("search", request, position + capped, current) \
-            if matched > position + capped else None
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if matched > position + capped else None
         extra["matched"] = matched
-    else:
-        if used == "exact":
-            everything, base = _exact(current, query, select, ranked, every)
-        elif used == "temporal":
-            everything, base = _temporal(current, query, select, ranked, every)
-        else:
-            everything, base, extra = _graph(current, f, select, ranked, capped,
-                                             depth or GRAPH_DEFAULT_DEPTH)
-        results, next_cursor = cursors.page(everything, position, capped, "search", request,
-                                            current)
+    elif used == "exact":
+        want = position + capped + 1 - len(named)
+        found, base, complete = _exact(store, current, request, select, ranked, want)
+        found = named + found
+        results = found[position:position + capped]
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if len(found) > position + capped else None
+        extra["matched"] = len(found)
+        extra["matched_complete"] = complete
+    elif used == "temporal":
+        results, base, matched = _temporal(store, current, query, select, ranked, every,
+                                           position, capped)
+        next_cursor = cursors.encode("search", request.cursor_key(), position + capped,
+                                     current) if matched > position + capped else None
+        extra["matched"] = matched
+    elif used != "text":
+        everything, base, extra = _graph(current, f, select, ranked, capped,
+                                         depth or GRAPH_DEFAULT_DEPTH)
+        results, next_cursor = cursors.page(everything, position, capped, "search",
+                                            request.cursor_key(), current)
         extra["matched"] = len(everything)
-    for r in results:
-        _decorate(current, r, entries.get(r["id"]))
     labelled = stale_rule.label(results, dates, today)
     safeguards = text_search.filters_report(
         capped=capped, requested=requested, types=types, exclude_types=exclude_types,
@@ -359,7 +291,7 @@ def search_pages(
         scope_filtering="before_ranking", **_unscored_terms(used, query))
     if suppressed:
         safeguards["suppressed"] = len(suppressed)
-    stale_rule.report(safeguards, exclude_stale=exclude_stale, on=today, labelled=labelled)
+    stale_rule.report(safeguards, exclude_stale=request.exclude_stale, on=today, labelled=labelled)
     filters_applied = _report(safeguards, base, f, mode, used, reason, stamp, position,
                               current, extra)
     return {"schema_version": text_search.SCHEMA_VERSION, "query": query,
@@ -368,49 +300,96 @@ def search_pages(
 
 
 # -- channels ---------------------------------------------------------------------------------
-def _exact(current: Any, query: str, select: _Selector, ranked: Any,
-           every: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every page whose title or text holds the literal, in text-relevance order. The index
-    narrows to pages holding all its words; each is then checked against the literal text."""
-    literal = _literal(query)
+def _exact(store: Store, current: Any, request: SearchRequest, select: _Selector,
+           ranked: Any, want: int) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
+    """The pages whose title or text holds the literal, in text-relevance order: at least
+    `want` of them when there are so many, and whether every one was found.
+
+    The index finds the pages holding the literal's words side by side (a phrase query, from
+    the positions it keeps: every page holding the literal at word boundaries is among them),
+    best first, `want` and a few more at a time; each is then read and checked against the
+    literal text, case-insensitively, only until `want` are found. A literal with no word in
+    it (only punctuation) cannot be looked up: every page the filters admit is read."""
+    literal = _literal(request.query)
     needle = literal.casefold()
     words = _WORD.findall(literal)
-    found: list[dict[str, Any]] = []
-    if words:
-        candidates, base = ranked(every + 1, q=" AND ".join(w.lower() for w in words))
-        pairs = [(r, _page_text(current, r["id"])) for r in candidates]
-    else:  # only punctuation: no word to look up, read the pages the filters admit
-        base = {}
-        pairs = [(_entry_result(current, e), _page_text(current, e.page_id))
-                 for e in current.entries(statuses=None) if select(e)]
-    for result, text in pairs:
-        if needle in text.casefold():
-            _ext(result)["match_channel"] = "exact"
-            found.append(result)
-    base["exact_matching"] = "literal_substring_case_insensitive"
-    return found, base
+    base: dict[str, Any] = {"exact_matching": "literal_substring_case_insensitive"}
+    if not words:
+        found = []
+        for e in current.entries(statuses=None):
+            if select(e) and needle in _page_text(current, e.page_id).casefold():
+                result = _entry_result(current, e)
+                _ext(result)["match_channel"] = "exact"
+                found.append(result)
+        return found, base, True
+    phrase = '"' + " ".join(words) + '"'
+    checked: dict[str, bool] = {}
+    if want <= 0:
+        return [], base, False
+    fetch = want + text_search.SLACK
+    while True:
+        hits, base = ranked(fetch, q=phrase, hits_only=True)
+        found = []
+        for hit in hits:
+            if hit.page_id not in checked:
+                checked[hit.page_id] = needle in _page_text(current, hit.page_id).casefold()
+            if checked[hit.page_id]:
+                found.append(hit)
+                if len(found) >= want:
+                    break
+        complete = len(hits) < fetch
+        if len(found) >= want or complete:
+            break
+        fetch *= 4
+    base = dict(base)
+    base["exact_matching"] = ("pages holding its words side by side (the index's positions), "
+                              "then the literal text, case-insensitively")
+    results = text_search.results_for(
+        store, found, query=phrase, current=current,
+        body_of=lambda pid: _page_text(current, pid).split("\n", 1)[-1])
+    for r in results:
+        _ext(r)["match_channel"] = "exact"
+    return results, base, complete and len(found) < want
 
 
-def _temporal(current: Any, query: str, select: _Selector, ranked: Any,
-              every: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The matches (or, for `*`, every page the filters admit) by observed time, oldest first."""
+def _temporal(store: Store, current: Any, query: str, select: _Selector, ranked: Any,
+              every: int, position: int, limit: int
+              ) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
+    """The matches (or, for `*`, every page the filters admit) by observed time, oldest first
+    (pages without one last, then by page id): the results at `position`..`position + limit`,
+    the channel's report, and how many matched. Every match is ordered, from the catalog or
+    the index's hits; only the results served are read and built."""
+    items: list[tuple[str | None, str, Any]]
     if query.strip() == ALL_PAGES:
         base: dict[str, Any] = {}
-        results = [_entry_result(current, e) for e in current.entries(statuses=None)
-                   if select(e)]
+        items = [(entry_observed(e), e.page_id, e) for e in current.entries(statuses=None)
+                 if e.page_id and select(e)]
     else:
-        results, base = ranked(every + 1)
-    for r in results:
-        entry = current.head_entry(r["id"])
-        _ext(r)["match_channel"] = "temporal"
-        _ext(r)["observed_at"] = entry_observed(entry) if entry else None
-    results.sort(key=lambda r: (_ext(r)["observed_at"] is None, _ext(r)["observed_at"] or "",
-                                r["id"]))
+        hits, base = ranked(every + 1, hits_only=True)
+        past = isinstance(current, AsOf)
+        items = [(entry_observed(current.head_entry(h.page_id)) if past else
+                  h.timestamp or None, h.page_id, h) for h in hits]
+    items.sort(key=lambda item: (item[0] is None, item[0] or "", item[1]))
+    results = []
+    for observed, _page_id, item in items[position:position + limit]:
+        if isinstance(item, IndexHit):
+            built = text_search.results_for(
+                store, [item], query=query, current=current,
+                body_of=lambda pid: _page_text(current, pid).split("\n", 1)[-1])
+            if not built:
+                continue
+            result = built[0]
+        else:
+            result = _entry_result(current, item)
+        _ext(result)["match_channel"] = "temporal"
+        _ext(result)["observed_at"] = observed
+        results.append(result)
+    base = dict(base)
     base["temporal_order"] = "observed_time_oldest_first"
-    return results, base
+    return results, base, len(items)
 
 
-def _graph(current: Any, f: dict[str, Any], select: _Selector, ranked: Any, seeds: int,
+def _graph(current: Any, f: SearchFilters, select: _Selector, ranked: Any, seeds: int,
            depth: int) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """The best `seeds` text matches, then what their relations reach within `depth` steps."""
     start, base = ranked(seeds)
@@ -435,7 +414,7 @@ def _graph(current: Any, f: dict[str, Any], select: _Selector, ranked: Any, seed
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _narrowing(current: Any, f: dict[str, Any], statuses: tuple[str, ...],
+def _narrowing(current: Any, f: SearchFilters, statuses: tuple[str, ...],
                page_ids: frozenset[str] | None,
                namespaces: tuple[str, ...] | None) -> text_search.Narrowing:
     past: dict[str, Any] = {}
@@ -468,6 +447,20 @@ def _ext(result: dict[str, Any]) -> dict[str, Any]:
     return result.setdefault("extensions", {}).setdefault(vocab.EXT_NS, {})
 
 
+_ID_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[0-9._-][A-Za-z0-9._-]*")
+
+
+def _named_page(current: Any, query: str, select: _Selector) -> Entry | None:
+    """The page whose id the whole query is, when the search may return it. Only an id with a
+    digit or one of `._-` in it (`ks-001`, `pg_01J…`): a plain word such as `profile` is
+    searched as a word."""
+    text = _literal(query).strip()
+    if not _ID_LIKE.fullmatch(text):
+        return None
+    entry = current.head_entry(text)
+    return entry if select(entry) else None
+
+
 def _page_text(current: Any, page_id: str | None) -> str:
     if page_id is None:
         return ""
@@ -481,64 +474,16 @@ def _page_text(current: Any, page_id: str | None) -> str:
         return ""
 
 
-def _entry_result(current: Any, entry: Entry) -> dict[str, Any]:
-    """A search result for a page found without the index (same shape, no score)."""
+def _entry_result(current: Any, entry: Entry,
+                  why: str = "found by its relations or its time, not ranked by relevance"
+                  ) -> dict[str, Any]:
+    """A search result for a page found without the index: built as every result is
+    (query/search.py `_result`), with no score and `why` it has none."""
     assert entry.page_id is not None
     body = _page_text(current, entry.page_id).split("\n", 1)[-1]
-    snippet = " ".join(body.split())[: text_search.SNIPPET_CHARS]
-    result: dict[str, Any] = {
-        "id": entry.page_id, "type": entry.type or "note",
-        "origin": entry.origin if entry.origin in vocab.ORIGINS else "generated",
-        "snippet": snippet,
-    }
-    stamp = entry.updated_at or entry.created_at
-    if stamp:
-        result["timestamp"] = stamp
-    if entry.sensitivity in vocab.SENSITIVITIES:
-        result["sensitivity"] = entry.sensitivity
-    result.update(source_system=text_search.SOURCE_SYSTEM, source_id=entry.page_id)
-    _ext(result).update({
-        "page_id": entry.page_id, "revision_id": entry.revision_id,
-        "scope": {"namespace": entry.namespace, "owner_id": current.owner_id},
-        "lifecycle_status": entry.lifecycle_status, "matched_fields": [], "highlights": [],
-        "path": entry.path,
-        "score": "absent: found by its relations or its time, not ranked by relevance",
-    })
-    return result
-
-
-def _decorate(current: Any, result: dict[str, Any], entry: Entry | None = None) -> None:
-    """Identity, original scope, facets and the views a client can read on with. `entry`:
-    the page's catalog entry if the caller already has it."""
-    ext = _ext(result)
-    if entry is None:
-        entry = current.head_entry(result["id"])
-    ext.setdefault("observed_at", entry_observed(entry) if entry else None)
-    facets: dict[str, Any] = {}
-    source_refs: tuple[str, ...] = ()
-    visibility = "private"
-    try:
-        revision = current.get(result["id"], ext.get("revision_id"))
-        facets, source_refs = dict(revision.state.facets), revision.state.source_refs
-        visibility = revision.state.visibility
-    except Exception:  # noqa: BLE001 - identity stays; the facets are an aid
-        pass
-    ext["scope"] = {**ext.get("scope", {}), "visibility": visibility}
-    ext["facets"] = facets
-    views = ["manifest", "payload", "relations", "history"]
-    if facets:
-        views.append("facets")
-    if source_refs or facets.get("source_spans"):
-        views.append("source_spans")
-    ext["read_views"] = views
-    if entry is not None:
-        ext.setdefault("tags", list(entry.tags))
-
-
-# What the channels' own reports may not say in the answer: the safeguards are stated once, for
-# the results served, by text_search.filters_report (a channel's candidate search counts other
-# results than those served).
-_SAFEGUARDS_OWN = frozenset({"limit_requested", "capped", "unscored_kept", "min_score_applied_to"})
+    hit = text_search.entry_hit(entry, entry_observed(entry))
+    return text_search._result(current, hit, body, [], False, entry,
+                               current=current, unscored=why)
 
 
 def _unscored_terms(used: str, query: str) -> dict[str, str]:
@@ -563,11 +508,12 @@ def _unscored_terms(used: str, query: str) -> dict[str, str]:
                 f"score; {kept}"}
     if used == "exact":
         return {"unscored_why": "holds the literal but was found by reading the pages, not "
-                "ranked", "min_score_applies": f"the text matches; {kept}"}
+                "ranked", "min_score_applies": f"the pages holding its words side by side; "
+                f"{kept}"}
     return {"unscored_why": text_search.EXACT_ONLY}
 
 
-def _report(safeguards: dict[str, Any], base: dict[str, Any], f: dict[str, Any], mode: str,
+def _report(safeguards: dict[str, Any], base: dict[str, Any], f: SearchFilters, mode: str,
             used: str, reason: str, stamp: str | None, position: int, current: Any,
             extra: dict[str, Any]) -> dict[str, Any]:
     """filters_applied: the safeguards, then what the channel that ran says of itself."""
@@ -575,7 +521,7 @@ def _report(safeguards: dict[str, Any], base: dict[str, Any], f: dict[str, Any],
     for key, value in base.items():
         if key == "relevance_scores" and out[key] == "present" and value != "present":
             out[key] = f"present: {value}"  # what the scores are (semantic: cosine similarity)
-        elif key not in out and key not in _SAFEGUARDS_OWN:
+        elif key not in out:
             out[key] = value
     statuses = out["lifecycle_statuses"]
     out.update(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pcp_cli.errors import PcpError, UsageError
+from pcp_cli.errors import PcpError
 from pcp_cli.index import (
     IndexDoc,
     IndexFilter,
@@ -25,16 +25,17 @@ from pcp_cli.index import (
     query_words,
 )
 from pcp_cli.index.text import check_and_rewrite_query
+from pcp_cli.index.types import normalize_score
 from pcp_cli.model import scopes as scope_rule
 from pcp_cli.model import vocab
-from pcp_cli.query import tiebreak
+from pcp_cli.model.search_request import SearchRequest
+from pcp_cli.query import passages, tiebreak
+from pcp_cli.query.observed import entry_observed
 
 if TYPE_CHECKING:
     from pcp_cli.store.store import Store
 
 SCHEMA_VERSION = "1.0"
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 25
 SNIPPET_CHARS = 240
 SOURCE_SYSTEM = "pcp"
 READ_VIEWS = ("manifest", "payload", "relations", "history", "facets", "source_spans")
@@ -44,23 +45,6 @@ WITH_SUPERSEDED = ("active", "superseded", "archived")
 # Extra hits fetched so that hits dropped after ranking (suppressed pages, a head file deleted
 # since the index caught up) do not leave the answer short.
 SLACK = 5
-
-
-def _check(limit: int | None, types: Sequence[str], exclude_types: Sequence[str],
-           min_score: float | None) -> tuple[int, int | None]:
-    requested = DEFAULT_LIMIT if limit is None else limit
-    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
-        raise UsageError(f"the limit must be a whole number of at least 1, not {limit!r}",
-                         hint=f"the default is {DEFAULT_LIMIT}, the maximum {MAX_LIMIT}")
-    for name, values in (("type", types), ("excluded type", exclude_types)):
-        for value in values:
-            if value not in vocab.PAGE_TYPES:
-                raise UsageError(f"unknown {name} {value!r}",
-                                 hint=f"one of: {', '.join(vocab.PAGE_TYPES)}")
-    if min_score is not None and not 0 <= min_score <= 1:
-        raise UsageError(f"--min-score must be between 0 and 1, not {min_score}",
-                         hint="scores are relevance squashed into 0-1; try 0.2")
-    return min(requested, MAX_LIMIT), (requested if requested > MAX_LIMIT else None)
 
 
 @dataclass(frozen=True)
@@ -79,11 +63,11 @@ class Narrowing:
     past_bodies: dict[str, str] = field(default_factory=dict)
 
 
-def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[str],
-                 include_superseded: bool, include_sensitive: bool,
-                 scopes: Sequence[str] | None,
-                 narrowing: Narrowing | None = None,
-                 include_unclassified: bool = False) -> IndexFilter:
+def index_filter(store: Store, request: SearchRequest,
+                 narrowing: Narrowing | None = None) -> IndexFilter:
+    """What the index may see of `request`: every safeguard and filter, applied before
+    ranking."""
+    scopes = request.scopes
     # The catalog's namespaces are only needed to resolve scope patterns (a DISTINCT over every
     # row: ~13 ms at 10k pages), so an unscoped search never asks for them.
     namespaces = None if scopes is None else scope_rule.resolve(
@@ -91,15 +75,16 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
         else store.catalog.namespaces())
     if narrowing and narrowing.namespaces is not None and namespaces is None:
         namespaces = sorted(narrowing.namespaces)
-    statuses = lifecycle_statuses(include_superseded)
+    statuses = lifecycle_statuses(request.include_superseded)
     if narrowing and narrowing.lifecycle_statuses is not None:
         statuses = narrowing.lifecycle_statuses
     return IndexFilter(
         namespaces=None if namespaces is None else tuple(namespaces),
-        types=tuple(types) or None,
-        exclude_types=tuple(exclude_types),
+        types=request.types or None,
+        exclude_types=request.exclude_types,
         lifecycle_statuses=statuses,
-        sensitivities=served_sensitivities(include_sensitive, include_unclassified),
+        sensitivities=served_sensitivities(request.include_sensitive,
+                                           request.include_unclassified),
         review_statuses=("affirmed",),
         origins=narrowing.origins if narrowing else None,
         tags=narrowing.tags if narrowing else None,
@@ -109,40 +94,34 @@ def index_filter(store: Store, *, types: Sequence[str], exclude_types: Sequence[
     )
 
 
-def search(store: Store, query: str, *, limit: int | None = None, types: Sequence[str] = (),
-           exclude_types: Sequence[str] = (), include_superseded: bool = False,
-           include_sensitive: bool = False, min_score: float | None = None,
-           scopes: Sequence[str] | None = None,
-           suppressed: frozenset[str] = frozenset(),
-           narrowing: Narrowing | None = None, offset: int = 0,
-           cap: int | None = None, include_unclassified: bool = True,
-           hits_only: bool = False, rank: bool = True,
-           entries: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The search envelope `{schema_version, query, count, filters_applied, results}`.
+def search(store: Store, request: SearchRequest, *, query: str | None = None,
+           fetch: int | None = None, offset: int = 0, narrowing: Narrowing | None = None,
+           current: Any = None,
+           hits_only: bool = False, rank: bool = True) -> dict[str, Any]:
+    """The text channel of SearchPages (pcp_cli/query/pages.py): the envelope `{schema_version,
+    query, count, filters_applied, results}` of the ranked text matches of `request`.
 
     Pages whose sensitivity was never set are *unclassified*: included (and labelled) when
-    `include_unclassified` or `include_sensitive`, else withheld with `high`.
+    `request.include_unclassified` or `include_sensitive`, else withheld with `high`.
 
-    `narrowing` adds SearchPages' filters; `offset` skips that many results (a cursor's
-    position); `cap` replaces the 25 maximum for internal candidate fetches (exact, temporal
-    and graph modes read every candidate, then page through their own ordering). `hits_only`:
-    the results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search
-    ranks many candidates and makes results for the few it serves: query/semantic.py).
-    `rank` False: no index search at all, only the filters report (semantic mode reports the
-    filters it shares with text search). `entries`, when given, is filled with each result's
-    catalog entry by page id (the caller decorating the results need not look them up again)."""
+    `query` replaces the request's query (a mode's rewrite of it); `current` is the store or
+    its view as of a moment (results read their revisions from it); `narrowing` adds
+    SearchPages' filters; `offset` skips that many results (a cursor's position); `fetch`
+    replaces the limit and its 25 maximum for internal candidate fetches (exact, temporal and
+    graph modes read every candidate, then page through their own ordering). `hits_only`: the
+    results are the ranked `IndexHit`s, no page read and no snippet made (hybrid search ranks
+    many candidates and makes results for the few it serves: query/semantic.py). `rank`
+    False: no index search at all, only the filters report (semantic mode reports the filters
+    it shares with text search)."""
     from pcp_cli.query.index_sync import ensure_current, open_index
 
-    capped, requested = _check(limit, types, exclude_types, min_score)
-    if cap is not None:
-        capped, requested = (limit or DEFAULT_LIMIT), None
+    query = request.query if query is None else query
+    capped = request.served if fetch is None else fetch
+    min_score, suppressed = request.min_score, request.suppressed
     check_and_rewrite_query(query)  # a malformed query fails before any index work
-    flt = index_filter(store, types=types, exclude_types=exclude_types,
-                       include_superseded=include_superseded,
-                       include_sensitive=include_sensitive, scopes=scopes,
-                       narrowing=narrowing, include_unclassified=include_unclassified)
+    flt = index_filter(store, request, narrowing=narrowing)
     need = offset + capped + len(suppressed)
-    fetch = need + SLACK
+    fetch = max(need + SLACK, passages.POOL) if rank else need + SLACK
     hits: list[IndexHit] = []
     stale = False
     with contextlib.ExitStack() as still_open:
@@ -162,27 +141,34 @@ def search(store: Store, query: str, *, limit: int | None = None, types: Sequenc
             stale = report.stale
         if narrowing and narrowing.past:
             hits = _merge_past(store, hits, query, flt, narrowing, fetch)
+        words = query_words(query)
+        bodies: dict[str, str | None] = {}
+
+        def body_of(hit: IndexHit) -> str | None:
+            if hit.page_id not in bodies:
+                body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
+                        narrowing.past else None)
+                bodies[hit.page_id] = _body(store, hit) if body is None else body
+            return bodies[hit.page_id]
+
+        best: dict[str, passages.Scored] = {}
+        coverage = None
         if rank:
+            hits, best, coverage = _by_passages(hits, words, body_of, suppressed)
             hits = tiebreak.order(hits, score=lambda h: h.score_raw, origin=lambda h: h.origin,
                                   observed=lambda h: h.timestamp)
-        results, unscored = _results(store, hits, explained, query, suppressed=suppressed,
-                                     min_score=min_score, hits_only=hits_only,
-                                     narrowing=narrowing, offset=offset, capped=capped,
-                                     entries=entries)
-    filters = filters_report(
-        capped=capped, requested=requested, types=types, exclude_types=exclude_types,
-        lifecycle_statuses=flt.lifecycle_statuses or (), include_sensitive=include_sensitive,
-        include_unclassified=include_unclassified, min_score=min_score,
-        unscored=unscored, total=len(results), scopes=scopes,
-        namespaces=flt.namespaces, scope_filtering="before_ranking")
-    if suppressed:
-        filters["suppressed"] = len(suppressed)
+        results = _results(store, hits, explained, words, body_of, best,
+                           suppressed=suppressed, min_score=min_score, hits_only=hits_only,
+                           offset=offset, capped=capped, current=current)
+    # What this channel says of itself; the safeguards are stated once, for the results
+    # served, by query/pages.py (filters_report).
+    filters: dict[str, Any] = {}
     if rank:
         filters["tie_break"] = tiebreak.RULE
     if stale:
         filters["index"] = "stale: another process was updating it; read as it stood"
     return {"schema_version": SCHEMA_VERSION, "query": query, "count": len(results),
-            "filters_applied": filters, "results": results}
+            "filters_applied": filters, "results": results, COVERAGE: coverage}
 
 
 def _fetch(ix: Any, query: str, flt: IndexFilter, fetch: int, need: int) -> int:
@@ -205,36 +191,36 @@ def _fetch(ix: Any, query: str, flt: IndexFilter, fetch: int, need: int) -> int:
 class _Explained:
     """The hits of one search with their matched fields, worked out by the index (still open)
     for the hits a caller reaches only, a few at a time: a tie-break may read thousands of
-    hits to serve ten. Hits the index did not give (a past revision's) are as they came."""
+    hits to serve ten. Hits the index did not give (a past revision's) are as they came. A
+    hit is known by its file's path (one per page's head file): re-ranking by passages
+    replaces its score, not which file it is."""
 
     CHUNK = 16
 
     def __init__(self, query: str, ix: Any = None, hits: Sequence[IndexHit] = ()) -> None:
         self.query, self.ix = query, ix
-        self.waiting = {id(hit): hit for hit in hits}
-        self.done: dict[int, IndexHit] = {}
+        self.waiting = {hit.path for hit in hits}
+        self.done: dict[str, IndexHit] = {}
 
     def __call__(self, hit: IndexHit, following: Sequence[IndexHit]) -> IndexHit:
-        key = id(hit)
+        key = hit.path
         if key in self.done or key not in self.waiting:
             return self.done.get(key, hit)
-        batch = [hit, *(h for h in following if id(h) in self.waiting
-                        and id(h) not in self.done)][:self.CHUNK]
+        batch = [hit, *(h for h in following if h.path in self.waiting
+                        and h.path not in self.done)][:self.CHUNK]
         for before, after in zip(batch, self.ix.explain(self.query, batch), strict=True):
-            self.done[id(before)] = after
+            self.done[before.path] = after
         return self.done[key]
 
 
-def _results(store: Store, hits: list[IndexHit], explained: _Explained, query: str, *,
-             suppressed: frozenset[str], min_score: float | None, hits_only: bool,
-             narrowing: Narrowing | None, offset: int, capped: int,
-             entries: dict[str, Any] | None) -> tuple[list[Any], int]:
+def _results(store: Store, hits: list[IndexHit], explained: _Explained, words: list[str],
+             body_of: Any, best: dict[str, passages.Scored], *, suppressed: frozenset[str],
+             min_score: float | None, hits_only: bool, offset: int, capped: int,
+             current: Any) -> list[Any]:
     """The results served from `hits` (best first): each page once, none suppressed, none
-    under `min_score`, none whose file is gone, `offset` skipped, at most `capped`; and how
-    many of them have no score."""
-    words = query_words(query)
+    under `min_score`, none whose file is gone, `offset` skipped, at most `capped`; a page's
+    snippet at its best passage (`best`, by page id)."""
     results: list[Any] = []
-    unscored = 0
     seen: set[str] = set()
     skip = offset
     for i, hit in enumerate(hits):
@@ -250,10 +236,7 @@ def _results(store: Store, hits: list[IndexHit], explained: _Explained, query: s
         if hits_only:
             body = ""
         else:
-            body = (narrowing.past_bodies.get(hit.page_id) if narrowing and hit.page_id in
-                    narrowing.past else None)
-            if body is None:
-                body = _body(store, hit)
+            body = body_of(hit)
             if body is None:
                 continue
         if skip:
@@ -263,14 +246,69 @@ def _results(store: Store, hits: list[IndexHit], explained: _Explained, query: s
         if hits_only:
             results.append(hit)
         else:
-            entry = store.head_entry(hit.page_id)
-            if entries is not None:
-                entries[hit.page_id] = entry
-            results.append(_result(store, hit, body, words, scored, entry))
-        unscored += not scored
+            results.append(_result(store, hit, body, words, scored, _LOOK_UP,
+                                   best.get(hit.page_id), current=current))
         if len(results) >= capped:
             break
-    return results, unscored
+    return results
+
+
+# What `search` says of its best match besides the envelope (popped by query/pages.py): the
+# share of the query's words it holds (None: nothing was ranked).
+COVERAGE = "_best_match_coverage"
+
+
+def _by_passages(hits: list[IndexHit], words: list[str], body_of: Any,
+                 suppressed: frozenset[str]
+                 ) -> tuple[list[IndexHit], dict[str, Any], float | None]:
+    """The hits with the best `passages.POOL` of them re-ranked by their best passage (see
+    query/passages.py) and the others' scores scaled as if no passage counted; the pooled
+    pages' scored passages, by page id (their results' snippets); and the share of the
+    query's words the best of them holds (None when nothing was pooled)."""
+    import dataclasses
+
+    if not words or not hits:
+        return hits, {}, None
+    pool = passages.Pool(words)
+    raw: dict[str, float] = {}
+    for hit in hits:
+        if len(raw) >= passages.POOL:
+            break
+        if hit.page_id in suppressed or hit.page_id in raw or hit.score_raw <= 0:
+            continue
+        body = body_of(hit)
+        if body is None:
+            continue
+        pool.add(hit.page_id, body, hit.type)
+        raw[hit.page_id] = hit.score_raw
+    if not raw:
+        return hits, {}, None
+    scored = pool.scored()
+    new = passages.rerank(raw, scored)
+    keep = 1 - passages.PASSAGE_WEIGHT
+    out = []
+    for hit in hits:
+        score = new.get(hit.page_id, hit.score_raw * keep) if hit.score_raw > 0 else 0.0
+        out.append(dataclasses.replace(hit, score_raw=score, score=normalize_score(score)))
+    out.sort(key=lambda h: -h.score_raw)  # stable: engine order among equals
+    top = next((h.page_id for h in out if h.page_id in raw), None)
+    return out, scored, None if top is None else pool.coverage(top)
+
+
+def results_for(store: Store, hits: list[IndexHit], *, query: str, current: Any = None,
+                body_of: Any = None) -> list[dict[str, Any]]:
+    """The search results of `hits` a mode chose and ordered itself (exact mode's verified
+    matches), built as `search` builds its own: snippet at the best passage, source spans,
+    provenance. `body_of(page_id)` reads a page's body (default: its head file). A hit whose
+    page is gone since is left out."""
+    words = query_words(query)
+    out = []
+    for hit in hits:
+        body = _body(store, hit) if body_of is None else body_of(hit.page_id)
+        if body is None:
+            continue
+        out.append(_result(store, hit, body, words, hit.score_raw > 0, current=current))
+    return out
 
 
 def lifecycle_statuses(include_superseded: bool) -> tuple[str, ...]:
@@ -454,24 +492,50 @@ _LOOK_UP: Any = object()  # `_result`'s default: find the page's catalog entry i
 
 
 def _result(store: Store, hit: IndexHit, body: str, words: list[str],
-            scored: bool, entry: Any = _LOOK_UP) -> dict[str, Any]:
-    """One search result. `entry` is the page's catalog entry when the caller has it (None:
-    there is none to read provenance from), else it is looked up here."""
-    snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
-    if not snippet:
-        snippet = ""
+            scored: bool, entry: Any = _LOOK_UP,
+            passage: passages.Scored | None = None, *, current: Any = None,
+            unscored: str = "the query matched only exact fields, which are not ranked"
+            ) -> dict[str, Any]:
+    """One search result, built once, whatever found it. `entry` is the page's catalog entry
+    when the caller has it (None: there is none to read provenance from), else it is looked up
+    here. `passage`: the page's passages scored in the ranking's pool (else they are scored
+    here, on their own); the snippet is the best one, and `source_spans` locates it.
+    `current`: the store or a view of it as of a moment (the revision's facets and visibility
+    are read from it). `unscored`: why a result without a score has none."""
+    current = store if current is None else current
+    if passage is None and words:
+        passage = passages.score_one(body, hit.type, words)
+    chosen = passage.best_passage if passage is not None else None
+    if chosen is not None:
+        snippet, spans = passages.snippet(body, passage, words, SNIPPET_CHARS)
+    else:
+        snippet, spans = make_snippet(body, words, SNIPPET_CHARS)
+    if entry is _LOOK_UP:
+        entry = current.head_entry(hit.page_id)
+    facets, source_refs, visibility = _revision_facts(current, hit)
+    views = ["manifest", "payload", "relations", "history"]
+    if facets:
+        views.append("facets")
+    if source_refs or facets.get("source_spans"):
+        views.append("source_spans")
     ext: dict[str, Any] = {
         "page_id": hit.page_id,
         "revision_id": hit.revision_id,
-        "scope": {"namespace": hit.namespace, "owner_id": store.owner_id},
+        "scope": {"namespace": hit.namespace, "owner_id": store.owner_id,
+                  "visibility": visibility},
         "lifecycle_status": hit.lifecycle_status,
+        "observed_at": entry_observed(entry) if entry is not None else None,
+        "tags": list(entry.tags) if entry is not None else [],
+        "facets": facets,
         "matched_fields": list(hit.matched_fields),
         "highlights": [list(span) for span in spans],
-        "read_views": list(READ_VIEWS),
+        "read_views": views,
         "path": hit.path,
     }
+    if chosen is not None and (chosen.kind == "message" or len(passage.passages) > 1):
+        ext["source_spans"] = [chosen.locator()]
     if not scored:
-        ext["score"] = "absent: the query matched only exact fields, which are not ranked"
+        ext["score"] = f"absent: {unscored}"
     result: dict[str, Any] = {
         "id": hit.page_id,
         "type": hit.type,
@@ -486,9 +550,31 @@ def _result(store: Store, hit: IndexHit, body: str, words: list[str],
         result["sensitivity"] = hit.sensitivity
     else:  # v1 §3.4: sensitivity only "where the record is classified"
         ext["sensitivity"] = vocab.UNCLASSIFIED
-    if entry is _LOOK_UP:
-        entry = store.head_entry(hit.page_id)
     ext.update(_provenance(entry.record if entry is not None else None))
     result.update(source_system=SOURCE_SYSTEM, source_id=hit.page_id,
                   extensions={vocab.EXT_NS: ext})
     return result
+
+
+def _revision_facts(current: Any, hit: IndexHit) -> tuple[dict[str, Any], tuple[str, ...], str]:
+    """(facets, source_refs, visibility) of the revision a result is: what `read_views` offers
+    and the original scope's visibility."""
+    try:
+        revision = current.get(hit.page_id, hit.revision_id or None)
+    except Exception:  # noqa: BLE001 - identity stays; the facets are an aid
+        return {}, (), "private"
+    state = revision.state
+    return dict(state.facets), tuple(state.source_refs), state.visibility
+
+
+def entry_hit(entry: Any, observed: str | None) -> IndexHit:
+    """An `IndexHit` for a page found without the index (by its id, its relations or its time):
+    what `_result` builds every result from."""
+    return IndexHit(
+        page_id=entry.page_id, path=entry.path, revision_id=entry.revision_id or "",
+        type=entry.type or "note", namespace=entry.namespace or "",
+        origin=entry.origin or "generated",
+        sensitivity=entry.sensitivity or vocab.UNCLASSIFIED,
+        lifecycle_status=entry.lifecycle_status or "active",
+        review_status=entry.review_status or "affirmed", timestamp=observed or "",
+        mtime_ns=entry.mtime_ns, score_raw=0.0, score=0.0)

@@ -6,9 +6,10 @@ combine it with text.
 - `hybrid`: text and semantic rankings fused by reciprocal rank fusion, k = 60: a page scores
   sum(1 / (k + rank)) over the channels that found it, divided by the best possible (first in
   both), so scores stay in [0, 1]; a page first in one channel only scores 0.5.
-- `auto`: hybrid for a question-like query (a question mark, or three or more words that start
-  with a question word, or five or more plain words) when the semantic extra is installed;
-  otherwise what pages.choose_mode picks. `filters_applied` says which ran and why.
+- `auto`: text, and hybrid instead for a question-like query (a question mark, or three or
+  more words that start with a question word, or five or more plain words) whose best text
+  match holds at most a third of its words, when the semantic extra is installed
+  (`COVERAGE_FLOOR`). `filters_applied` says which ran and why.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ class Candidate:
 
 
 def question_like(query: str) -> bool:
-    if _SYNTAX.search(query):
-        return False  # operators, fields or phrases: the person wrote a keyword query
-    words = query.split()
+    from pcp_cli.index.text import plain_words
+
+    words = plain_words(query)
+    if words is None:
+        return False  # operators, fields, phrases or a prefix: the person wrote a keyword query
     if query.rstrip().endswith("?") and len(words) >= 2:
         return True
     return (len(words) >= 3 and words[0].lower() in QUESTION_WORDS) or len(words) >= 5
@@ -208,13 +211,29 @@ def _fused(text: list[str], semantic: list[str]) -> list[tuple[str, float]]:
     return sorted(((p, s / best) for p, s in total.items()), key=lambda x: (-x[1], x[0]))
 
 
-def auto(query: str, used: str, reason: str) -> tuple[str, str]:
-    """`auto`'s choice once semantic search exists: hybrid for a question-like query that
-    pages.choose_mode would run as text."""
+# auto fuses in meaning only when the best text match holds at most this share of the
+# question's words (those that say what it is about; query/passages.content_stems). Decided
+# on the development set (LoCoMo conv-30 and conv-44, bench/memory_search.py): text ranked at
+# least as well as hybrid at every share above a third (hybrid lost 77 questions and won 15
+# there); at a third or less, or with no match at all, the words are not what the question
+# shares with its answer.
+COVERAGE_FLOOR = 1 / 3
+
+
+def weak_words(coverage: float | None) -> str | None:
+    """Why a text ranking whose best match holds `coverage` of the query's words (None:
+    nothing matched) is weak, or None when it is not."""
+    if coverage is None:
+        return "no page holds its words"
+    if coverage <= COVERAGE_FLOOR:
+        return f"the best match holds {coverage:.0%} of its words"
+    return None
+
+
+def by_meaning(weak: str) -> tuple[str, str]:
+    """What `auto` runs for a question whose words matched weakly (`weak` says how)."""
     from pcp_cli.semantic import installed
 
-    if used != "text" or not question_like(query):
-        return used, reason
     if not installed():
-        return "text", "a question, but the semantic extra is not installed"
-    return "hybrid", "a question-like query"
+        return "text", f"a question, {weak}; the semantic extra is not installed"
+    return "hybrid", f"a question, {weak}: words and meaning fused"

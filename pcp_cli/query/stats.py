@@ -199,10 +199,11 @@ def capabilities(store: Store, *, operations: Sequence[str] | None = None) -> di
     mode list, the filters, the read views, the vocabularies) so it cannot drift."""
     from pcp_cli.index import FORMAT_VERSION
     from pcp_cli.index.text import FIELD_ALIASES
+    from pcp_cli.model.search_request import DEFAULT_LIMIT, FILTERS, MAX_LIMIT, MODES
     from pcp_cli.query.cursor import MAX_POSITION
     from pcp_cli.query.graph import MAX_DEPTH, MAX_PAGES
-    from pcp_cli.query.pages import FILTERS, MATCH_CHANNELS, MODES, unavailable_modes
-    from pcp_cli.query.search import DEFAULT_LIMIT, MAX_LIMIT, READ_VIEWS, SNIPPET_CHARS
+    from pcp_cli.query.pages import MATCH_CHANNELS, unavailable_modes
+    from pcp_cli.query.search import READ_VIEWS, SNIPPET_CHARS
     from pcp_cli.render.versions import protocols
 
     data: dict[str, Any] = {

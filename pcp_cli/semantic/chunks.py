@@ -54,6 +54,8 @@ def split(body: str) -> list[Chunk]:
 def _cut(body: str, start: int, end: int, level: int) -> list[tuple[int, int]]:
     if end - start <= MAX or level >= len(_BREAKS):
         return [(start, end)] if body[start:end].strip() else []
+    if level == len(_BREAKS) - 1:
+        return _at_spaces(body, start, end)
     out: list[tuple[int, int]] = []
     pos = start
     for m in _BREAKS[level].finditer(body, start, end):
@@ -62,12 +64,34 @@ def _cut(body: str, start: int, end: int, level: int) -> list[tuple[int, int]]:
         pos = m.end()
     if pos < end:
         out += _cut(body, pos, end, level + 1)
-    if level == len(_BREAKS) - 1:
-        # no boundary at all (a very long word, CJK text): fixed-size pieces
-        flat: list[tuple[int, int]] = []
-        for a, b in out:
-            flat += [(s, min(s + TARGET, b)) for s in range(a, b, TARGET)]
-        return flat
+    return out
+
+
+def _at_spaces(body: str, start: int, end: int) -> list[tuple[int, int]]:
+    """`body[start:end]` (no paragraph, line or sentence break in it) in pieces of at most
+    `TARGET` characters, each ending at the last space that fits, or cut at `TARGET` where
+    none does (a very long word, CJK text). Piece by piece, never word by word: a 10 MB line
+    of words is some 10,000 pieces, not two million."""
+    space = _BREAKS[-1]
+    out: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        lead = space.match(body, pos, end)
+        if lead:
+            pos = lead.end()
+            continue
+        if end - pos <= TARGET:
+            out.append((pos, end))
+            break
+        cut = None
+        for m in space.finditer(body, pos + 1, pos + TARGET + 1):
+            cut = m
+        if cut is None:
+            out.append((pos, pos + TARGET))
+            pos += TARGET
+        else:
+            out.append((pos, cut.start()))
+            pos = cut.end()
     return out
 
 

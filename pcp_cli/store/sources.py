@@ -21,7 +21,7 @@ FILE = "imported-sources.json"
 
 
 def recorded(local: Path) -> dict[str, dict[str, Any]]:
-    """Folder path -> {"format", "last_import"} (empty when nothing was recorded)."""
+    """Folder path -> {"format", "last_import"[, "vault"]} (empty when nothing was recorded)."""
     try:
         data = json.loads((local / FILE).read_text("utf-8"))
     except (OSError, ValueError):
@@ -30,13 +30,18 @@ def recorded(local: Path) -> dict[str, dict[str, Any]]:
         else {}
 
 
-def record(local: Path, path: str | os.PathLike[str], fmt: str) -> None:
-    """Note that the folder `path` was imported as `fmt` (a file is not a watchable source)."""
+def record(local: Path, path: str | os.PathLike[str], fmt: str, *,
+           vault: str | None = None) -> None:
+    """Note that the folder `path` was imported as `fmt` (a file is not a watchable source),
+    and a Markdown folder's vault name (the name its next import and `pcp watch` use)."""
     folder = Path(path).expanduser().resolve()
     if not folder.is_dir():
         return
     data = recorded(local)
-    data[str(folder)] = {"format": fmt, "last_import": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                     time.gmtime())}
+    entry: dict[str, Any] = {"format": fmt, "last_import": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                         time.gmtime())}
+    if vault is not None:
+        entry["vault"] = vault
+    data[str(folder)] = entry
     local.mkdir(parents=True, exist_ok=True)
     write_atomic(local / FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")

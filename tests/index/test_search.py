@@ -67,8 +67,9 @@ def test_boolean_operators(ix: SearchIndex) -> None:
     assert ids(ix.search("concise type:keystone", filter=ALL)) == ["ks"]
     assert ids(ix.search("pasta type:keystone", filter=ALL)) == []
     assert set(ids(ix.search("pasta OR type:keystone", filter=ALL))) == {"cook", "ks"}
-    with pytest.raises(UsageError):
-        ix.search("NOT fox", filter=ALL)
+    # Only NOT clauses: nothing to look for but what they exclude, so the words are searched
+    # (a question is never refused: "NOT sure about fox" is text)
+    assert set(ids(ix.search("NOT fox", filter=ALL))) == {"phr", "phr2"}
 
 
 def test_plain_words_are_or_ranked_by_how_many_match(ix: SearchIndex) -> None:
@@ -77,21 +78,8 @@ def test_plain_words_are_or_ranked_by_how_many_match(ix: SearchIndex) -> None:
     assert set(hits) == {"phr", "phr2", "cook"}
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        "",
-        "   ",
-        '"unbalanced',
-        "(pasta OR fox",
-        "pasta)",
-        "colour:red",
-        "type:",
-        "pasta AND",
-        "OR x",
-    ],
-)
-def test_malformed_query_is_a_usage_error(ix: SearchIndex, query: str) -> None:
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_an_empty_query_is_a_usage_error(ix: SearchIndex, query: str) -> None:
     with pytest.raises(UsageError) as err:
         ix.search(query, filter=ALL)
     assert err.value.exit_status == ExitStatus.USAGE

@@ -68,15 +68,15 @@ class FakeBackend:
             return {"schema_version": "1.0", "name": "Ada Lumen", "profession": "hydrologist"}
         return {"format": format, "text": "Ada Lumen, hydrologist.\n(profile as of 2026-11-30)"}
 
-    def search(self, grant, *, query, limit, types, exclude_types, include_superseded,
-               include_sensitive, min_score, scopes, suppressed, **_pages):
+    def search(self, grant, request):
+        scopes, include_sensitive = request.scopes, request.include_sensitive
         narrowed = Grant(grant.client_id, grant.actor, scopes, grant.allow_sensitive, False,
                          grant.granted_by)
         results = []
-        for page_id, page in self._visible(narrowed, suppressed, include_sensitive):
-            if query.lower() not in (page["title"] + " " + page["payload"]).lower():
+        for page_id, page in self._visible(narrowed, request.suppressed, include_sensitive):
+            if request.query.lower() not in (page["title"] + " " + page["payload"]).lower():
                 continue
-            if types and page["type"] not in types:
+            if request.types and page["type"] not in request.types:
                 continue
             results.append({
                 "id": page_id, "type": page["type"], "origin": page["origin"],
@@ -84,8 +84,8 @@ class FakeBackend:
                 "source_id": page_id,
             })
         return {
-            "results": results[:limit],
-            "filters_applied": {"limit": limit, "scopes": list(scopes),
+            "results": results[:request.served],
+            "filters_applied": {"limit": request.served, "scopes": list(scopes),
                                 "include_sensitive": include_sensitive},
         }
 

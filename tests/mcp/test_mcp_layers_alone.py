@@ -20,6 +20,7 @@ from pcp_cli.mcp.audit import AuditLog
 from pcp_cli.mcp.grants import Grant
 from pcp_cli.mcp.session import ToolSession
 from pcp_cli.mcp.store_backend import StoreBackend
+from pcp_cli.model.search_request import SearchRequest
 from tests.mcp.fake_backend_server import FakeBackend
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "store_layout" / "example"
@@ -35,10 +36,9 @@ def example(tmp_path: Path) -> Path:
 
 
 def _search(backend: Any, grant: Grant, include_sensitive: bool) -> list[str]:
-    data = backend.search(grant, query="energy health", limit=25, types=(), exclude_types=(),
-                          include_superseded=True, include_sensitive=include_sensitive,
-                          min_score=None, scopes=list(grant.scopes), suppressed=frozenset(),
-                          mode="text", filters=None, cursor=None, as_of=None, depth=None)
+    request = SearchRequest("energy health", mode="text", limit=25, include_superseded=True,
+                            include_sensitive=include_sensitive, scopes=grant.scopes)
+    data = backend.search(grant, request)
     return [r["id"] for r in data["results"]]
 
 
@@ -61,8 +61,8 @@ class _Recording(FakeBackend):
         self.asked: list[bool] = []
         self.related: list[str] = []
 
-    def search(self, grant, *, include_sensitive, **rest):  # type: ignore[no-untyped-def]
-        self.asked.append(include_sensitive)
+    def search(self, grant, request):  # type: ignore[no-untyped-def]
+        self.asked.append(request.include_sensitive)
         return {"results": [], "filters_applied": {}}
 
     def related_pages(self, grant, *, page_id, **rest):  # type: ignore[no-untyped-def]

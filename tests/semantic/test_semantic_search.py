@@ -82,12 +82,18 @@ def test_hybrid_fuses_both_channels_with_scores_in_0_1(example):
     assert scores == sorted(scores, reverse=True)
 
 
-def test_auto_picks_hybrid_for_questions_and_text_for_keywords(example):
+def test_auto_fuses_meaning_in_only_when_a_questions_words_match_weakly(example):
+    # no page says "frontend" or "framework": the best text match holds a third of the words
     asked = search(example, "which frontend framework does she like", "--mode", "auto")
     assert asked["filters_applied"]["mode"] == "hybrid"
     assert asked["filters_applied"]["mode_requested"] == "auto"
-    assert asked["filters_applied"]["mode_reason"] == "a question-like query"
+    assert asked["filters_applied"]["mode_reason"] == (
+        "a question, the best match holds 33% of its words: words and meaning fused")
     assert "ks-008" in ids(asked)[:3]
+    # a question whose words the pages hold is ranked by them, as text mode ranks it
+    worded = search(example, "where does she live now", "--mode", "auto")
+    assert worded["filters_applied"]["mode"] == "text"
+    assert ids(worded) == ids(search(example, "where does she live now", "--mode", "text"))
     keywords = search(example, "tidewatch dashboards", "--mode", "auto")
     assert keywords["filters_applied"]["mode"] == "text"
     assert search(example, "type:keystone svelte", "--mode", "auto")[
@@ -309,7 +315,11 @@ def test_without_the_extra_everything_else_works_as_today(example):
     assert proc.returncode == 0, proc.stderr
     filters = json.loads(proc.stdout)["filters_applied"]
     assert filters["mode"] == "text"
-    assert filters["mode_reason"] == "a question, but the semantic extra is not installed"
+    weak = run_without_extra("search", "which frontend framework does she like", "--mode",
+                             "auto", "--store", example, "--json")
+    assert json.loads(weak.stdout)["filters_applied"]["mode_reason"] == (
+        "a question, the best match holds 33% of its words; the semantic extra is not "
+        "installed")
     indexed = run_without_extra("index", "--store", example, "--json")
     assert indexed.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout)["vectors"]["installed"] is False
