@@ -3,17 +3,22 @@ over stdio, CALLS `pcp_search` calls with `pcp_stats` and `pcp_list_scopes` betw
 writer beside it; per-call latency (p50, p95, p99, max) and the server's memory after each call.
 
     python bench/mcp_load_bench.py STORE [--calls 200] [--queries FILE] [--client agent]
-        [--write-every 1.0] [--no-writes] [--json FILE]
+        [--write-every 1.0] [--no-writes] [--json FILE] [--also QUERY]...
 
 STORE: a copy (the server writes its audit log there, the writer adds pages and edits head
 files). The bench grants CLIENT every scope without sensitive material when pcp.yaml has no
-grant for it. QUERIES: a JSON list (default `bench/holdout_queries.json`), taken in turn.
+grant for it. QUERIES: a JSON list (default `bench/holdout_queries.json`), taken in turn;
+every tenth call is instead one of the ALSO queries, in turn (default: the quoted phrase
+`"context window"` and the identifier-like `token01234`, the two shapes `auto` sends to exact
+mode, issue #35).
 
 The writer, in a thread of the bench, every WRITE_EVERY seconds alternates between `pcp add`
 (a whole process: the writer lock, a revision, a head file, the catalog row) and a hand edit of
 an existing head file saved the way most editors save (a new file renamed over the old one),
 which the server's watch or its scan must notice. Each call is timed from the client's send
-to its answer (wall); the server's VmRSS is read from /proc after each call. Reported: per tool
+to its answer (wall), with the server's CPU over the same span (/proc, in clock ticks: what
+the call cost on a machine busy with other work, plus whatever the server's watch did
+meanwhile); the server's VmRSS is read from /proc after each call. Reported: per tool
 p50/p95/p99/max, the slowest calls with their query, the server's RSS after the handshake,
 after call 1, after call 100 and at the end, and how much it grew after call 100 (the issue's
 "flat after its first hundred calls"), the server's CPU, and the writes made. Prints one JSON
@@ -127,10 +132,16 @@ def main() -> None:
     ap.add_argument("--write-every", type=float, default=1.0)
     ap.add_argument("--no-writes", action="store_true")
     ap.add_argument("--json", type=Path, help="write every sample here")
+    ap.add_argument("--also", action="append",
+                    help="a query put in every tenth call, in turn (repeatable)")
     args = ap.parse_args()
     store = args.store.resolve()
     grant(store, args.client)
     queries = json.loads(args.queries.read_text("utf-8"))
+    also = args.also or ['"context window"', "token01234"]
+
+    def query(n: int) -> str:
+        return also[(n // 10) % len(also)] if n % 10 == 9 else queries[n % len(queries)]
     result: dict[str, Any] = {"store": str(store), "calls": args.calls,
                               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                               "load_before": os.getloadavg()}
@@ -155,13 +166,15 @@ def main() -> None:
                     writer.start()
                 for n in range(args.calls):
                     for tool, arguments in (
-                            ("pcp_search", {"query": queries[n % len(queries)], "limit": 10}),
+                            ("pcp_search", {"query": query(n), "limit": 10}),
                             *((("pcp_stats", {}), ("pcp_list_scopes", {})) if n % 5 == 4
                               else ())):
-                        started = time.perf_counter()
+                        started, cpu_then = time.perf_counter(), cpu_s(pid)
                         reply = await client.call_tool(tool, arguments)
                         wall = time.perf_counter() - started
+                        cpu = (cpu_s(pid) or 0) - (cpu_then or 0)
                         samples.append({"n": n, "tool": tool, "wall_ms": round(wall * 1000, 2),
+                                        "cpu_ms": round(cpu * 1000, 1),
                                         "query": arguments.get("query"),
                                         "error": bool(reply.is_error), "rss_mb": rss_mb(pid)})
                 writer.stop.set()
@@ -180,7 +193,19 @@ def main() -> None:
                               "p95": round(pct(walls, 0.95), 1),
                               "p99": round(pct(walls, 0.99), 1), "max": round(max(walls), 1),
                               "errors": sum(s["error"] for s in samples if s["tool"] == tool)}
+            cpus = [s["cpu_ms"] for s in samples if s["tool"] == tool]
+            per_tool[tool]["server_cpu_ms"] = {
+                "p50": round(statistics.median(cpus), 1), "p95": round(pct(cpus, 0.95), 1),
+                "p99": round(pct(cpus, 0.99), 1), "max": round(max(cpus), 1)}
     result["per_call_ms"] = per_tool
+    for label, picked in (("quoted_phrase", [q for q in also if q.startswith('"')]),
+                          ("identifier_like", [q for q in also if not q.startswith('"')])):
+        walls = [s["wall_ms"] for s in samples if s["tool"] == "pcp_search"
+                 and s["query"] in picked]
+        if walls:
+            per_tool[f"pcp_search {label}"] = {"n": len(walls),
+                                               "p50": round(statistics.median(walls), 1),
+                                               "max": round(max(walls), 1)}
     result["slowest"] = [{k: s[k] for k in ("n", "tool", "wall_ms", "query")}
                          for s in sorted(samples, key=lambda s: -s["wall_ms"])[:8]]
     searches = [s for s in samples if s["tool"] == "pcp_search"]

@@ -45,7 +45,8 @@ def commands(store: Path, page_id: str, word: str) -> dict[str, list[str]]:
         "show ID": [*pcp, "show", page_id, *s],
         "status": [*pcp, "status", *s],
         "stats": [*pcp, "stats", *s],
-        "timeline list": [*pcp, "timeline", "list", *s],
+        "timeline list": [*pcp, "timeline", "list", *s],  # every event: 2 at 20, 6,108 at 100k
+        "timeline list --limit 10": [*pcp, "timeline", "list", "--limit", "10", *s],
         "export --format micro_prompt": [*pcp, "export", "--format", "micro_prompt", *s],
         f"search {word}": [*pcp, "search", word, *s],
         f"rg -l -i {word} pages/": ["rg", "-l", "-i", word, str(store / "pages")],

@@ -165,6 +165,37 @@ def test_where_it_cannot_run_the_person_is_told_once_with_the_reason(
     assert later in again.stderr  # another reason is said once too
 
 
+def test_out_of_inotify_budget_the_person_is_told_once_and_status_says_so(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No inotify instance to spare (the machine's budget is used up by other programs): the
+    monitor's start fails and keeps why; the next command that scans says so once, with the
+    reason and what the scan cost, and `pcp status` says it until the person starts it."""
+    import errno
+
+    def no_budget() -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    _notes(store, 4)
+    monkeypatch.setattr(watching, "_Hub", no_budget)
+    monkeypatch.delenv("PCP_MONITOR")
+    monkeypatch.setenv("PCP_MONITOR_MIN_PAGES", "3")
+    with pytest.raises(OSError, match="no inotify instance to spare"):
+        monitor.run(store, idle_timeout=1)  # as the first command's spawn would have run it
+    monkeypatch.setattr(monitor, "spawn", lambda root, **kw: pytest.fail("started again"))
+    first = cli("ls", "--store", str(store))
+    notes = [line for line in first.stderr.splitlines() if line.startswith("Note:")]
+    assert len(notes) == 1, first.stderr
+    assert "4 pages" in notes[0] and "no inotify instance to spare" in notes[0]
+    assert "Every command checks every page file" in notes[0]
+    assert "Note:" not in cli("ls", "--store", str(store)).stderr  # once
+    status = cli("status", "--store", str(store))
+    assert ("Store monitor: cannot run here: the monitor could not start: no inotify instance "
+            "to spare (fs.inotify.max_user_instances). Each command checks every page file "
+            "(4 files,") in status.stdout
+    assert "no inotify instance" in cli("status", "--store", str(store), "--json").json[
+        "monitor"]["why_not"]
+
+
 def test_a_monitor_that_cannot_start_is_not_started_again_and_status_says_why(
         store: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Its socket folder (outside the store when the store's path is long) is open to

@@ -151,6 +151,7 @@ _TABLE: dict[str, str] = {
     "index_pages_count": "pcp_cli.api.index",
     "after_import": "pcp_cli.api.index",
     "describe_build": "pcp_cli.query.index_build:describe",
+    "FAST_INSTALL": "pcp_cli.index:FAST_INSTALL",
     "index_missing": "pcp_cli.query.index_sync",
     # -- import and ingest (api/imports.py) --
     "IMPORT_FORMATS": "pcp_cli.api.imports",

@@ -16,7 +16,9 @@ def search_engine(store: Store) -> dict[str, Any]:
     engine, built before tantivy was the default) or the choice file's store-relative path, and
     `index` is what the index folder holds (`index.index_state`: which engine built it, and
     whether this one can read it), and `build` the build running now (`{running, pid,
-    engine, started_at, phase, documents_done, documents_total, percent}`) or None."""
+    engine, started_at, phase, documents_done, documents_total, percent}`) or None;
+    `tantivy_installed`: whether the fast engine's package (the `fast` extra) is here."""
+    from pcp_cli import index as engines
     from pcp_cli.index import chosen_engine, index_state
     from pcp_cli.query.index_build import current_build
     from pcp_cli.query.index_sync import index_dir
@@ -25,7 +27,8 @@ def search_engine(store: Store) -> dict[str, Any]:
     if where not in ("default", "PCP_INDEX_ENGINE", "the index it built"):
         where = os.path.relpath(where, store.root).replace(os.sep, "/")
     return {"engine": name, "chosen_by": where, "index": index_state(index_dir(store)),
-            "build": current_build(store)}
+            "build": current_build(store),
+            "tantivy_installed": engines.DEFAULT_ENGINE == "tantivy"}
 
 
 def index_store(store: Store, *, rebuild: bool = False, progress: Any = None,

@@ -128,7 +128,10 @@ def _print_status(data: dict[str, Any]) -> None:
     if engine:
         lines.append(f"Search engine: {engine['engine']}"
                      + ("" if engine["chosen_by"] == "default"
-                        else f" (chosen by {engine['chosen_by']})") + ".")
+                        else f" (chosen by {engine['chosen_by']})")
+                     + ("" if engine.get("tantivy_installed", True)
+                        else " (the fast engine, tantivy, is not installed: "
+                             f"{api.FAST_INSTALL})") + ".")
         index = engine.get("index") or {}
         if index.get("exists") and not index.get("usable"):
             lines.append(f"The search index needs a rebuild: {index['reason']} "

@@ -8,9 +8,9 @@ the same set of pages on either (their rankings may differ).
 The engine is chosen per device, because the index is a cache: `PCP_INDEX_ENGINE` if set, else
 the `.engine` file in the index folder (written by `pcp index --engine NAME`), else the engine
 of the index already there (an index whoosh built before tantivy was the default stays
-whoosh's until `pcp index --engine tantivy`), else tantivy when its package is installed (it is
-one of pcp's dependencies: at 100,000 pages its search costs a third of whoosh's and its build
-a sixth; bench/RESULTS.md), else whoosh.
+whoosh's until `pcp index --engine tantivy`), else tantivy when its package is installed (the
+`fast` extra, which the README's install commands name: at 100,000 pages its search costs a
+third of whoosh's and its build a sixth; bench/RESULTS.md), else whoosh.
 Importing this package imports neither engine (nor the text analysis); `SearchIndex.open_or_create`
 loads the chosen one on first use.
 """
@@ -80,7 +80,7 @@ DEFAULT_ENGINE = _default_engine()
 ENGINE_ENV = "PCP_INDEX_ENGINE"
 # In the index folder; a dot file, so that neither engine's rebuild clears it.
 ENGINE_FILE = ".engine"
-FAST_INSTALL = "pip install 'tantivy>=0.27,<0.28'"
+FAST_INSTALL = "pip install 'pcp-cli[fast]'"
 
 
 class EngineUnavailable(IndexUnavailable):

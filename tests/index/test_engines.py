@@ -209,7 +209,7 @@ def test_pcp_index_engine_switches_rebuilds_and_status_says_so(tmp_path: Path) -
         "engine": "whoosh", "chosen_by": ".pcp/index/.engine",
         "index": {"exists": True, "built_by": "whoosh", "format": meta["format_version"],
                   "documents": 1, "usable": True, "reason": None},
-        "build": None}
+        "build": None, "tantivy_installed": True}
     assert "Search engine: whoosh" in cli("status", "--store", str(root)).stdout
     again = cli("index", "--store", str(root))
     assert again.code == 0 and "whoosh search index is up to date" in again.stdout
@@ -314,7 +314,7 @@ def test_tantivy_without_its_package_is_one_clear_line(tmp_path: Path,
     lines = out.stderr.strip().splitlines()
     assert lines[0] == ("Error: The tantivy search engine is chosen, but the tantivy package "
                         "is not installed.")
-    assert "pip install 'tantivy" in lines[1]
+    assert "pip install 'pcp-cli[fast]'" in lines[1]
     assert not (root / ".pcp/index/.engine").exists()
     assert (root / ".pcp/index/meta.json").read_bytes() == before
     # chosen earlier, then the package went away: searches say so, never fall back silently
@@ -323,6 +323,40 @@ def test_tantivy_without_its_package_is_one_clear_line(tmp_path: Path,
     out = cli("search", "dawn", "--store", str(root), "--json")
     assert out.code == 7 and out.error_json["error"]["code"] == "index_engine_unavailable"
     assert cli("index", "--engine", "whoosh", "--store", str(root)).code == 0  # the way back
+
+
+WITHOUT_TANTIVY = """
+import runpy, sys
+sys.modules["tantivy"] = None  # as where the fast extra is not installed: `import tantivy` fails
+sys.argv = ["pcp", *sys.argv[1:]]
+runpy.run_module("pcp_cli", run_name="__main__")
+"""
+
+
+def test_without_the_fast_extra_a_store_searches_with_whoosh_and_status_says_how(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install pcp-cli` without `[fast]`: a real process finds the same page with whoosh,
+    and `pcp status` names the engine and the install command that brings the fast one."""
+    import subprocess
+
+    monkeypatch.delenv("PCP_INDEX_ENGINE", raising=False)
+    root = _store(tmp_path)
+
+    def pcp(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", WITHOUT_TANTIVY, *args, "--store",
+                               str(root)], capture_output=True, text=True, timeout=120)
+
+    found = pcp("search", "pools", "--json")
+    assert found.returncode == 0, found.stderr
+    assert len(json.loads(found.stdout)["results"]) == 1
+    assert json.loads((root / ".pcp/index/meta.json").read_text())["engine"] == "whoosh"
+    status = pcp("status")
+    assert status.returncode == 0, status.stderr
+    assert ("Search engine: whoosh (the fast engine, tantivy, is not installed: "
+            "pip install 'pcp-cli[fast]').") in status.stdout
+    assert cli("status", "--store", str(root), "--json").json["search_engine"][
+        "tantivy_installed"] is True  # this process has it: the line is not printed
+    assert "not installed" not in cli("status", "--store", str(root)).stdout
 
 
 def test_a_large_rebuild_that_fails_midway_keeps_the_old_index(tmp_path: Path) -> None:
