@@ -158,6 +158,22 @@ def test_doctor_never_counts_a_live_writers_temp_file(store: Path) -> None:
     assert [f["path"] for f in kinds["temp_file"]] == [str(live.relative_to(store))]
 
 
+@pytest.mark.parametrize("folder", ["vaults", "leases", "pages/user/tester"])
+def test_doctor_fix_removes_an_interrupted_writes_temp_file_wherever_validate_sees_it(
+        store: Path, folder: str) -> None:
+    """An import killed while writing its vault record (or a lease, or a page) leaves a temp
+    file: doctor names it and --fix removes it, so validate is clean again."""
+    where = store / folder
+    where.mkdir(parents=True, exist_ok=True)
+    left = where / ".vt_x.json.pcp-tmp-999999999"  # no process has this pid
+    left.write_text("half")
+    assert cli("validate", str(store)).code == 5
+    assert [f["path"] for f in doctor_kinds(store)["temp_file"]] == [f"{folder}/{left.name}"]
+    assert cli("doctor", "--fix", "--store", str(store)).code == 0
+    assert not left.exists()
+    assert cli("validate", str(store)).code == 0
+
+
 # -- duplicate YAML keys -----------------------------------------------------------------------
 
 def test_a_duplicate_frontmatter_key_is_invalid_input_with_file_and_line(store: Path) -> None:

@@ -148,25 +148,22 @@ def _odd_files(store: Store) -> list[Finding]:
 
 
 def _temp_files(store: Store, fix: bool) -> list[Finding]:
+    """Temporary files of interrupted writes anywhere in the store's own folders (pages,
+    revisions, relations, events, leases, vaults, …), as `pcp validate` looks for them."""
     found = []
-    for folder in (store.layout.pages, store.layout.revisions, store.layout.relations,
-                   store.layout.events, store.root):
-        if not folder.exists():
-            continue
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = [d for d in dirnames if d != ".pcp" and d != ".git"
-                           and not is_foreign_root(Path(dirpath) / d)]
-            for name in filenames:
-                if is_temp_name(name) and not writer_alive(name):
-                    path = Path(dirpath) / name
-                    finding = Finding("temp_file", store.layout.rel(path), KINDS["temp_file"])
-                    if fix:
-                        with store.locked():
-                            remove_file(path)
-                        finding.fixed = True
-                    found.append(finding)
-            if folder == store.root:
-                break
+    root = store.root
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".pcp", ".git")
+                       and (dirpath == str(root) or not is_foreign_root(Path(dirpath) / d))]
+        for name in filenames:
+            if is_temp_name(name) and not writer_alive(name):
+                path = Path(dirpath) / name
+                finding = Finding("temp_file", store.layout.rel(path), KINDS["temp_file"])
+                if fix:
+                    with store.locked():
+                        remove_file(path)
+                    finding.fixed = True
+                found.append(finding)
     return found
 
 
