@@ -16,7 +16,8 @@ import contextvars
 import json
 import logging
 import math
-import tempfile
+import os
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -92,21 +93,61 @@ async def _query(entry: dict[str, Any], tool: str, arguments: dict[str, Any],
     group: dict[str, Any] = {"source": describe(entry), "status": "ok", "error": None,
                              "data": None}
     _group.set(group)  # this task's context, and its children's
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+    with StderrTail() as errlog:
         try:
             with anyio.fail_after(timeout):
-                group["data"] = await _call(entry, tool, arguments, errlog)
+                group["data"] = await _call(entry, tool, arguments, errlog.file)
         except TimeoutError:
             group.update(status="timed_out", error=f"no answer within {_seconds(timeout)}")
         except SourceFailed as exc:
             group.update(status="failed", error=str(exc))
         except Exception as exc:  # noqa: BLE001 - any failure of one source is that source's
-            group.update(status="failed", error=_why(exc, errlog))
+            group.update(status="failed", error=_why(exc, errlog.text()))
     said = group.pop("_said", None)
     if said and group["status"] != "ok":
         group["error"] += (f"; the MCP client logged {said[0]:,} problem"
                            f"{'s' if said[0] != 1 else ''} with it (the first: {said[1][:200]})")
     return group
+
+
+class StderrTail:
+    """A stdio source's stderr: a pipe read by a thread that keeps only its last `LIMIT` bytes,
+    for the error's "last words". A source writing without end fills neither the disk (a
+    temporary file did, for as long as the timeout let it) nor memory."""
+
+    LIMIT = 64 * 1024
+
+    def __init__(self) -> None:
+        read, write = os.pipe()
+        self._read = read
+        self.file = os.fdopen(write, "w", encoding="utf-8", errors="replace")
+        self._kept = bytearray()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self._read, 65536):
+                self._kept += chunk
+                if len(self._kept) > 2 * self.LIMIT:
+                    del self._kept[:-self.LIMIT]
+        except OSError:
+            pass
+        finally:
+            os.close(self._read)
+
+    def text(self) -> str:
+        """What the source said last (its process ended, or the rest waits: a process it left
+        behind may hold the pipe open)."""
+        self.file.close()
+        self._drainer.join(timeout=1)
+        return bytes(self._kept[-self.LIMIT:]).decode("utf-8", "replace")
+
+    def __enter__(self) -> StderrTail:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
 
 
 class SourceFailed(Exception):
@@ -159,7 +200,7 @@ def _answer(result: Any) -> dict[str, Any]:
     return data
 
 
-def _why(exc: BaseException, errlog: Any) -> str:
+def _why(exc: BaseException, stderr: str) -> str:
     """One line: what went wrong, and the last thing the source said on stderr."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
@@ -167,11 +208,7 @@ def _why(exc: BaseException, errlog: Any) -> str:
     reason = f"{type(exc).__name__}: {words[0]}" if words else type(exc).__name__
     if isinstance(exc, FileNotFoundError):
         reason = f"cannot launch it ({exc.strerror}: {exc.filename})"
-    try:
-        errlog.seek(0)
-        said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        said = []
+    said = [line.strip() for line in stderr.splitlines() if line.strip()]
     return f"{reason}; its last words: {said[-1][:300]}" if said else reason
 
 
