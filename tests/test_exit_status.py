@@ -197,3 +197,20 @@ def test_11_storage_failed(store: Path) -> None:
         else:
             assert done.stderr.startswith("Error: cannot write ")
     assert snapshot(store) == before
+
+
+def test_6_a_catalog_another_process_keeps_locked(capsys: pytest.CaptureFixture[str]) -> None:
+    """SQLite's "database is locked" (a writer held the catalog past the 30 s busy timeout: a
+    first build of a big store, or a stopped process) is exit 6 with what to do, not an
+    unexpected error with a traceback hint."""
+    import sqlite3
+
+    from pcp_cli.cli.main import guarded
+
+    def work() -> int:
+        raise sqlite3.OperationalError("database is locked")
+
+    assert guarded(work, want_json=True) == ExitStatus.LOCKED
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert error["code"] == "store_locked" and "catalog" in error["message"]
+    assert "try again" in error["hint"]

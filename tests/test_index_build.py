@@ -71,6 +71,14 @@ def frozen_builder(root: Path) -> int:
     assert out.json["filters_applied"]["mode"] == "scan"
     pid = wait_for(lambda: (state(root) or {}).get("pid"), "the builder's state file")
     os.kill(pid, signal.SIGSTOP)
+    # Stopped inside its catalog phase, the builder may hold the catalog's write transaction,
+    # and a command that records what it finds would wait 30 s for it: let it run a few
+    # milliseconds at a time until it says it builds the index.
+    while (state(root) or {}).get("phase") != "index":
+        assert alive(pid), "the build ended before its index phase"
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.002)
+        os.kill(pid, signal.SIGSTOP)
     return pid
 
 

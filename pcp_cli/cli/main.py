@@ -260,6 +260,14 @@ def _storage_failure(exc: Exception) -> PcpError | None:
         return StoreDamaged(f"{what}: a file is where a folder must be",
                             hint="move it aside and put the folder back (from git or a "
                             "backup); `pcp doctor` checks the store")
+    if type(exc).__module__ == "sqlite3" and "database is locked" in str(exc).lower():
+        from pcp_cli.errors import StoreLocked
+
+        return StoreLocked("pcp's catalog (in .pcp/) stayed locked by another pcp process "
+                           "for 30 s (a first build of a big store's catalog, `pcp index`, or "
+                           "a process that is stopped)",
+                           hint="try again when it is done; `pcp status` in a while names a "
+                           "build that is running")
     if type(exc).__module__ == "sqlite3" and any(w in str(exc).lower() for w in words):
         return StorageFailed(f"the disk refused a write to the catalog (.pcp/): {exc}",
                              hint="free some disk space (or check the disk); the catalog is "
