@@ -40,19 +40,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from serve_rss_bench import server_pid  # the pcp serve child of this process
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def server_pid() -> int | None:
-    for task in Path("/proc/self/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"serve" in cmd:
-                return int(pid)
-    return None
 
 
 def rss_mb(pid: int | None) -> float | None:
