@@ -38,6 +38,8 @@ def test_light_commands_do_not_import_heavy_modules(args: list[str]) -> None:
     data = probe(*args)
     assert data["code"] == 0
     assert data["heavy"] == []
+    # nor the renderers (~25 ms: distill's patterns, micro_prompt), which a help text never uses
+    assert "pcp_cli.render" not in data["modules"]
 
 
 def test_version_prints_the_version() -> None:

@@ -27,7 +27,6 @@ from pcp_cli.cli.output import (
     text,
 )
 from pcp_cli.cli.pages import write_result
-from pcp_cli.render.visible import visible
 
 PageArg = Annotated[str, typer.Argument(
     metavar="PAGE", help="A proposal's id, a unique prefix of one, its title, or its number as "
@@ -171,6 +170,8 @@ def _item(store: Any, page_id: str) -> dict[str, Any]:
 def _show_item(item: dict[str, Any]) -> None:
     """One proposal for the eye (its stored text's escape codes and bidi overrides shown,
     not obeyed)."""
+    from pcp_cli.render.visible import visible  # with it, the whole render package: not at --help
+
     text(f"{item['page_id']}  {item.get('kind', 'keystone')} · {item['category']}"
          + (f" · confidence {item['confidence']:.2f}" if item.get("confidence") is not None
             else ""))
